@@ -1,0 +1,19 @@
+// perfkit dump: the header features (like perf report --header-only) and
+// every record with its decoded fields (like perf report -D).
+#pragma once
+
+#include "base/error.h"
+#include "base/output.h"
+#include "perfdata/reader.h"
+
+namespace perfkit::analysis {
+
+struct DumpOptions {
+  bool stats_only = false;  // only per-type counts
+  bool header = true;       // print the header features first
+  bool ordered = true;      // perf's delivery order (false: file order)
+};
+
+Status run_dump(perfdata::Reader& reader, const DumpOptions& opts, FdWriter& out);
+
+}  // namespace perfkit::analysis

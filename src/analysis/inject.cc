@@ -1,0 +1,80 @@
+#include "analysis/inject.h"
+
+#include "abi/perf_event.h"
+#include "record/records.h"
+
+namespace perfkit::analysis {
+
+using namespace perfkit::abi;
+using perfdata::FeatureData;
+
+namespace {
+
+// Feature sections of the input to carry into the output.
+std::vector<FeatureData> input_features(const perfdata::Reader& in) {
+  std::vector<FeatureData> out;
+  for (const auto& f : in.features()) {
+    if (f.id == kFeatCompressed) continue;                   // the output is not compressed
+    if (f.id >= kFeatLastKnown && f.data.empty()) continue;  // a stream's end-of-features marker
+    bool dup = false;
+    for (auto& o : out)
+      if (o.id == f.id) {
+        o.bytes.assign(f.data.begin(), f.data.end());  // a later HEADER_FEATURE wins
+        dup = true;
+      }
+    if (!dup) out.push_back(FeatureData{f.id, {f.data.begin(), f.data.end()}});
+  }
+  if (in.is_pipe() && !in.tracing_data().empty()) {
+    bool have = false;
+    for (auto& o : out) have |= o.id == kFeatTracingData;
+    if (!have)
+      out.push_back(
+          FeatureData{kFeatTracingData, {in.tracing_data().begin(), in.tracing_data().end()}});
+  }
+  return out;
+}
+
+// Records that a file-mode output carries in its header instead.
+bool header_only_record(std::uint32_t type) {
+  return type == kRecordHeaderAttr || type == kRecordHeaderFeature ||
+         type == kRecordHeaderTracingData;
+}
+
+}  // namespace
+
+Status run_inject(perfdata::Reader& in, const std::string& out_path, const InjectOptions& opts) {
+  perfdata::WriterOptions wo;
+  wo.pipe = opts.pipe_output || out_path == "-";
+  wo.swap = in.swapped();
+  PK_ASSIGN(auto writer, perfdata::Writer::create(out_path, wo));
+  const bool file_out = !writer->pipe();
+  bool started = false;
+  auto start = [&]() -> Status {
+    started = true;
+    if (in.is_pipe()) return writer->begin(file_out ? in.events() : perfdata::EventSet{});
+    std::vector<FeatureData> feats;
+    if (!file_out) feats = input_features(in);
+    return writer->begin(in.events(), feats);
+  };
+  if (!in.is_pipe()) PK_TRY(start());
+  perfdata::ReadRecord rec;
+  for (;;) {
+    PK_ASSIGN(bool got, in.next(rec));
+    if (!got) break;
+    const auto& v = rec.view;
+    if (v.type == kRecordCompressed || v.type == kRecordCompressed2) continue;
+    if (in.is_pipe()) {
+      if (file_out && header_only_record(v.type)) continue;
+      if (!started && file_out && v.type != kRecordEventUpdate && v.type != kRecordHeaderEventType)
+        PK_TRY(start());
+      if (!started && !file_out) PK_TRY(start());
+    }
+    PK_TRY(writer->write(v));
+  }
+  if (!started) PK_TRY(start());
+  std::vector<FeatureData> feats;
+  if (file_out) feats = input_features(in);
+  return writer->finish(in.events(), feats);
+}
+
+}  // namespace perfkit::analysis

@@ -1,0 +1,20 @@
+// perfkit inject: read a recording and write it back (file or pipe mode on
+// either side), the base that inject's options (-b, --itrace) build on.
+#pragma once
+
+#include "base/error.h"
+#include "perfdata/reader.h"
+#include "perfdata/writer.h"
+
+namespace perfkit::analysis {
+
+struct InjectOptions {
+  bool pipe_output = false;
+};
+
+// Copies every record of `in` to `out_path` ("-" for a stdout stream):
+// compressed records are written decompressed, perf's header records of a
+// stream become the file's attrs and feature sections (and back).
+Status run_inject(perfdata::Reader& in, const std::string& out_path, const InjectOptions& opts);
+
+}  // namespace perfkit::analysis

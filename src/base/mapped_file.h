@@ -1,0 +1,40 @@
+// A read-only memory mapping of a whole file; records are views into it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/bytes.h"
+#include "base/error.h"
+
+namespace perfkit {
+
+class MappedFile {
+ public:
+  MappedFile() = default;
+  MappedFile(MappedFile&& other) noexcept { *this = std::move(other); }
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  // Maps `path`. Errors: the file cannot be opened (names the path and errno
+  // text), is not a regular file, or mmap fails.
+  static Expected<MappedFile> open(const std::string& path);
+
+  Bytes bytes() const { return {data_, size_}; }
+  std::uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  // Asks the kernel to read ahead sequentially.
+  void advise_sequential() const;
+
+ private:
+  const std::uint8_t* data_ = nullptr;
+  std::uint64_t size_ = 0;
+  std::string path_;
+};
+
+// Reads a whole (small) file such as one under /proc or /sys into a string.
+Expected<std::string> read_text_file(const std::string& path);
+
+}  // namespace perfkit

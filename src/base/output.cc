@@ -1,0 +1,137 @@
+#include "base/output.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace perfkit {
+
+FdWriter::FdWriter(int fd, std::string name, bool owns, std::size_t buffer_size)
+    : fd_(fd), owns_(owns), name_(std::move(name)), limit_(buffer_size) {
+  buffer_.reserve(buffer_size);
+}
+
+FdWriter::FdWriter(FdWriter&& other) noexcept { *this = std::move(other); }
+
+FdWriter& FdWriter::operator=(FdWriter&& other) noexcept {
+  if (this != &other) {
+    if (owns_ && fd_ >= 0) {
+      flush_buffer();
+      ::close(fd_);
+    }
+    fd_ = std::exchange(other.fd_, -1);
+    owns_ = std::exchange(other.owns_, false);
+    name_ = std::move(other.name_);
+    buffer_ = std::move(other.buffer_);
+    limit_ = other.limit_;
+    written_ = other.written_;
+    error_ = std::move(other.error_);
+  }
+  return *this;
+}
+
+FdWriter::~FdWriter() {
+  if (fd_ >= 0) {
+    flush_buffer();
+    if (owns_) ::close(fd_);
+  }
+}
+
+Expected<FdWriter> FdWriter::create(const std::string& path, std::size_t buffer_size) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return make_error("{}: cannot create: {}", path, std::strerror(errno));
+  return FdWriter(fd, path, true, buffer_size);
+}
+
+FdWriter FdWriter::stdout_writer(std::size_t buffer_size) {
+  return FdWriter(STDOUT_FILENO, "<stdout>", false, buffer_size);
+}
+
+void FdWriter::write(Bytes b) {
+  if (buffer_.size() + b.size() > limit_) flush_buffer();
+  if (b.size() >= limit_) {
+    // Large payloads (AUX data, compressed blocks) bypass the buffer.
+    const std::uint8_t* p = b.data();
+    std::size_t n = b.size();
+    while (n > 0 && !error_) {
+      ssize_t w = ::write(fd_, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        error_ = make_error("{}: write failed: {}", name_, std::strerror(errno));
+        break;
+      }
+      p += w;
+      n -= static_cast<std::size_t>(w);
+      written_ += static_cast<std::uint64_t>(w);
+    }
+    return;
+  }
+  buffer_.append(reinterpret_cast<const char*>(b.data()),
+                 reinterpret_cast<const char*>(b.data() + b.size()));
+}
+
+void FdWriter::write_zeros(std::size_t n) {
+  static constexpr std::uint8_t kZeros[64] = {};
+  while (n > 0) {
+    std::size_t k = n < sizeof kZeros ? n : sizeof kZeros;
+    write(Bytes(kZeros, k));
+    n -= k;
+  }
+}
+
+void FdWriter::flush_buffer() {
+  const char* p = buffer_.data();
+  std::size_t n = buffer_.size();
+  while (n > 0 && !error_ && fd_ >= 0) {
+    ssize_t w = ::write(fd_, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      error_ = make_error("{}: write failed: {}", name_, std::strerror(errno));
+      break;
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+    written_ += static_cast<std::uint64_t>(w);
+  }
+  buffer_.clear();
+}
+
+Status FdWriter::pwrite(std::uint64_t offset, Bytes b) {
+  flush_buffer();
+  if (error_) return *error_;
+  std::size_t done = 0;
+  while (done < b.size()) {
+    ssize_t w = ::pwrite(fd_, b.data() + done, b.size() - done, static_cast<off_t>(offset + done));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      error_ = make_error("{}: write failed: {}", name_, std::strerror(errno));
+      return *error_;
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  return ok();
+}
+
+Status FdWriter::flush() {
+  flush_buffer();
+  return status();
+}
+
+Status FdWriter::close() {
+  flush_buffer();
+  if (owns_ && fd_ >= 0) {
+    if (::close(fd_) != 0 && !error_)
+      error_ = make_error("{}: close failed: {}", name_, std::strerror(errno));
+  }
+  fd_ = -1;
+  return status();
+}
+
+Status FdWriter::status() const {
+  if (error_) return *error_;
+  return ok();
+}
+
+}  // namespace perfkit

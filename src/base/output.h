@@ -1,0 +1,70 @@
+// FdWriter: buffered output to a file descriptor with a sticky error. Used for
+// perf.data output (file or pipe) and for streamed text output of commands.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/bytes.h"
+#include "base/error.h"
+
+namespace perfkit {
+
+class FdWriter {
+ public:
+  FdWriter() = default;
+  // Does not take ownership of fd unless `owns` is set.
+  FdWriter(int fd, std::string name, bool owns, std::size_t buffer_size = 1 << 20);
+  FdWriter(FdWriter&& other) noexcept;
+  FdWriter& operator=(FdWriter&& other) noexcept;
+  FdWriter(const FdWriter&) = delete;
+  FdWriter& operator=(const FdWriter&) = delete;
+  ~FdWriter();
+
+  // Creates (truncates) `path` for writing. Errors name the path and errno.
+  static Expected<FdWriter> create(const std::string& path, std::size_t buffer_size = 1 << 20);
+  static FdWriter stdout_writer(std::size_t buffer_size = 1 << 16);
+
+  void write(Bytes b);
+  void write(std::string_view s) { write(as_bytes(s)); }
+  void write_zeros(std::size_t n);
+  template <class... Args>
+  void print(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::format_to(std::back_inserter(buffer_), format, std::forward<Args>(args)...);
+    if (buffer_.size() >= limit_) flush_buffer();
+  }
+  // Direct access for hot formatting loops: append then call maybe_flush().
+  fmt::memory_buffer& buffer() { return buffer_; }
+  void maybe_flush() {
+    if (buffer_.size() >= limit_) flush_buffer();
+  }
+
+  // Writes `b` at absolute `offset` (files only), after flushing the buffer.
+  Status pwrite(std::uint64_t offset, Bytes b);
+  Status flush();
+  // Flushes and closes an owned descriptor; reports the first error seen.
+  Status close();
+  // The first write error, if any (ENOSPC, EPIPE, EIO ...).
+  Status status() const;
+  // Bytes accepted so far (written or buffered).
+  std::uint64_t offset() const { return written_ + buffer_.size(); }
+  const std::string& name() const { return name_; }
+  int fd() const { return fd_; }
+
+ private:
+  void flush_buffer();
+
+  int fd_ = -1;
+  bool owns_ = false;
+  std::string name_;
+  fmt::memory_buffer buffer_;
+  std::size_t limit_ = 1 << 20;
+  std::uint64_t written_ = 0;
+  std::optional<Error> error_;
+};
+
+}  // namespace perfkit

@@ -1,0 +1,28 @@
+// perfkit inject: read a perf.data file or stream and write it back.
+#include "analysis/inject.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+
+namespace perfkit::cli {
+
+int cmd_inject(int argc, char** argv) {
+  CLI::App app("Read a perf.data file or stream and write it back, as 'perf inject' does.",
+               "inject");
+  std::string input = "-";
+  std::string output = "-";
+  analysis::InjectOptions opts;
+  app.add_option("-i,--input", input, "Input file name ('-' for stdin)")->capture_default_str();
+  app.add_option("-o,--output", output, "Output file name ('-' for stdout)")->capture_default_str();
+  int code = 0;
+  if (!parse_options(app, argc, argv, code)) return code;
+
+  perfdata::ReaderOptions ro;
+  ro.warn = [](const std::string& m) { fmt::print(stderr, "Warning: {}\n", m); };
+  auto reader = perfdata::Reader::open(input, ro);
+  if (!reader) return fail("inject", reader.error());
+  auto st = analysis::run_inject(**reader, output, opts);
+  if (!st) return fail("inject", st.error());
+  return 0;
+}
+
+}  // namespace perfkit::cli

@@ -1,0 +1,24 @@
+// The subcommands of the perfkit binary. Each lives in cmd_<name>.cc and
+// takes the arguments after its name (argv[0] is the command name).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace perfkit::cli {
+
+using CommandFn = int (*)(int argc, char** argv);
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  CommandFn run;
+};
+
+int cmd_dump(int argc, char** argv);
+int cmd_inject(int argc, char** argv);
+
+// Every command, in the order `perfkit help` lists them.
+std::span<const Command> commands();
+
+}  // namespace perfkit::cli

@@ -1,0 +1,77 @@
+// perfkit: a perf-compatible profiling toolkit. Git-style subcommands.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace perfkit::cli {
+
+namespace {
+
+constexpr Command kCommands[] = {
+    {"dump", "Dump the header and every record of a perf.data file", cmd_dump},
+    {"inject", "Read a perf.data file and write it back, filtering or augmenting it", cmd_inject},
+};
+
+void print_usage() {
+  fmt::print(
+      "\n usage: perfkit [--version] [--help] COMMAND [ARGS]\n\n"
+      " The most commonly used perfkit commands are:\n");
+  for (const auto& c : kCommands) fmt::print("   {:<14} {}\n", c.name, c.summary);
+  fmt::print("\n See 'perfkit help COMMAND' for more information on a specific command.\n\n");
+}
+
+const Command* find(std::string_view name) {
+  for (const auto& c : kCommands)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+int run_help(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage();
+    return 0;
+  }
+  const Command* c = find(argv[1]);
+  if (!c) {
+    fmt::print(stderr, "perfkit: '{}' is not a perfkit command. See 'perfkit --help'.\n", argv[1]);
+    return 1;
+  }
+  char help[] = "--help";
+  char* args[] = {argv[1], help, nullptr};
+  return c->run(2, args);
+}
+
+}  // namespace
+
+std::span<const Command> commands() { return kCommands; }
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage();
+    return 1;
+  }
+  std::string_view cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h") {
+    print_usage();
+    return 0;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    fmt::print("perfkit version {}\n", PERFKIT_VERSION);
+    return 0;
+  }
+  if (cmd == "help") return run_help(argc - 1, argv + 1);
+  const Command* c = find(cmd);
+  if (!c) {
+    fmt::print(stderr, "perfkit: '{}' is not a perfkit command. See 'perfkit --help'.\n", cmd);
+    return 1;
+  }
+  return c->run(argc - 1, argv + 1);
+}
+
+}  // namespace perfkit::cli
+
+int main(int argc, char** argv) { return perfkit::cli::main(argc, argv); }

@@ -1,0 +1,122 @@
+#include "perfdata/ordered_stream.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace perfkit::perfdata {
+
+namespace {
+constexpr std::size_t kChunkSize = 4 << 20;
+constexpr std::uint64_t kNoTime = ~0ULL;
+}  // namespace
+
+// A block of copied record bytes; freed when every record in it is delivered.
+struct OrderedStream::Chunk {
+  std::vector<std::uint8_t> bytes;
+  std::size_t used = 0;
+  std::size_t live = 0;
+};
+
+OrderedStream::OrderedStream(Sink sink) : sink_(std::move(sink)) {}
+OrderedStream::~OrderedStream() = default;
+
+ReadRecord OrderedStream::copy_transient(const ReadRecord& rec, std::uint32_t& chunk_index) {
+  const std::size_t n = rec.view.bytes.size() + rec.view.trailing.size();
+  if (current_chunk_ == UINT32_MAX ||
+      chunks_[current_chunk_]->used + n > chunks_[current_chunk_]->bytes.size()) {
+    if (!free_chunks_.empty() && n <= kChunkSize) {
+      current_chunk_ = free_chunks_.back();
+      free_chunks_.pop_back();
+    } else {
+      current_chunk_ = static_cast<std::uint32_t>(chunks_.size());
+      chunks_.push_back(std::make_unique<Chunk>());
+      chunks_.back()->bytes.resize(std::max(kChunkSize, n));
+    }
+    chunks_[current_chunk_]->used = 0;
+  }
+  Chunk& c = *chunks_[current_chunk_];
+  std::uint8_t* dst = c.bytes.data() + c.used;
+  std::memcpy(dst, rec.view.bytes.data(), rec.view.bytes.size());
+  if (!rec.view.trailing.empty())
+    std::memcpy(dst + rec.view.bytes.size(), rec.view.trailing.data(), rec.view.trailing.size());
+  c.used += n;
+  ++c.live;
+  ReadRecord copy = rec;
+  copy.view.bytes = Bytes(dst, rec.view.bytes.size());
+  copy.view.trailing = Bytes(dst + rec.view.bytes.size(), rec.view.trailing.size());
+  copy.transient = false;
+  chunk_index = current_chunk_;
+  return copy;
+}
+
+void OrderedStream::release(std::uint32_t chunk) {
+  if (chunk == UINT32_MAX) return;
+  Chunk& c = *chunks_[chunk];
+  if (--c.live == 0 && chunk != current_chunk_) {
+    c.used = 0;
+    if (c.bytes.size() == kChunkSize)
+      free_chunks_.push_back(chunk);
+    else
+      c.bytes = {};  // an oversized one-off
+  }
+}
+
+Status OrderedStream::push(const ReadRecord& rec, std::uint64_t timestamp) {
+  if (timestamp == 0 || timestamp == kNoTime) return sink_(rec, timestamp);
+  if (timestamp < last_flush_) ++out_of_order_;
+  std::uint32_t chunk = UINT32_MAX;
+  ReadRecord stored = rec.transient ? copy_transient(rec, chunk) : rec;
+  if (queued() == 0) {
+    max_timestamp_ = timestamp;
+  } else if (timestamp >= max_timestamp_) {
+    max_timestamp_ = timestamp;
+  }
+  queue_.push_back(Entry{timestamp, seq_++, stored, chunk});
+  return ok();
+}
+
+Status OrderedStream::flush_until(std::uint64_t limit) {
+  if (queued() == 0) return ok();
+  auto by_time = [](const Entry& a, const Entry& b) {
+    return a.timestamp != b.timestamp ? a.timestamp < b.timestamp : a.seq < b.seq;
+  };
+  auto begin = queue_.begin() + static_cast<std::ptrdiff_t>(head_);
+  auto mid = queue_.begin() + static_cast<std::ptrdiff_t>(sorted_);
+  std::sort(mid, queue_.end(), by_time);
+  std::inplace_merge(begin, mid, queue_.end(), by_time);
+  sorted_ = queue_.size();
+  if (limit == 0) return ok();
+  while (head_ < queue_.size() && queue_[head_].timestamp <= limit) {
+    Entry& e = queue_[head_];
+    Status st = sink_(e.rec, e.timestamp);
+    last_flush_ = e.timestamp;
+    ++head_;
+    release(e.chunk);
+    if (!st) return st;
+  }
+  // Compact when the delivered prefix dominates.
+  if (head_ > 4096 && head_ * 2 > queue_.size()) {
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
+    sorted_ -= head_;
+    head_ = 0;
+  }
+  if (head_ == queue_.size()) {
+    queue_.clear();
+    head_ = sorted_ = 0;
+  }
+  return ok();
+}
+
+Status OrderedStream::round() {
+  if (queued() == 0) return ok();
+  PK_TRY(flush_until(next_flush_));
+  next_flush_ = max_timestamp_;
+  return ok();
+}
+
+Status OrderedStream::finish() {
+  PK_TRY(flush_until(kNoTime));
+  return ok();
+}
+
+}  // namespace perfkit::perfdata

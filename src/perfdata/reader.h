@@ -1,0 +1,126 @@
+// Reader: a perf.data file (mapped) or stream (pipe mode, from a file
+// descriptor or memory), giving its header, attrs, feature sections and its
+// records in file order. Records are views; see RecordView::transient.
+//
+// COMPRESSED records are returned themselves, then the records they contain
+// (with the COMPRESSED record's offset), so counts match perf's.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/error.h"
+#include "base/mapped_file.h"
+#include "perfdata/decompressor.h"
+#include "perfdata/event_set.h"
+#include "perfdata/file_header.h"
+#include "record/record_view.h"
+
+namespace perfkit::perfdata {
+
+struct ReaderOptions {
+  // Called for problems that do not stop reading (trailing bytes, ...).
+  std::function<void(const std::string&)> warn;
+};
+
+// A feature section's bytes: from the file header's table (file mode) or a
+// HEADER_FEATURE record (pipe mode).
+struct FeatureBlob {
+  std::uint32_t id = 0;
+  std::uint64_t offset = 0;  // file offset of the data
+  Bytes data;
+};
+
+// One record as the reader returns it.
+struct ReadRecord {
+  record::RecordView view;
+  // The bytes are valid only until the next call to next(): they live in a
+  // stream or decompression buffer. False for views into a mapped file.
+  bool transient = false;
+  // The record came out of a COMPRESSED record.
+  bool from_compressed = false;
+};
+
+class Reader {
+ public:
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  // Opens `path` ("-" for stdin). File mode maps the file; pipe-mode data in a
+  // regular file is read from the mapping too. Errors name the path and what
+  // is wrong (header, sections outside the file, bad attrs).
+  static Expected<std::unique_ptr<Reader>> open(const std::string& path, ReaderOptions opts = {});
+  // Reads a pipe-mode stream from `fd` (not owned).
+  static Expected<std::unique_ptr<Reader>> open_fd(int fd, std::string name,
+                                                   ReaderOptions opts = {});
+  // Reads a file or stream held in memory (tests, fuzzing); `data` must outlive the reader.
+  static Expected<std::unique_ptr<Reader>> open_memory(Bytes data, std::string name,
+                                                       ReaderOptions opts = {});
+
+  const std::string& name() const { return name_; }
+  const FileHeader& header() const { return header_; }
+  bool is_pipe() const { return header_.pipe; }
+  bool swapped() const { return header_.swap; }
+  // Size of the file, or 0 for a stream.
+  std::uint64_t file_size() const { return whole_.size(); }
+  Bytes file_bytes() const { return whole_; }
+
+  EventSet& events() { return events_; }
+  const EventSet& events() const { return events_; }
+  const std::vector<FeatureBlob>& features() const { return features_; }
+  // The feature's bytes, or nullopt if the file does not have it.
+  std::optional<FeatureBlob> feature(std::uint32_t id) const;
+  // Trace event formats: the TRACING_DATA feature or a HEADER_TRACING_DATA record.
+  Bytes tracing_data() const;
+
+  // The next record in file order; false at the end of the data.
+  // Errors: record size smaller than its header, a record running past the
+  // end of the data section, a corrupt compressed record.
+  Expected<bool> next(ReadRecord& out);
+
+  // Bytes consumed so far (data section offset for files), for progress.
+  std::uint64_t position() const { return pos_; }
+  std::uint64_t data_end() const { return data_end_; }
+
+ private:
+  Reader(std::string name, ReaderOptions opts);
+  Status init_file();
+  Status init_stream_from(std::uint64_t pos);
+  Status read_attrs();
+  Status read_event_types();
+  Status read_feature_table();
+  Status apply_user_record(const record::RecordView& r);
+  Expected<bool> next_raw(ReadRecord& out);
+  Expected<bool> next_from_compressed(ReadRecord& out);
+  // Makes `n` bytes at pos_ available; false at a clean end of stream.
+  Expected<bool> fill(std::uint64_t n);
+  Bytes peek(std::uint64_t n) const;
+  void warn(const std::string& msg) const;
+
+  std::string name_;
+  ReaderOptions opts_;
+  MappedFile file_;
+  Bytes whole_;  // the mapped file or memory (empty for fd streams)
+  int fd_ = -1;  // stream source when reading a descriptor
+  std::vector<std::uint8_t> stream_buf_;
+  std::uint64_t stream_buf_pos_ = 0;  // stream offset of stream_buf_[0]
+  bool stream_eof_ = false;
+  FileHeader header_;
+  EventSet events_;
+  std::vector<FeatureBlob> features_;
+  std::vector<std::vector<std::uint8_t>> owned_;  // copies for stream-mode metadata
+  Bytes tracing_data_;
+  std::uint64_t pos_ = 0;
+  std::uint64_t data_end_ = 0;  // UINT64_MAX for an unbounded stream
+  std::unique_ptr<Decompressor> decomp_;
+  std::uint64_t decomp_offset_ = 0;
+  bool in_compressed_ = false;
+};
+
+}  // namespace perfkit::perfdata

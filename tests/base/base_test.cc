@@ -1,0 +1,155 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "base/bytes.h"
+#include "base/cursor.h"
+#include "base/error.h"
+#include "base/mapped_file.h"
+#include "base/output.h"
+#include "support/test_support.h"
+
+namespace perfkit {
+namespace {
+
+TEST(Bytes, LoadsBothByteOrders) {
+  const std::uint8_t b[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_EQ((load<std::uint32_t, false>(b)), 0x04030201u);
+  EXPECT_EQ((load<std::uint32_t, true>(b)), 0x01020304u);
+  EXPECT_EQ(load<std::uint64_t>(b, true), 0x0102030405060708ULL);
+  EXPECT_EQ(load<std::uint16_t>(b + 1, false), 0x0302);
+  std::uint8_t out[8];
+  store<std::uint64_t>(out, 0x0102030405060708ULL, true);
+  EXPECT_EQ(0, std::memcmp(out, b, 8));
+}
+
+TEST(Bytes, SplitViewCopiesAcrossTheWrap) {
+  const std::uint8_t a[] = {1, 2, 3};
+  const std::uint8_t b[] = {4, 5, 6, 7};
+  SplitBytes s{Bytes(a, 3), Bytes(b, 4)};
+  EXPECT_EQ(s.size(), 7u);
+  std::uint8_t out[4] = {};
+  s.copy_to(1, 4, out);
+  EXPECT_EQ(std::vector<int>(out, out + 4), (std::vector<int>{2, 3, 4, 5}));
+  auto sub = s.subview(2, 3);
+  EXPECT_EQ(sub.first.size(), 1u);
+  EXPECT_EQ(sub.second.size(), 2u);
+  EXPECT_EQ(sub.second[1], 5);
+}
+
+TEST(Bytes, CStringStopsAtNul) {
+  const char raw[] = {'a', 'b', 0, 'c'};
+  EXPECT_EQ(c_string(Bytes(reinterpret_cast<const std::uint8_t*>(raw), 4)), "ab");
+  EXPECT_EQ(c_string(as_bytes("xyz")), "xyz");
+}
+
+TEST(Cursor, ReadsFieldsAndTracksOffsets) {
+  std::vector<std::uint8_t> v;
+  append<std::uint32_t>(v, 7);
+  append<std::uint64_t>(v, 0x1122334455667788ULL);
+  append_padded_string(v, "comm", 8);
+  Cursor c(v, false, 0x100);
+  EXPECT_EQ(c.u32(), 7u);
+  EXPECT_EQ(c.file_offset(), 0x104u);
+  EXPECT_EQ(c.u64(), 0x1122334455667788ULL);
+  EXPECT_EQ(c.rest_string(), "comm");
+  EXPECT_TRUE(c.ok());
+  EXPECT_TRUE(c.at_end());
+}
+
+TEST(Cursor, ErrorIsStickyAndNamesTheOffset) {
+  std::vector<std::uint8_t> v(6, 0xff);
+  Cursor c(v, false, 0x40);
+  EXPECT_EQ(c.u32(), 0xffffffffu);
+  EXPECT_EQ(c.u64(), 0u);  // only 2 bytes left
+  EXPECT_TRUE(c.failed());
+  EXPECT_EQ(c.u8(), 0u);  // sticky: no further reads
+  EXPECT_EQ(c.fail_offset(), 0x44u);
+  std::string msg = c.error("MMAP record").message();
+  EXPECT_NE(msg.find("offset 0x44"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("MMAP record"), std::string::npos) << msg;
+}
+
+TEST(Cursor, SwappedReads) {
+  std::vector<std::uint8_t> v;
+  append<std::uint32_t>(v, 0xdeadbeef, true);
+  append<std::uint16_t>(v, 0x1234, true);
+  Cursor c(v, true);
+  EXPECT_EQ(c.u32(), 0xdeadbeefu);
+  EXPECT_EQ(c.u16(), 0x1234u);
+}
+
+TEST(Cursor, SeekAndBytesPastEndFail) {
+  std::vector<std::uint8_t> v(16);
+  Cursor c(v, false);
+  EXPECT_FALSE(c.seek(17));
+  EXPECT_TRUE(c.failed());
+  Cursor d(v, false);
+  EXPECT_TRUE(d.bytes(17).empty());
+  EXPECT_TRUE(d.failed());
+}
+
+Expected<int> half(int x) {
+  if (x % 2) return make_error("{} is odd", x);
+  return x / 2;
+}
+
+Expected<int> quarter(int x) {
+  PK_ASSIGN(int h, half(x));
+  PK_ASSIGN(int q, half(h));
+  return q;
+}
+
+TEST(Expected, PropagatesErrors) {
+  ASSERT_TRUE(quarter(8));
+  EXPECT_EQ(*quarter(8), 2);
+  auto e = quarter(6);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message(), "3 is odd");
+  EXPECT_EQ(e.error().with_context("file").message(), "file: 3 is odd");
+}
+
+TEST(MappedFile, MissingFileNamesThePath) {
+  auto f = MappedFile::open("/nonexistent/perf.data");
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.error().message().find("/nonexistent/perf.data"), std::string::npos);
+  EXPECT_NE(f.error().message().find("No such file"), std::string::npos);
+}
+
+TEST(MappedFile, DirectoryIsRejected) {
+  auto f = MappedFile::open("/tmp");
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.error().message().find("not a regular file"), std::string::npos);
+}
+
+TEST(FdWriter, WritesBufferedAndPositioned) {
+  test::TempDir dir;
+  auto w = FdWriter::create(dir.path("out"), 16);
+  ASSERT_TRUE(w);
+  w->write(std::string_view("0123456789"));
+  w->print("{}-{}", 1, 2);
+  w->write(std::string(40, 'x'));  // larger than the buffer
+  EXPECT_EQ(w->offset(), 53u);
+  ASSERT_TRUE(w->pwrite(0, as_bytes("AB")));
+  ASSERT_TRUE(w->close());
+  std::string got = test::read_file(dir.path("out"));
+  EXPECT_EQ(got.substr(0, 13), "AB234567891-2");
+  EXPECT_EQ(got.size(), 53u);
+}
+
+TEST(FdWriter, ReportsWriteErrors) {
+  auto w = FdWriter::create("/dev/full");
+  ASSERT_TRUE(w);
+  w->write(std::string_view("data"));
+  auto st = w->flush();
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message().find("No space left"), std::string::npos) << st.error().message();
+}
+
+TEST(FdWriter, CreateFailsInMissingDirectory) {
+  auto w = FdWriter::create("/nonexistent/dir/out");
+  ASSERT_FALSE(w);
+  EXPECT_NE(w.error().message().find("/nonexistent/dir/out"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfkit

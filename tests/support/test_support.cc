@@ -1,0 +1,109 @@
+#include "support/test_support.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace perfkit::test {
+
+std::string corpus_dir() {
+  std::vector<std::string> candidates;
+  if (const char* e = std::getenv("PERFKIT_CORPUS")) candidates.emplace_back(e);
+  candidates.emplace_back(PERFKIT_CORPUS_DIR);
+  candidates.emplace_back("/work/shared/data/perf-corpus");
+  for (const auto& c : candidates)
+    if (!c.empty() && fs::exists(fs::path(c) / "SOURCES.md")) return c;
+  return "";
+}
+
+std::vector<std::string> corpus_files() {
+  std::vector<std::string> out;
+  std::string dir = corpus_dir();
+  if (dir.empty()) return out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::string p = e.path().string();
+    std::string rel = p.substr(dir.size() + 1);
+    if (rel.starts_with("_reference") || rel.starts_with("_derived") || rel == "SOURCES.md")
+      continue;
+    if (rel.ends_with(".bin") || rel.ends_with(".pevent")) continue;
+    out.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string fixture(const std::string& name) {
+  std::string p = std::string(PERFKIT_FIXTURES_DIR) + "/" + name;
+  std::error_code ec;
+  return fs::file_size(p, ec) > 0 && !ec ? p : "";
+}
+
+std::string perfkit_bin() { return PERFKIT_BIN; }
+std::string workload(const std::string& name) {
+  return std::string(PERFKIT_WORKLOAD_DIR) + "/" + name;
+}
+
+bool have_perf() { return access("/usr/bin/perf", X_OK) == 0; }
+
+std::string sh(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+RunResult run(const std::string& cmd) {
+  RunResult r;
+  char err_path[] = "/tmp/perfkit-test-err-XXXXXX";
+  int efd = mkstemp(err_path);
+  if (efd >= 0) close(efd);
+  std::string full = "(" + cmd + ") 2>" + err_path;
+  FILE* p = popen(full.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 65536> buf;
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.err = read_file(err_path);
+  unlink(err_path);
+  return r;
+}
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/perfkit-test-XXXXXX";
+  char* d = mkdtemp(tmpl);
+  dir_ = d ? d : "/tmp";
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (dir_ != "/tmp") fs::remove_all(dir_, ec);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& data) {
+  std::ofstream f(path, std::ios::binary);
+  f << data;
+}
+
+}  // namespace perfkit::test

@@ -1,0 +1,53 @@
+// Helpers shared by the tests: where the corpus and the perf-recorded
+// fixtures are, running commands, temporary files.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace perfkit::test {
+
+// The perf.data corpus directory ($PERFKIT_CORPUS overrides), or "" if absent.
+std::string corpus_dir();
+// Every perf.data-like file in the corpus (not the references or raw PT).
+std::vector<std::string> corpus_files();
+// A fixture recorded by tests/fixtures/record.sh, or "" when it is missing.
+std::string fixture(const std::string& name);
+std::string perfkit_bin();
+std::string workload(const std::string& name);
+bool have_perf();
+
+struct RunResult {
+  int status = -1;  // exit status, or -1 if it did not exit normally
+  std::string out;
+  std::string err;
+};
+// Runs `cmd` with /bin/sh, capturing stdout and stderr.
+RunResult run(const std::string& cmd);
+
+// A file in a fresh temporary directory, removed with it at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& data);
+
+// Shell-quotes a string.
+std::string sh(const std::string& s);
+
+}  // namespace perfkit::test
+
+#define PK_SKIP_WITHOUT_PERF() \
+  if (!perfkit::test::have_perf()) GTEST_SKIP() << "/usr/bin/perf is not installed"
+#define PK_SKIP_WITHOUT_CORPUS() \
+  if (perfkit::test::corpus_dir().empty()) GTEST_SKIP() << "perf-corpus not found"

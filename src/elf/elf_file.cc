@@ -1,0 +1,208 @@
+#include "elf/elf_file.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <lzma.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "base/mapped_file.h"
+
+namespace perfkit::elf {
+
+ElfFile::ElfFile(ElfFile&& o) noexcept { *this = std::move(o); }
+
+ElfFile& ElfFile::operator=(ElfFile&& o) noexcept {
+  if (this == &o) return *this;
+  if (elf_) elf_end(elf_);
+  if (fd_ >= 0) ::close(fd_);
+  path_ = std::move(o.path_);
+  fd_ = o.fd_;
+  elf_ = o.elf_;
+  image_ = std::move(o.image_);
+  type_ = o.type_;
+  machine_ = o.machine_;
+  is_64_ = o.is_64_;
+  segments_ = std::move(o.segments_);
+  sections_ = std::move(o.sections_);
+  build_id_ = o.build_id_;
+  o.fd_ = -1;
+  o.elf_ = nullptr;
+  return *this;
+}
+
+ElfFile::~ElfFile() {
+  if (elf_) elf_end(elf_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Expected<ElfFile> ElfFile::open(const std::string& path) {
+  if (elf_version(EV_CURRENT) == EV_NONE) return make_error("libelf initialization failed");
+  ElfFile f;
+  f.path_ = path;
+  f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd_ < 0) return make_error("{}: cannot open: {}", path, std::strerror(errno));
+  f.elf_ = elf_begin(f.fd_, ELF_C_READ_MMAP, nullptr);
+  PK_TRY(f.init());
+  return f;
+}
+
+Expected<ElfFile> ElfFile::from_image(std::vector<std::uint8_t> image, std::string name) {
+  if (elf_version(EV_CURRENT) == EV_NONE) return make_error("libelf initialization failed");
+  ElfFile f;
+  f.path_ = std::move(name);
+  f.image_ = std::move(image);
+  f.elf_ = elf_memory(reinterpret_cast<char*>(f.image_.data()), f.image_.size());
+  PK_TRY(f.init());
+  return f;
+}
+
+Status ElfFile::init() {
+  if (!elf_ || elf_kind(elf_) != ELF_K_ELF) return make_error("{}: not an ELF file", path_);
+  GElf_Ehdr eh;
+  if (!gelf_getehdr(elf_, &eh)) return make_error("{}: bad ELF header", path_);
+  type_ = eh.e_type;
+  machine_ = eh.e_machine;
+  is_64_ = gelf_getclass(elf_) == ELFCLASS64;
+  std::size_t nph = 0;
+  if (elf_getphdrnum(elf_, &nph) == 0) {
+    for (std::size_t i = 0; i < nph; ++i) {
+      GElf_Phdr ph;
+      if (!gelf_getphdr(elf_, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
+      segments_.push_back({ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, ph.p_flags});
+    }
+  }
+  std::size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf_, &shstrndx) != 0) shstrndx = 0;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf_, scn)) != nullptr) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) continue;
+    Section s;
+    s.index = elf_ndxscn(scn);
+    const char* name = shstrndx ? elf_strptr(elf_, shstrndx, sh.sh_name) : nullptr;
+    s.name = name ? std::string_view(name) : std::string_view();
+    s.type = sh.sh_type;
+    s.flags = sh.sh_flags;
+    s.addr = sh.sh_addr;
+    s.offset = sh.sh_offset;
+    s.size = sh.sh_size;
+    s.entsize = sh.sh_entsize;
+    s.link = sh.sh_link;
+    sections_.push_back(s);
+  }
+  for (const auto& s : sections_) {
+    if (s.type != SHT_NOTE || !build_id_.empty()) continue;
+    // elf_getdata converts notes to host order.
+    build_id_ = find_build_id_note(section_data(s), false);
+  }
+  if (build_id_.empty()) {
+    for (std::size_t i = 0; i < nph && build_id_.empty(); ++i) {
+      GElf_Phdr ph;
+      if (!gelf_getphdr(elf_, static_cast<int>(i), &ph) || ph.p_type != PT_NOTE) continue;
+      Elf_Data* d =
+          elf_getdata_rawchunk(elf_, static_cast<int64_t>(ph.p_offset), ph.p_filesz, ELF_T_NHDR);
+      if (d && d->d_buf)
+        build_id_ =
+            find_build_id_note(Bytes(static_cast<const std::uint8_t*>(d->d_buf), d->d_size), false);
+    }
+  }
+  return ok();
+}
+
+const Section* ElfFile::section(std::string_view name) const {
+  for (const auto& s : sections_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const Section* ElfFile::section_at(std::size_t index) const {
+  for (const auto& s : sections_)
+    if (s.index == index) return &s;
+  return nullptr;
+}
+
+Bytes ElfFile::section_data(const Section& s) const {
+  if (s.type == SHT_NOBITS) return {};
+  Elf_Scn* scn = elf_getscn(elf_, s.index);
+  if (!scn) return {};
+  if (s.flags & SHF_COMPRESSED) {
+    // Decompresses in place; later calls see the plain data.
+    if (elf_compress(scn, 0, 0) < 0) return {};
+  } else if (s.name.starts_with(".zdebug")) {
+    if (elf_compress_gnu(scn, 0, 0) < 0) return {};
+  }
+  Elf_Data* d = elf_getdata(scn, nullptr);
+  if (!d || !d->d_buf) return {};
+  return Bytes(static_cast<const std::uint8_t*>(d->d_buf), d->d_size);
+}
+
+std::optional<Debuglink> ElfFile::debuglink() const {
+  const Section* s = section(".gnu_debuglink");
+  if (!s) return std::nullopt;
+  Bytes b = section_data(*s);
+  std::string_view name = c_string(b);
+  if (name.empty()) return std::nullopt;
+  Debuglink link;
+  link.name = std::string(name);
+  std::size_t at = align_up(name.size() + 1, 4);
+  if (at + 4 <= b.size()) {
+    GElf_Ehdr eh;
+    gelf_getehdr(elf_, &eh);
+    bool swap = (eh.e_ident[EI_DATA] == ELFDATA2MSB) != (kHostOrder == ByteOrder::kBig);
+    link.crc = load<std::uint32_t>(b.data() + at, swap);
+  }
+  return link;
+}
+
+Expected<ElfFile> ElfFile::mini_debuginfo() const {
+  const Section* s = section(".gnu_debugdata");
+  if (!s) return make_error("{}: no .gnu_debugdata section", path_);
+  Bytes xz = section_data(*s);
+  lzma_stream strm = LZMA_STREAM_INIT;
+  if (lzma_stream_decoder(&strm, UINT64_MAX, 0) != LZMA_OK)
+    return make_error("{}: cannot start the xz decoder", path_);
+  std::vector<std::uint8_t> out(std::max<std::size_t>(xz.size() * 4, 4096));
+  strm.next_in = xz.data();
+  strm.avail_in = xz.size();
+  strm.next_out = out.data();
+  strm.avail_out = out.size();
+  lzma_ret r;
+  for (;;) {
+    r = lzma_code(&strm, LZMA_FINISH);
+    if (r != LZMA_OK) break;
+    if (strm.avail_out == 0) {
+      std::size_t used = out.size();
+      out.resize(used * 2);
+      strm.next_out = out.data() + used;
+      strm.avail_out = out.size() - used;
+    }
+  }
+  std::size_t total = strm.total_out;
+  lzma_end(&strm);
+  if (r != LZMA_STREAM_END) return make_error("{}: .gnu_debugdata does not decode as xz", path_);
+  out.resize(total);
+  return from_image(std::move(out), path_ + " [.gnu_debugdata]");
+}
+
+Expected<std::uint32_t> file_crc32(const std::string& path) {
+  static const auto kTable = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  PK_ASSIGN(auto file, MappedFile::open(path));
+  std::uint32_t crc = 0xffffffffu;
+  for (std::uint8_t b : file.bytes()) crc = kTable[(crc ^ b) & 0xff] ^ (crc >> 8);
+  return crc ^ 0xffffffffu;
+}
+
+}  // namespace perfkit::elf

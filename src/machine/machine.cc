@@ -1,0 +1,360 @@
+#include "machine/machine.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "abi/perf_event.h"
+
+namespace perfkit::machine {
+
+using namespace perfkit::abi;
+
+namespace {
+
+constexpr std::uint32_t kProtExec = 4;          // PROT_EXEC
+constexpr std::uint32_t kMapHugetlb = 0x40000;  // MAP_HUGETLB
+
+bool is_anon(std::string_view f) {
+  return f == "//anon" || f.starts_with("/dev/zero") || f.starts_with("/anon_hugepage");
+}
+bool is_no_dso(std::string_view f) {
+  return f.starts_with("[stack") || f.starts_with("/SYSV") || f == "[heap]";
+}
+
+// perf's dso__set_basename: "[JIT] tid PID" for perf-PID.map, else basename().
+std::string short_name_of(std::string_view long_name) {
+  if (long_name.starts_with("/tmp/perf-") && long_name.ends_with(".map")) {
+    std::string_view pid = long_name.substr(10, long_name.size() - 14);
+    int v = 0;
+    auto r = std::from_chars(pid.data(), pid.data() + pid.size(), v);
+    if (r.ec == std::errc() && r.ptr == pid.data() + pid.size())
+      return fmt::format("[JIT] tid {}", v);
+  }
+  while (long_name.size() > 1 && long_name.ends_with('/')) long_name.remove_suffix(1);
+  auto slash = long_name.rfind('/');
+  return std::string(slash == std::string_view::npos ? long_name : long_name.substr(slash + 1));
+}
+
+DsoKind kind_of(std::string_view name) {
+  if (name == "[kernel.kallsyms]" || name.starts_with("[kernel.kallsyms]")) return DsoKind::kKernel;
+  if (name == "[vdso]" || name == "[vsyscall]" || name == "[vdso32]" || name == "[vdsox32]")
+    return DsoKind::kVdso;
+  if (name.starts_with("/tmp/perf-") && name.ends_with(".map")) return DsoKind::kJitMap;
+  if (is_anon(name) || is_no_dso(name)) return DsoKind::kNoDso;
+  if (name.ends_with(".ko") || name.ends_with(".ko.xz") || name.ends_with(".ko.gz") ||
+      name.ends_with(".ko.zst"))
+    return DsoKind::kModule;
+  return DsoKind::kUser;
+}
+
+}  // namespace
+
+// ---- MapSet ----
+
+void MapSet::insert(const Map& m) {
+  std::vector<Map> keep;
+  keep.reserve(maps_.size() + 2);
+  for (const Map& old : maps_) {
+    if (old.end <= m.start || old.start >= m.end) {
+      keep.push_back(old);
+      continue;
+    }
+    if (old.start < m.start) {
+      Map before = old;
+      before.end = m.start;
+      keep.push_back(before);
+    }
+    if (m.end < old.end) {
+      Map after = old;
+      after.start = m.end;
+      if (!old.identity) after.pgoff += m.end - old.start;
+      keep.push_back(after);
+    }
+  }
+  auto at = std::lower_bound(keep.begin(), keep.end(), m.start,
+                             [](const Map& a, std::uint64_t s) { return a.start < s; });
+  keep.insert(at, m);
+  maps_ = std::move(keep);
+}
+
+const Map* MapSet::find(std::uint64_t addr) const {
+  auto it = std::upper_bound(maps_.begin(), maps_.end(), addr,
+                             [](std::uint64_t a, const Map& m) { return a < m.start; });
+  if (it == maps_.begin()) return nullptr;
+  --it;
+  return addr < it->end ? &*it : nullptr;
+}
+
+// ---- Machine ----
+
+Machine::Machine(symbol::Symbolizer& symbolizer) : symbolizer_(symbolizer) {
+  Thread& idle = findnew_thread(0, 0);
+  set_comm(idle, "swapper");
+}
+
+const std::string* Machine::intern(std::string_view s) {
+  auto it = interned_.find(s);
+  if (it != interned_.end()) return it->second;
+  strings_.emplace_back(s);
+  const std::string* p = &strings_.back();
+  interned_.emplace(std::string_view(*p), p);
+  return p;
+}
+
+void Machine::set_comm(Thread& t, std::string_view comm) {
+  t.comm = intern(comm);
+  t.comm_set = true;
+}
+
+Thread& Machine::findnew_thread(std::int32_t pid, std::int32_t tid) {
+  if (last_thread_ && last_thread_->tid == tid && (pid == -1 || last_thread_->pid == pid))
+    return *last_thread_;
+  auto it = threads_.find(tid);
+  if (it != threads_.end()) {
+    Thread& t = *it->second;
+    if (pid != -1 && t.pid == -1 && pid != t.pid) {
+      t.pid = pid;
+      if (pid != tid) t.maps = findnew_thread(pid, pid).maps;
+    }
+    last_thread_ = &t;
+    return t;
+  }
+  auto t = std::make_unique<Thread>();
+  t->pid = pid;
+  t->tid = tid;
+  t->comm = intern(fmt::format(":{}", tid));
+  Thread* raw = t.get();
+  threads_.emplace(tid, std::move(t));
+  if (pid == tid || pid == -1)
+    raw->maps = std::make_shared<MapSet>();
+  else
+    raw->maps = findnew_thread(pid, pid).maps;
+  last_thread_ = raw;
+  return *raw;
+}
+
+Dso& Machine::findnew_dso(std::string_view long_name, DsoKind kind) {
+  auto it = dso_by_name_.find(std::string(long_name));
+  if (it != dso_by_name_.end()) return *it->second;
+  Dso& d = dsos_.emplace_back();
+  d.index = static_cast<std::uint32_t>(dsos_.size() - 1);
+  d.long_name = std::string(long_name);
+  d.short_name = kind == DsoKind::kKernel ? d.long_name : short_name_of(long_name);
+  d.kind = kind;
+  dso_by_name_.emplace(d.long_name, &d);
+  return d;
+}
+
+void Machine::add_build_id(std::string_view filename, const elf::BuildId& id, bool kernel) {
+  DsoKind kind = kind_of(filename);
+  if (kernel && kind == DsoKind::kUser) kind = DsoKind::kModule;
+  Dso& d = findnew_dso(filename, kind);
+  if (kind == DsoKind::kKernel) kernel_dso_ = &d;
+  d.build_id = id;
+  d.header_build_id = true;
+}
+
+void Machine::kernel_mmap(std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
+                          std::string_view filename, const elf::BuildId* bid) {
+  Map m;
+  m.start = start;
+  m.end = start + len;
+  if (m.end < start || len == 0) m.end = ~0ULL;
+  if (filename.starts_with("[kernel.kallsyms]")) {
+    if (!kernel_dso_) kernel_dso_ = &findnew_dso("[kernel.kallsyms]", DsoKind::kKernel);
+    kernel_dso_->kernel_ref_reloc = pgoff;
+    m.dso = kernel_dso_;
+    m.identity = true;
+  } else {
+    DsoKind kind = filename.starts_with("/") ? DsoKind::kModule : kind_of(filename);
+    if (kind == DsoKind::kUser) kind = DsoKind::kModule;
+    Dso& d = findnew_dso(filename, kind);
+    if (kind == DsoKind::kModule && filename.starts_with("/")) {
+      std::string base = short_name_of(filename);
+      base = base.substr(0, base.find('.'));
+      std::replace(base.begin(), base.end(), '-', '_');
+      d.short_name = "[" + base + "]";
+    }
+    m.dso = &d;
+    m.pgoff = pgoff;
+  }
+  if (bid && m.dso) m.dso->build_id = *bid;
+  kernel_maps_.insert(m);
+}
+
+Status Machine::apply_mmap(const record::RecordView& r, std::uint64_t start, std::uint64_t len,
+                           std::uint64_t pgoff, std::uint32_t pid, std::uint32_t tid,
+                           std::string_view filename, std::uint32_t prot, const elf::BuildId* bid) {
+  std::uint16_t mode = r.cpumode();
+  if (mode == kMiscKernel || mode == kMiscGuestKernel) {
+    kernel_mmap(start, len, pgoff, filename, bid);
+    return ok();
+  }
+  Thread& t = findnew_thread(static_cast<std::int32_t>(pid), static_cast<std::int32_t>(tid));
+  bool anon = is_anon(filename), no_dso = is_no_dso(filename);
+  std::string name(filename);
+  if ((anon || no_dso) && (prot & kProtExec)) name = fmt::format("/tmp/perf-{}.map", t.pid);
+  Map m;
+  m.start = start;
+  m.end = start + len;
+  m.pgoff = pgoff;
+  DsoKind kind = kind_of(name);
+  if (kind == DsoKind::kVdso) m.pgoff = 0;
+  m.dso = &findnew_dso(name, kind);
+  m.identity = anon || no_dso;
+  if (bid && !bid->empty()) m.dso->build_id = *bid;
+  t.maps->insert(m);
+  return ok();
+}
+
+Status Machine::apply(const record::RecordView& r) {
+  switch (r.type) {
+    case kRecordMmap: {
+      PK_ASSIGN(auto m, record::parse_mmap(r));
+      std::uint32_t prot = (r.misc & kMiscMmapData) ? 0 : kProtExec;
+      return apply_mmap(r, m.start, m.len, m.pgoff, m.pid, m.tid, m.filename, prot, nullptr);
+    }
+    case kRecordMmap2: {
+      PK_ASSIGN(auto m, record::parse_mmap2(r));
+      elf::BuildId bid;
+      if (m.has_build_id)
+        bid = elf::BuildId::from_bytes(
+            m.build_id.subspan(0, std::min<std::size_t>(m.build_id_size, m.build_id.size())));
+      std::uint32_t prot = m.prot;
+      if (m.flags & kMapHugetlb) {
+        // MAP_HUGETLB memory is anonymous for perf.
+      }
+      return apply_mmap(r, m.start, m.len, m.pgoff, m.pid, m.tid, m.filename, prot,
+                        m.has_build_id ? &bid : nullptr);
+    }
+    case kRecordComm: {
+      PK_ASSIGN(auto c, record::parse_comm(r));
+      Thread& t =
+          findnew_thread(static_cast<std::int32_t>(c.pid), static_cast<std::int32_t>(c.tid));
+      set_comm(t, c.comm);
+      return ok();
+    }
+    case kRecordFork: {
+      PK_ASSIGN(auto f, record::parse_task(r));
+      auto pid = static_cast<std::int32_t>(f.pid), tid = static_cast<std::int32_t>(f.tid);
+      auto ppid = static_cast<std::int32_t>(f.ppid), ptid = static_cast<std::int32_t>(f.ptid);
+      Thread* parent = &findnew_thread(ppid, ptid);
+      if (parent->pid != ppid) {
+        threads_.erase(ptid);
+        last_thread_ = nullptr;
+        parent = &findnew_thread(ppid, ptid);
+      }
+      if (tid != ptid && threads_.count(tid)) {
+        threads_.erase(tid);
+        last_thread_ = nullptr;
+      }
+      // findnew may have created the parent anew; keep a stable copy of what we need.
+      bool parent_comm_set = parent->comm_set;
+      const std::string* parent_comm = parent->comm;
+      std::shared_ptr<MapSet> parent_maps = parent->maps;
+      std::int32_t parent_pid = parent->pid;
+      Thread& t = findnew_thread(pid, tid);
+      if (parent_comm_set) {
+        t.comm = parent_comm;
+        t.comm_set = true;
+      }
+      t.ppid = ptid;
+      if (t.pid != parent_pid && t.maps != parent_maps && !(r.misc & kMiscForkExec))
+        *t.maps = *parent_maps;
+      return ok();
+    }
+    case kRecordExit: {
+      PK_ASSIGN(auto e, record::parse_task(r));
+      auto it = threads_.find(static_cast<std::int32_t>(e.tid));
+      if (it != threads_.end()) it->second->exited = true;
+      return ok();
+    }
+    case kRecordKsymbol: {
+      PK_ASSIGN(auto k, record::parse_ksymbol(r));
+      constexpr std::uint16_t kUnregister = 1;
+      if (k.flags & kUnregister) return ok();
+      if (kernel_maps_.find(k.addr) && kernel_maps_.find(k.addr)->dso != kernel_dso_) return ok();
+      Dso& d = findnew_dso(k.name, DsoKind::kKsym);
+      auto table = std::make_shared<symbol::SymbolTable>();
+      table->add(0, k.len, symbol::kBindGlobal, symbol::kTypeFunc, k.name);
+      table->fixup(false);
+      d.owned = table;
+      d.symbols = table.get();
+      d.loaded = true;
+      Map m;
+      m.start = k.addr;
+      m.end = k.addr + k.len;
+      m.dso = &d;
+      kernel_maps_.insert(m);
+      return ok();
+    }
+    default:
+      return ok();
+  }
+}
+
+void Machine::load(Dso& d) {
+  d.loaded = true;
+  const symbol::LoadedSymbols* ls = nullptr;
+  switch (d.kind) {
+    case DsoKind::kUser:
+    case DsoKind::kModule:
+    case DsoKind::kVdso:
+      ls = &symbolizer_.user_dso(d.long_name, d.build_id);
+      break;
+    case DsoKind::kKernel:
+      ls = &symbolizer_.kernel(d.build_id, d.kernel_ref_reloc);
+      break;
+    case DsoKind::kJitMap:
+      ls = &symbolizer_.jit_map(d.long_name);
+      break;
+    default:
+      return;
+  }
+  d.owned = ls->table;
+  d.symbols = ls->table.get();
+}
+
+Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t addr) {
+  Location loc;
+  loc.addr = addr;
+  const MapSet* maps;
+  if (cpumode == kMiscKernel) {
+    loc.level = kLevelKernel;
+    loc.kernel_maps = true;
+    maps = &kernel_maps_;
+    if (kernel_maps_.maps().empty()) {
+      // No kernel MMAP in the recording: one map for all kernel addresses.
+      if (!kernel_dso_) kernel_dso_ = &findnew_dso("[kernel.kallsyms]", DsoKind::kKernel);
+      Map m;
+      m.start = 0;
+      m.end = ~0ULL;
+      m.dso = kernel_dso_;
+      m.identity = true;
+      kernel_maps_.insert(m);
+    }
+  } else if (cpumode == kMiscUser) {
+    loc.level = kLevelUser;
+    maps = thread.maps.get();
+  } else {
+    loc.level = kLevelHyper;
+    return loc;
+  }
+  const Map* m = maps->find(addr);
+  if (!m) return loc;
+  loc.map = m;
+  loc.dso = m->dso;
+  if (!loc.dso->loaded) load(*loc.dso);
+  loc.addr = m->map_ip(addr);
+  if (loc.dso->symbols) loc.symbol = loc.dso->symbols->find(loc.addr);
+  return loc;
+}
+
+std::string_view Machine::symbol_name(const Location& loc) const {
+  if (loc.symbol < 0 || !loc.dso || !loc.dso->symbols) return {};
+  std::string_view n = loc.dso->symbols->name(static_cast<std::size_t>(loc.symbol));
+  if (loc.dso->kind == DsoKind::kKernel) n = n.substr(0, n.find(' '));
+  return n;
+}
+
+}  // namespace perfkit::machine

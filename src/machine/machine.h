@@ -1,0 +1,141 @@
+// Machine -> Process -> Thread: the state perf report rebuilds from the
+// side-band records, applied in time order (perf's delivery order), so a
+// sample resolves against the maps that existed when it was taken.
+//
+//   COMM (COMM_EXEC), FORK, EXIT       threads, their commands, process maps
+//   MMAP, MMAP2                        user maps (anon, [heap], [stack],
+//                                      [vdso], JIT regions -> /tmp/perf-PID.map)
+//                                      and kernel maps ([kernel.kallsyms], modules)
+//   KSYMBOL                            BPF programs and other kernel text
+//   NAMESPACES, BPF_EVENT, TEXT_POKE   accepted; nothing perf report shows depends on them
+//
+// DSOs are registered once by name (long name), carry the build-id of the
+// recording's HEADER_BUILD_ID table (or of an MMAP2 with a build-id), and
+// load their symbols lazily through the Symbolizer the first time an
+// address inside them is resolved.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "elf/build_id.h"
+#include "record/records.h"
+#include "symbol/symbolizer.h"
+
+namespace perfkit::machine {
+
+enum class DsoKind : std::uint8_t {
+  kUser,    // an ELF file
+  kKernel,  // [kernel.kallsyms]
+  kModule,  // a kernel module
+  kVdso,    // [vdso], [vsyscall]
+  kJitMap,  // /tmp/perf-PID.map
+  kNoDso,   // //anon, [heap], [stack], /SYSV...: no symbols
+  kKsym,    // KSYMBOL (BPF programs): one symbol spanning the map
+};
+
+struct Dso {
+  std::uint32_t index = 0;  // registration order (perf's dsos list order)
+  std::string long_name;
+  std::string short_name;  // what the Shared Object column shows
+  DsoKind kind = DsoKind::kUser;
+  elf::BuildId build_id;
+  bool header_build_id = false;  // from HEADER_BUILD_ID
+  bool hit = false;              // a sample ip resolved into it
+  bool loaded = false;
+  const symbol::SymbolTable* symbols = nullptr;  // after load
+  std::shared_ptr<const symbol::SymbolTable> owned;
+  std::uint64_t kernel_ref_reloc = 0;  // the kernel map's pgoff (_text address)
+};
+
+struct Map {
+  std::uint64_t start = 0, end = 0, pgoff = 0;
+  Dso* dso = nullptr;
+  bool identity = false;  // anon and no-dso memory: addresses are not file offsets
+  std::uint64_t map_ip(std::uint64_t ip) const { return identity ? ip : ip - start + pgoff; }
+  std::uint64_t unmap_ip(std::uint64_t rip) const { return identity ? rip : rip + start - pgoff; }
+};
+
+// Maps sorted by start; a new map cuts what it overlaps, as perf's
+// maps__fixup_overlappings does.
+class MapSet {
+ public:
+  void insert(const Map& m);
+  const Map* find(std::uint64_t addr) const;
+  const std::vector<Map>& maps() const { return maps_; }
+  std::vector<Map>& mutable_maps() { return maps_; }
+
+ private:
+  std::vector<Map> maps_;
+};
+
+struct Thread {
+  std::int32_t pid = -1, tid = -1, ppid = -1;
+  const std::string* comm = nullptr;  // interned; ":TID" until a COMM
+  bool comm_set = false;
+  bool exited = false;
+  std::shared_ptr<MapSet> maps;  // shared by the threads of a process
+};
+
+inline constexpr char kLevelKernel = 'k', kLevelUser = '.', kLevelHyper = 'H';
+
+// Where an address landed.
+struct Location {
+  const Map* map = nullptr;  // nullptr: unmapped
+  Dso* dso = nullptr;
+  int symbol = -1;         // index into dso->symbols, -1 if none
+  std::uint64_t addr = 0;  // map-relative (map_ip) when mapped, else the address
+  char level = kLevelUser;
+  bool kernel_maps = false;  // resolved through the kernel's maps
+};
+
+class Machine {
+ public:
+  explicit Machine(symbol::Symbolizer& symbolizer);
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
+
+  // The recording's build-id table entry (HEADER_BUILD_ID or a BUILD_ID record).
+  void add_build_id(std::string_view filename, const elf::BuildId& id, bool kernel);
+  // Applies a side-band record (ignores types it does not track).
+  // Errors: a record whose fixed fields run past its end.
+  Status apply(const record::RecordView& r);
+
+  Thread& findnew_thread(std::int32_t pid, std::int32_t tid);
+  // Resolves `addr` seen in `cpumode` in `thread`'s address space; loads the
+  // DSO's symbols on first use. Marks the DSO hit when `mark_hit`.
+  Location resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t addr);
+
+  Dso& findnew_dso(std::string_view long_name, DsoKind kind);
+  const std::deque<Dso>& dsos() const { return dsos_; }
+  std::deque<Dso>& dsos() { return dsos_; }
+  std::string_view symbol_name(const Location& loc) const;
+  const MapSet& kernel_maps() const { return kernel_maps_; }
+  const std::string* intern(std::string_view s);
+
+ private:
+  Status apply_mmap(const record::RecordView& r, std::uint64_t start, std::uint64_t len,
+                    std::uint64_t pgoff, std::uint32_t pid, std::uint32_t tid,
+                    std::string_view filename, std::uint32_t prot, const elf::BuildId* bid);
+  void kernel_mmap(std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
+                   std::string_view filename, const elf::BuildId* bid);
+  void load(Dso& dso);
+  void set_comm(Thread& t, std::string_view comm);
+
+  symbol::Symbolizer& symbolizer_;
+  std::unordered_map<std::int32_t, std::unique_ptr<Thread>> threads_;
+  Thread* last_thread_ = nullptr;
+  std::deque<Dso> dsos_;
+  std::unordered_map<std::string, Dso*> dso_by_name_;
+  std::deque<std::string> strings_;
+  std::unordered_map<std::string_view, const std::string*> interned_;
+  MapSet kernel_maps_;
+  Dso* kernel_dso_ = nullptr;
+};
+
+}  // namespace perfkit::machine

@@ -1,0 +1,121 @@
+#include "symbol/symbol_table.h"
+
+#include <algorithm>
+
+namespace perfkit::symbol {
+
+void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t binding,
+                      std::uint8_t type, std::string_view name) {
+  Symbol s;
+  s.start = start;
+  s.end = start + size;
+  s.binding = binding;
+  s.type = type;
+  s.name_offset = static_cast<std::uint32_t>(names_.size());
+  s.name_size = static_cast<std::uint32_t>(name.size());
+  names_.append(name);
+  symbols_.push_back(s);
+}
+
+void SymbolTable::sort_only() {
+  std::stable_sort(symbols_.begin(), symbols_.end(),
+                   [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
+}
+
+void SymbolTable::fixup(bool kallsyms) {
+  sort_only();
+  fixup_end(kallsyms);
+  fixup_duplicate();
+}
+
+void SymbolTable::fixup_end(bool kallsyms) {
+  if (symbols_.empty()) return;
+  auto has_bracket = [&](const Symbol& s) {
+    return std::string_view(names_).substr(s.name_offset, s.name_size).find('[') !=
+           std::string_view::npos;
+  };
+  for (std::size_t i = 1; i < symbols_.size(); ++i) {
+    Symbol& prev = symbols_[i - 1];
+    const Symbol& curr = symbols_[i];
+    if (prev.end != prev.start) continue;
+    // The last kernel symbol before the modules (or the reverse) ends at the
+    // next page instead of spanning the gap.
+    if (kallsyms && has_bracket(prev) != has_bracket(curr))
+      prev.end = (prev.end + 4096 + 4095) / 4096 * 4096;
+    else
+      prev.end = curr.start;
+  }
+  Symbol& last = symbols_.back();
+  if (last.end == last.start) last.end = (last.start + 4095) / 4096 * 4096 + 4096;
+}
+
+namespace {
+
+int leading_underscores(std::string_view s) {
+  int n = 0;
+  while (n < static_cast<int>(s.size()) && s[n] == '_') ++n;
+  return n;
+}
+
+}  // namespace
+
+void SymbolTable::fixup_duplicate() {
+  // Returns true to keep `a` (the earlier) over `b`.
+  auto keep_first = [&](const Symbol& a, const Symbol& b) {
+    std::string_view na = std::string_view(names_).substr(a.name_offset, a.name_size);
+    std::string_view nb = std::string_view(names_).substr(b.name_offset, b.name_size);
+    std::uint64_t la = a.end - a.start, lb = b.end - b.start;
+    if (lb == 0 && la > 0) return true;
+    if (la == 0 && lb > 0) return false;
+    bool wa = a.binding == kBindWeak, wb = b.binding == kBindWeak;
+    if (wb && !wa) return true;
+    if (wa && !wb) return false;
+    bool ga = a.binding == kBindGlobal, gb = b.binding == kBindGlobal;
+    if (ga && !gb) return true;
+    if (gb && !ga) return false;
+    int ua = leading_underscores(na), ub = leading_underscores(nb);
+    if (ub > ua) return true;
+    if (ua > ub) return false;
+    if (na.size() != nb.size()) return na.size() > nb.size();
+    // x86's tie-break: avoid the SyS syscall aliases.
+    if (na.starts_with("SyS") || na.starts_with("compat_SyS")) return false;
+    return true;
+  };
+  std::vector<Symbol> out;
+  out.reserve(symbols_.size());
+  for (const Symbol& s : symbols_) {
+    if (!out.empty() && out.back().start == s.start) {
+      if (!keep_first(out.back(), s)) out.back() = s;
+      continue;
+    }
+    out.push_back(s);
+  }
+  symbols_ = std::move(out);
+}
+
+int SymbolTable::find(std::uint64_t addr) const {
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), addr,
+                             [](std::uint64_t a, const Symbol& s) { return a < s.start; });
+  // Overlapping symbols are rare; look back a little for one that contains addr.
+  for (int back = 0; back < 4 && it != symbols_.begin(); ++back) {
+    --it;
+    if (addr < it->end || (addr == it->start && it->end == it->start))
+      return static_cast<int>(it - symbols_.begin());
+  }
+  return -1;
+}
+
+int SymbolTable::find_by_name(std::string_view name) const {
+  for (std::size_t i = 0; i < symbols_.size(); ++i)
+    if (this->name(i) == name) return static_cast<int>(i);
+  return -1;
+}
+
+void SymbolTable::relocate(std::int64_t delta) {
+  for (auto& s : symbols_) {
+    s.start += static_cast<std::uint64_t>(delta);
+    s.end += static_cast<std::uint64_t>(delta);
+  }
+}
+
+}  // namespace perfkit::symbol

@@ -1,0 +1,68 @@
+// SymbolTable: the symbols of one DSO as flat, sorted arrays, built once and
+// then only read. Building follows perf's rules so that lookups give the
+// same answers as perf report: symbols sorted by start (equal starts keep
+// their insertion order), zero-size symbols extended to the next symbol
+// (symbols__fixup_end), and symbols at the same address reduced to the best
+// one (symbols__fixup_duplicate: sized over zero-size, non-weak over weak,
+// global over local, fewer leading underscores, longer name).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfkit::symbol {
+
+inline constexpr std::uint8_t kBindLocal = 0, kBindGlobal = 1, kBindWeak = 2;
+inline constexpr std::uint8_t kTypeNoType = 0, kTypeObject = 1, kTypeFunc = 2;
+
+struct Symbol {
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;  // exclusive; == start for a zero-size symbol that stayed so
+  std::uint32_t name_offset = 0;
+  std::uint32_t name_size = 0;
+  std::uint8_t binding = 0;
+  std::uint8_t type = 0;
+};
+
+class SymbolTable {
+ public:
+  // ---- building ----
+  void add(std::uint64_t start, std::uint64_t size, std::uint8_t binding, std::uint8_t type,
+           std::string_view name);
+  // Sorts what was added and applies perf's fixups. `kallsyms` selects the
+  // kernel rule for the last symbol before a module ('[' in the name).
+  // Called once per batch of symbols perf fixes up together (.symtab, then
+  // .dynsym); symbols added after the last fixup (PLT stubs) go through
+  // sort_only().
+  void fixup(bool kallsyms);
+  void sort_only();
+
+  // ---- lookup ----
+  // The index of the symbol containing `addr` (start <= addr < end, or
+  // addr == start for a zero-size one), or -1.
+  int find(std::uint64_t addr) const;
+  std::size_t size() const { return symbols_.size(); }
+  bool empty() const { return symbols_.empty(); }
+  const Symbol& at(std::size_t i) const { return symbols_[i]; }
+  std::string_view name(std::size_t i) const {
+    const Symbol& s = symbols_[i];
+    return std::string_view(names_).substr(s.name_offset, s.name_size);
+  }
+  // Index of the first symbol with exactly this name, or -1 (linear).
+  int find_by_name(std::string_view name) const;
+  // Moves every symbol by `delta` (kallsyms relocation).
+  void relocate(std::int64_t delta);
+  std::uint64_t first_start() const { return symbols_.empty() ? 0 : symbols_.front().start; }
+  std::uint64_t last_end() const { return symbols_.empty() ? 0 : symbols_.back().end; }
+
+ private:
+  void fixup_end(bool kallsyms);
+  void fixup_duplicate();
+
+  std::vector<Symbol> symbols_;
+  std::string names_;
+};
+
+}  // namespace perfkit::symbol

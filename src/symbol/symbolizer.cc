@@ -1,0 +1,271 @@
+#include "symbol/symbolizer.h"
+
+#include <elfutils/debuginfod.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <optional>
+#include <vector>
+
+#include "base/mapped_file.h"
+#include "elf/elf_file.h"
+#include "elf/elf_symbols.h"
+#include "symbol/demangle.h"
+#include "symbol/kallsyms.h"
+
+namespace perfkit::symbol {
+
+namespace {
+
+bool is_regular_file(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string dirname_of(std::string_view p) {
+  auto slash = p.rfind('/');
+  return slash == std::string_view::npos ? std::string(".") : std::string(p.substr(0, slash));
+}
+
+// perf compares a recorded build-id padded with zeros to 20 bytes equal to
+// a shorter one read from a file.
+bool same_build_id(const elf::BuildId& recorded, const elf::BuildId& file) {
+  if (recorded.size > file.size && recorded.size == 20) {
+    for (std::size_t i = 0; i < 20; ++i) {
+      std::uint8_t want = i < file.size ? file.bytes[i] : 0;
+      if (recorded.bytes[i] != want) return false;
+    }
+    return true;
+  }
+  return recorded == file;
+}
+
+void add_elf_symbols(SymbolTable& t, const std::vector<elf::RawSymbol>& raw, bool demangle) {
+  std::string name;
+  for (const auto& r : raw) {
+    name = demangle ? symbol::demangle(r.name) : std::string(r.name);
+    if (r.plt) name += "@plt";
+    t.add(r.start, r.size, r.binding, r.type, name);
+  }
+}
+
+}  // namespace
+
+SymbolizerOptions symbolizer_options_from_env() {
+  SymbolizerOptions o;
+  if (const char* d = std::getenv("PERF_BUILDID_DIR"); d && *d) {
+    o.buildid_dir = d;
+  } else if (const char* h = std::getenv("HOME"); h && *h) {
+    o.buildid_dir = std::string(h) + "/.debug";
+  }
+  if (const char* u = std::getenv("DEBUGINFOD_URLS"); u && *u) o.debuginfod = true;
+  return o;
+}
+
+std::string buildid_cache_dir(const std::string& dir, std::string_view path,
+                              const elf::BuildId& id) {
+  std::string p = dir;
+  if (!path.starts_with("/")) p += '/';
+  p.append(path);
+  return p + "/" + id.hex();
+}
+
+std::string buildid_link_path(const std::string& dir, const elf::BuildId& id) {
+  std::string hex = id.hex();
+  return dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2);
+}
+
+Symbolizer::Symbolizer(SymbolizerOptions opts) : opts_(std::move(opts)) {}
+
+void Symbolizer::warn_missing(std::string_view path, const elf::BuildId& id) {
+  if (!opts_.warn) return;
+  if (!id.empty())
+    opts_.warn(
+        fmt::format("{} with build id {} not found, continuing without symbols", path, id.hex()));
+  else
+    opts_.warn(fmt::format("Failed to open {}, continuing without symbols", path));
+}
+
+const LoadedSymbols& Symbolizer::user_dso(std::string_view path, const elf::BuildId& id) {
+  std::string key = id.empty() ? "path:" + std::string(path) : "bid:" + id.hex();
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  LoadedSymbols loaded = load_user(path, id);
+  if (!loaded.found) warn_missing(path, id);
+  return cache_.emplace(key, std::move(loaded)).first->second;
+}
+
+LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& id) {
+  LoadedSymbols out;
+  out.table = std::make_shared<SymbolTable>();
+  const std::string& symfs = opts_.symfs;
+  std::string own = symfs + std::string(path);
+  std::vector<std::string> candidates;
+  if (auto self = elf::ElfFile::open(own)) {
+    if (auto link = self->debuglink()) {
+      std::string dir = dirname_of(path);
+      std::string first = symfs + dir + "/" + link->name;
+      if (first != own) candidates.push_back(first);
+      candidates.push_back(symfs + dir + "/.debug/" + link->name);
+      candidates.push_back(symfs + opts_.debug_dir + dir + "/" + link->name);
+    }
+  }
+  if (!id.empty() && !opts_.buildid_dir.empty()) {
+    std::string link = buildid_link_path(opts_.buildid_dir, id);
+    candidates.push_back(link + "/elf");
+    candidates.push_back(link + "/debug");
+  }
+  candidates.push_back(symfs + opts_.debug_dir + std::string(path) + ".debug");
+  candidates.push_back(symfs + opts_.debug_dir + std::string(path));
+  if (!id.empty()) {
+    std::string hex = id.hex();
+    candidates.push_back(symfs + opts_.debug_dir + "/.build-id/" + hex.substr(0, 2) + "/" +
+                         hex.substr(2) + ".debug");
+  }
+  candidates.push_back(own);
+  if (opts_.debuginfod && !id.empty()) {
+    if (debuginfod_client* c = debuginfod_begin()) {
+      char* found = nullptr;
+      int fd = debuginfod_find_debuginfo(c, id.bytes.data(), id.size, &found);
+      if (fd >= 0) ::close(fd), candidates.push_back(found);
+      std::free(found);
+      found = nullptr;
+      fd = debuginfod_find_executable(c, id.bytes.data(), id.size, &found);
+      if (fd >= 0) ::close(fd), candidates.push_back(found);
+      std::free(found);
+      debuginfod_end(c);
+    }
+  }
+
+  std::optional<elf::ElfFile> syms, runtime;
+  for (const auto& c : candidates) {
+    if (!is_regular_file(c)) continue;
+    auto f = elf::ElfFile::open(c);
+    if (!f) continue;
+    if (!id.empty() && !same_build_id(id, f->build_id())) continue;  // refused
+    bool take_syms = !syms && f->has_symtab();
+    bool take_runtime = !runtime && f->has_dynsym();
+    if (take_syms && take_runtime) {
+      // One file serves both: open it twice rather than share ownership.
+      auto again = elf::ElfFile::open(c);
+      if (again) runtime.emplace(std::move(*again));
+      syms.emplace(std::move(*f));
+    } else if (take_syms) {
+      syms.emplace(std::move(*f));
+    } else if (take_runtime) {
+      runtime.emplace(std::move(*f));
+    } else if (!syms && !runtime && f->section(".gnu_debugdata")) {
+      runtime.emplace(std::move(*f));
+    }
+    if (syms && runtime) break;
+  }
+  if (!syms && !runtime) return out;
+  const elf::ElfFile& run = runtime ? *runtime : *syms;
+  std::optional<elf::ElfFile> mini;
+  if (!syms) {
+    if (auto m = run.mini_debuginfo()) mini.emplace(std::move(*m));
+  }
+  const elf::ElfFile& sym = syms ? *syms : (mini ? *mini : run);
+  auto table = std::make_shared<SymbolTable>();
+  std::vector<elf::RawSymbol> raw;
+  if (elf::read_symbols(sym, run, elf::SymbolSource::kSymtab, true, raw) > 0) {
+    add_elf_symbols(*table, raw, opts_.demangle);
+    table->fixup(false);
+  }
+  raw.clear();
+  if (elf::read_symbols(sym, run, elf::SymbolSource::kDynsym, true, raw) > 0) {
+    add_elf_symbols(*table, raw, opts_.demangle);
+    table->fixup(false);
+  }
+  raw.clear();
+  if (!table->empty() && elf::read_plt_symbols(run, raw) > 0) {
+    add_elf_symbols(*table, raw, opts_.demangle);
+    table->sort_only();
+  }
+  out.table = std::move(table);
+  out.file = sym.path();
+  out.found = true;
+  return out;
+}
+
+const LoadedSymbols& Symbolizer::kernel(const elf::BuildId& id, std::uint64_t ref_reloc_addr) {
+  std::string key = "kernel:" + id.hex();
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  LoadedSymbols loaded = load_kernel(id, ref_reloc_addr);
+  if (!loaded.found) warn_missing("[kernel.kallsyms]", id);
+  return cache_.emplace(key, std::move(loaded)).first->second;
+}
+
+LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_reloc_addr) {
+  LoadedSymbols out;
+  out.table = std::make_shared<SymbolTable>();
+  std::string kallsyms = opts_.kallsyms;
+  if (kallsyms.empty() && !opts_.vmlinux.empty()) {
+    auto f = elf::ElfFile::open(opts_.vmlinux);
+    if (!f || (!id.empty() && !same_build_id(id, f->build_id()))) return out;
+    std::vector<elf::RawSymbol> raw;
+    if (elf::read_symbols(*f, *f, elf::SymbolSource::kSymtab, false, raw) == 0) return out;
+    auto table = std::make_shared<SymbolTable>();
+    add_elf_symbols(*table, raw, opts_.demangle_kernel);
+    table->fixup(false);
+    out.table = std::move(table);
+    out.file = opts_.vmlinux;
+    out.found = true;
+    return out;
+  }
+  if (kallsyms.empty()) {
+    if (!opts_.symfs.empty()) return out;
+    bool host = id.empty();
+    if (!host) {
+      if (auto running = elf::kernel_build_id(opts_.sysfs)) host = same_build_id(id, *running);
+    }
+    if (host) {
+      kallsyms = "/proc/kallsyms";
+    } else if (!opts_.buildid_dir.empty()) {
+      std::string cached = opts_.buildid_dir + "/[kernel.kallsyms]/" + id.hex() + "/kallsyms";
+      if (is_regular_file(cached)) kallsyms = cached;
+    }
+  }
+  if (kallsyms.empty()) return out;
+  auto info = load_kallsyms(kallsyms);
+  if (!info) return out;
+  if (ref_reloc_addr && info->ref_reloc_addr && ref_reloc_addr != info->ref_reloc_addr)
+    info->table.relocate(static_cast<std::int64_t>(ref_reloc_addr - info->ref_reloc_addr));
+  out.table = std::make_shared<SymbolTable>(std::move(info->table));
+  out.file = kallsyms;
+  out.found = true;
+  return out;
+}
+
+const LoadedSymbols& Symbolizer::jit_map(const std::string& path) {
+  std::string key = "jit:" + path;
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  LoadedSymbols out;
+  auto table = std::make_shared<SymbolTable>();
+  if (auto text = read_text_file(opts_.symfs + path)) {
+    std::string_view t = *text;
+    while (!t.empty()) {
+      std::size_t nl = t.find('\n');
+      std::string_view line = t.substr(0, nl);
+      t = nl == std::string_view::npos ? std::string_view() : t.substr(nl + 1);
+      // "START SIZE name" in hex
+      std::size_t a = line.find(' ');
+      std::size_t b = a == std::string_view::npos ? a : line.find(' ', a + 1);
+      if (b == std::string_view::npos) continue;
+      std::uint64_t start = std::strtoull(std::string(line.substr(0, a)).c_str(), nullptr, 16);
+      std::uint64_t size =
+          std::strtoull(std::string(line.substr(a + 1, b - a - 1)).c_str(), nullptr, 16);
+      table->add(start, size, kBindGlobal, kTypeFunc, line.substr(b + 1));
+    }
+    table->fixup(false);
+    out.found = true;
+    out.file = path;
+  }
+  out.table = std::move(table);
+  return cache_.emplace(key, std::move(out)).first->second;
+}
+
+}  // namespace perfkit::symbol

@@ -1,0 +1,83 @@
+// Symbolizer: finds and loads the symbols of each DSO once, lazily, keyed
+// by build-id (or by path when the recording has none), the way perf report
+// looks for them:
+//   user DSOs: the .gnu_debuglink file, the build-id cache (BUILDID_DIR/
+//   .build-id/xx/rest/{elf,debug}), /usr/lib/debug/.build-id/xx/rest.debug,
+//   the file itself under --symfs, then debuginfod when DEBUGINFOD_URLS is
+//   set. A file whose build-id differs from the recording's is refused.
+//   The symbols come from the first candidate with .symtab (else its
+//   .gnu_debugdata), adjusted by the first runtime candidate's segments.
+//   kernel: --kallsyms FILE, -k vmlinux, /proc/kallsyms when the recording's
+//   kernel build-id is the running one's, else BUILDID_DIR/[kernel.kallsyms]/
+//   ID/kallsyms.
+//   JIT regions: /tmp/perf-PID.map text files.
+// Each DSO whose symbols cannot be had is reported once through `warn`:
+// "PATH with build id ID not found, continuing without symbols".
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "elf/build_id.h"
+#include "symbol/symbol_table.h"
+
+namespace perfkit::symbol {
+
+struct SymbolizerOptions {
+  std::string symfs;        // --symfs: prefix for every file looked up
+  std::string buildid_dir;  // the build-id cache; empty: none
+  std::string vmlinux;      // -k
+  std::string kallsyms;     // --kallsyms
+  std::string debug_dir = "/usr/lib/debug";
+  std::string sysfs = "/sys";
+  bool demangle = true;
+  bool demangle_kernel = false;
+  bool debuginfod = false;  // DEBUGINFOD_URLS is set
+  std::function<void(const std::string&)> warn;
+};
+
+// Options from the environment: $PERF_BUILDID_DIR or $HOME/.debug for the
+// cache, $DEBUGINFOD_URLS for debuginfod.
+SymbolizerOptions symbolizer_options_from_env();
+
+// The build-id cache directory of a user DSO: BUILDID_DIR/PATH/ID.
+std::string buildid_cache_dir(const std::string& buildid_dir, std::string_view path,
+                              const elf::BuildId& id);
+// BUILDID_DIR/.build-id/xx/rest (a link to the directory above).
+std::string buildid_link_path(const std::string& buildid_dir, const elf::BuildId& id);
+
+// Symbols of one DSO plus where they came from.
+struct LoadedSymbols {
+  std::shared_ptr<const SymbolTable> table;  // never null; empty when not found
+  std::string file;                          // the file read, "" when none
+  bool found = false;
+};
+
+class Symbolizer {
+ public:
+  explicit Symbolizer(SymbolizerOptions opts);
+  const SymbolizerOptions& options() const { return opts_; }
+
+  // A user-space ELF DSO recorded as `path` with `id` (may be empty).
+  const LoadedSymbols& user_dso(std::string_view path, const elf::BuildId& id);
+  // The kernel. `ref_reloc_addr` is where the recording saw _text (the
+  // kernel map's pgoff), 0 if unknown; kallsyms symbols move by the
+  // difference to the file's _text.
+  const LoadedSymbols& kernel(const elf::BuildId& id, std::uint64_t ref_reloc_addr);
+  // A perf-PID.map file of JIT symbols (absolute addresses).
+  const LoadedSymbols& jit_map(const std::string& path);
+
+ private:
+  LoadedSymbols load_user(std::string_view path, const elf::BuildId& id);
+  LoadedSymbols load_kernel(const elf::BuildId& id, std::uint64_t ref_reloc_addr);
+  void warn_missing(std::string_view path, const elf::BuildId& id);
+
+  SymbolizerOptions opts_;
+  std::map<std::string, LoadedSymbols, std::less<>> cache_;
+};
+
+}  // namespace perfkit::symbol

@@ -28,6 +28,7 @@ struct WriterOptions {
 struct FeatureData {
   std::uint32_t id = 0;
   std::vector<std::uint8_t> bytes;
+  bool operator==(const FeatureData&) const = default;
 };
 
 class Writer {

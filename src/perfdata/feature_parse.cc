@@ -3,6 +3,7 @@
 // against the bytes left before anything is allocated for it.
 #include <algorithm>
 
+#include "abi/event_names.h"
 #include "abi/names.h"
 #include "perfdata/features.h"
 
@@ -199,12 +200,26 @@ std::uint32_t infer_topology_cpus(const Cursor& c) {
   return static_cast<std::uint32_t>(left / 8);
 }
 
+// perf's idea of how many bytes a string list takes: it counts each string
+// as if padded to 64 bytes, whatever the writer did.
+std::uint64_t perf_list_size(const std::vector<std::string>& list) {
+  std::uint64_t n = 4;
+  for (const auto& s : list) n += 4 + align_up(s.size() + 1, 64);
+  return n;
+}
+
 Expected<CpuTopology> parse_cpu_topology(Section& s, const std::optional<NrCpus>& nrcpus) {
   CpuTopology t;
   PK_ASSIGN(t.package_cpus_lists, string_list(s, "package cpu list"));
   PK_ASSIGN(t.core_cpus_lists, string_list(s, "core cpu list"));
-  // Older perf stops here; 4.1 added core and socket ids, 5.2 dies.
-  if (s.c.at_end()) return t;
+  // Older perf stops here; 4.1 added core and socket ids, 5.2 dies. perf
+  // decides what follows from the section size and its own count of the
+  // bytes read so far (which differs from the bytes read for writers that pad
+  // strings less): the rest of such a section is kept as trailing bytes.
+  const std::uint64_t section = s.c.view().size();
+  std::uint64_t perf_size =
+      perf_list_size(t.package_cpus_lists) + perf_list_size(t.core_cpus_lists);
+  if (section <= perf_size || s.c.at_end()) return t;
   std::uint32_t nr = nrcpus ? nrcpus->available : infer_topology_cpus(s.c);
   PK_TRY(s.check_count(s.c.file_offset(), nr, 8, "per-cpu core and socket ids of cpu count"));
   t.has_cpu_ids = true;
@@ -213,7 +228,8 @@ Expected<CpuTopology> parse_cpu_topology(Section& s, const std::optional<NrCpus>
     cpu.core_id = s.c.i32();
     cpu.socket_id = s.c.i32();
   }
-  if (s.c.at_end()) return t;
+  perf_size += std::uint64_t{nr} * 8;
+  if (section <= perf_size || s.c.at_end()) return t;
   PK_ASSIGN(t.die_cpus_lists, string_list(s, "die cpu list"));
   PK_TRY(s.check_count(s.c.file_offset(), nr, 4, "die ids of cpu count"));
   for (auto& cpu : t.cpus) cpu.die_id = s.c.i32();
@@ -552,6 +568,20 @@ Expected<Features> parse_features(std::span<const FeatureBlob> blobs, bool swap)
   Features f;
   for (const auto& b : blobs) PK_TRY(parse_feature(b.id, b.data, swap, b.offset, f));
   return f;
+}
+
+Status name_events_from_event_desc(const FeatureBlob& event_desc, bool swap, EventSet& events) {
+  Features f;
+  PK_TRY(parse_feature(kFeatEventDesc, event_desc.data, swap, event_desc.offset, f));
+  const auto& desc = f.event_desc->events;
+  for (std::size_t i = 0; i < desc.size() && i < events.size(); ++i)
+    if (events[i].name.empty() && !desc[i].name.empty()) events[i].name = desc[i].name;
+  return ok();
+}
+
+void name_events_by_default(EventSet& events) {
+  for (std::size_t i = 0; i < events.size(); ++i)
+    if (events[i].name.empty()) events[i].name = default_event_name(events[i].attr);
 }
 
 bool Features::has(std::uint32_t id) const {

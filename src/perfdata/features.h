@@ -292,6 +292,14 @@ Expected<std::vector<std::uint8_t>> encode_feature(const Features& f, std::uint3
 // Errors: as encode_feature.
 Expected<std::vector<FeatureData>> encode_features(const Features& f, bool swap);
 
+// Names events from an EVENT_DESC section, as perf does: event i gets the
+// name of entry i unless it already has one. A section that does not parse
+// names nothing; its error is returned for the caller to warn about.
+Status name_events_from_event_desc(const FeatureBlob& event_desc, bool swap, EventSet& events);
+// Gives each event still without a name perf's name for its attr
+// (abi::default_event_name: "cycles:u", "raw 0x1cd", ...).
+void name_events_by_default(EventSet& events);
+
 // Reads/writes one perf_header_string at the cursor; exposed for the tests.
 // The string is cut at its first NUL; errors name `what`.
 Expected<std::string> read_header_string(Cursor& c, std::string_view what);

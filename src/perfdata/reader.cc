@@ -8,6 +8,7 @@
 
 #include "abi/names.h"
 #include "base/cursor.h"
+#include "perfdata/features.h"
 #include "record/records.h"
 
 namespace perfkit::perfdata {
@@ -163,6 +164,13 @@ Status Reader::read_feature_table() {
     features_.push_back(FeatureBlob{id, off, whole_.subspan(off, len)});
   }
   if (auto td = feature(kFeatTracingData)) tracing_data_ = td->data;
+  if (auto ed = feature(kFeatEventDesc)) {
+    auto st = name_events_from_event_desc(*ed, header_.swap, events_);
+    if (!st)
+      warn(fmt::format("{}: {}; events keep perf's default names", name_, st.error().message()));
+  }
+  name_events_by_default(events_);
+  names_complete_ = true;
   return ok();
 }
 
@@ -205,11 +213,20 @@ Expected<bool> Reader::fill(std::uint64_t n) {
 }
 
 Expected<bool> Reader::next(ReadRecord& out) {
+  bool got = false;
   if (in_compressed_) {
-    PK_ASSIGN(bool got, next_from_compressed(out));
-    if (got) return true;
+    PK_ASSIGN(got, next_from_compressed(out));
   }
-  return next_raw(out);
+  if (!got) {
+    PK_ASSIGN(got, next_raw(out));
+  }
+  // A stream names its events by HEADER_FEATURE and EVENT_UPDATE records
+  // before the first kernel record; events still unnamed then get perf's names.
+  if (got && !names_complete_ && out.view.type < kRecordUserTypeStart) {
+    name_events_by_default(events_);
+    names_complete_ = true;
+  }
+  return got;
 }
 
 Expected<bool> Reader::next_raw(ReadRecord& out) {
@@ -309,6 +326,9 @@ Status Reader::apply_user_record(const RecordView& r) {
       owned_.emplace_back(f.data.begin(), f.data.end());
       features_.push_back(FeatureBlob{static_cast<std::uint32_t>(f.feat_id),
                                       r.offset + kHeaderSize + 8, owned_.back()});
+      if (f.feat_id == kFeatEventDesc &&
+          !name_events_from_event_desc(features_.back(), header_.swap, events_))
+        warn(fmt::format("{}: offset {:#x}: unreadable EVENT_DESC record", name_, r.offset));
       return ok();
     }
     case kRecordHeaderTracingData: {

@@ -121,6 +121,7 @@ class Reader {
   std::unique_ptr<Decompressor> decomp_;
   std::uint64_t decomp_offset_ = 0;
   bool in_compressed_ = false;
+  bool names_complete_ = false;  // every event has a name (see next())
 };
 
 }  // namespace perfkit::perfdata

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "abi/names.h"
+#include "record/encode.h"
+#include "support/test_support.h"
 
 namespace perfkit::perfdata {
 namespace {
@@ -358,6 +360,49 @@ TEST(Features, UnknownIdsAreKeptByteForByte) {
   EXPECT_EQ(*encode_feature(f, 130, true), bytes);
   EXPECT_EQ(f.ids(), std::vector<std::uint32_t>{130});
 }
+
+// A recording of two events whose EVENT_DESC names only the first: the
+// reader names the second the way perf does without a stored name.
+class EventNames : public testing::TestWithParam<bool> {};
+
+TEST_P(EventNames, ComeFromEventDescElsePerfsDefault) {
+  const bool pipe = GetParam();
+  EventSet events;
+  events.add(sample_attr(0), {10});  // cpu-clock
+  EventAttr faults = sample_attr(2);
+  faults.set(kAttrExcludeKernel);
+  faults.set(kAttrExcludeHv);
+  faults.set_precise_ip(0);
+  events.add(faults, {20});  // page-faults:u
+  Features f;
+  f.event_desc = EventDescList{kAttrSizeVer7, {{events[0].attr, "my-clock", {10}}}};
+  f.hostname = "h";
+  auto sections = encode_features(f, false);
+  ASSERT_TRUE(sections);
+  test::TempDir dir;
+  const std::string path = dir.path("names.data");
+  {
+    auto w = Writer::create(path, WriterOptions{.pipe = pipe});
+    ASSERT_TRUE(w);
+    ASSERT_TRUE((*w)->begin(events, pipe ? *sections : std::vector<FeatureData>{}));
+    auto comm = record::RecordBuilder(kRecordComm, 0, false).u32(7).u32(7).string("x").finish();
+    ASSERT_TRUE((*w)->write(comm));
+    ASSERT_TRUE((*w)->finish(events, *sections));
+  }
+  auto r = Reader::open(path);
+  ASSERT_TRUE(r) << r.error().message();
+  if (pipe) {
+    ReadRecord rec;
+    while (*(*r)->next(rec) && rec.view.type != kRecordComm) {
+    }
+  }
+  ASSERT_EQ((*r)->events().size(), 2u);
+  EXPECT_EQ((*r)->events()[0].name, "my-clock");
+  EXPECT_EQ((*r)->events()[1].name, "page-faults:u");
+}
+
+INSTANTIATE_TEST_SUITE_P(Mode, EventNames, testing::Bool(),
+                         [](const auto& info) { return info.param ? "Pipe" : "File"; });
 
 }  // namespace
 }  // namespace perfkit::perfdata

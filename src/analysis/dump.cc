@@ -1,26 +1,48 @@
 #include "analysis/dump.h"
 
-#include "abi/names.h"
+#include "abi/perf_event.h"
+#include "analysis/dump_records.h"
 #include "analysis/dump_stats.h"
 #include "perfdata/record_stream.h"
 
 namespace perfkit::analysis {
 
-Status run_dump(perfdata::Reader& reader, const DumpOptions& opts, FdWriter& out) {
+namespace {
+
+Status print_counts(perfdata::Reader& reader, FdWriter& out) {
   RecordStats stats;
   perfdata::RecordStreamOptions so;
-  so.ordered = opts.ordered && !opts.stats_only;
+  so.ordered = false;
+  PK_TRY(perfdata::process_records(reader, so,
+                                   [&](const perfdata::ReadRecord& rec, std::uint64_t) -> Status {
+                                     stats.count(rec.view.type);
+                                     return ok();
+                                   }));
+  stats.print(out, false);
+  return out.flush();
+}
+
+}  // namespace
+
+Status run_dump(perfdata::Reader& reader, const DumpOptions& opts, FdWriter& out) {
+  if (opts.stats_only) return print_counts(reader, out);
+
+  // Every record as perf report -D prints it, in perf's delivery order.
+  RecordPrinter printer(reader, opts.records);
+  out.write(RecordPrinter::ordering_warning(reader));
+  perfdata::RecordStreamOptions so;
+  so.ordered = opts.ordered && RecordPrinter::perf_orders(reader);
   PK_TRY(perfdata::process_records(
-      reader, so, [&](const perfdata::ReadRecord& rec, std::uint64_t ts) -> Status {
-        stats.count(rec.view.type);
-        if (opts.stats_only) return ok();
-        const auto& v = rec.view;
-        auto name = abi::record_type_name(v.type);
-        out.print("\n{:#x} [{:#x}]: event: {} {}\n", v.offset, v.size, v.type, name);
-        return out.status();
+      reader, so, [&](const perfdata::ReadRecord& rec, std::uint64_t) -> Status {
+        const auto type = rec.view.type;
+        // perf decompresses COMPRESSED records without printing them.
+        if (type == abi::kRecordCompressed || type == abi::kRecordCompressed2) {
+          printer.count(rec.view);
+          return ok();
+        }
+        return printer.print(rec, out);
       }));
-  if (!opts.stats_only) out.print("\nAggregated stats:\n");
-  stats.print(out, !opts.stats_only);
+  printer.print_stats(out);
   return out.flush();
 }
 

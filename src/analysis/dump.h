@@ -2,6 +2,7 @@
 // every record with its decoded fields (like perf report -D).
 #pragma once
 
+#include "analysis/dump_records.h"
 #include "base/error.h"
 #include "base/output.h"
 #include "perfdata/reader.h"
@@ -9,9 +10,10 @@
 namespace perfkit::analysis {
 
 struct DumpOptions {
-  bool stats_only = false;  // only per-type counts
-  bool header = true;       // print the header features first
-  bool ordered = true;      // perf's delivery order (false: file order)
+  bool stats_only = false;       // only per-type counts
+  bool header = true;            // print the header features first
+  bool ordered = true;           // perf's delivery order (false: file order)
+  RecordPrinterOptions records;  // how records print (raw hex dumps, AUX decoders)
 };
 
 Status run_dump(perfdata::Reader& reader, const DumpOptions& opts, FdWriter& out);

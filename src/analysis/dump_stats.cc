@@ -27,4 +27,14 @@ void RecordStats::print(FdWriter& out, bool with_percent) const {
   out.print("{:>16} events: {:>10}\n", "TOTAL", total_);
 }
 
+void RecordStats::print_perf_dump(FdWriter& out) const {
+  out.print("{:>16} events: {:>10}\n", "TOTAL", total_);
+  for (std::uint32_t t = 1; t < counts_.size(); ++t) {
+    auto name = abi::record_type_name(t);
+    if (!counts_[t] || name.empty()) continue;
+    double pct = 100.0 * static_cast<double>(counts_[t]) / static_cast<double>(total_);
+    out.print("{:>16} events: {:>10}  ({:4.1f}%)\n", name, counts_[t], pct);
+  }
+}
+
 }  // namespace perfkit::analysis

@@ -24,6 +24,9 @@ class RecordStats {
   // One line per type present, "%16s events: %10d  (%4.1f%%)", in type order;
   // then the TOTAL line. Unknown types print as UNKNOWN(type).
   void print(FdWriter& out, bool with_percent = true) const;
+  // The body of perf report -D's "Aggregated stats:": the TOTAL line first,
+  // then each known type present, "%16s events: %10d  (%4.1f%%)".
+  void print_perf_dump(FdWriter& out) const;
 
  private:
   std::array<std::uint64_t, 128> counts_{};

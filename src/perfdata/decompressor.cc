@@ -25,16 +25,19 @@ Status Decompressor::feed(Bytes data, std::uint64_t offset) {
   }
   ZSTD_inBuffer in{data.data(), data.size(), 0};
   const std::size_t chunk = std::max<std::size_t>(ZSTD_DStreamOutSize(), data.size() * 4);
-  while (in.pos < in.size) {
+  // zstd may hold decoded bytes back when the output fills up, even after it
+  // took all the input: keep draining until a call leaves room in the output.
+  for (;;) {
     std::size_t at = buf_.size();
     buf_.resize(at + chunk);
     ZSTD_outBuffer out{buf_.data() + at, chunk, 0};
     std::size_t rc = ZSTD_decompressStream(stream_->d, &out, &in);
+    const bool full = out.pos == chunk;
     buf_.resize(at + out.pos);
     if (ZSTD_isError(rc))
       return make_error("offset {:#x}: compressed record does not decompress: {}", offset,
                         ZSTD_getErrorName(rc));
-    if (out.pos == 0 && rc != 0 && in.pos == in.size) break;
+    if (in.pos == in.size && !full) break;
   }
   return ok();
 }

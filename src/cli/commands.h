@@ -17,6 +17,8 @@ struct Command {
 
 int cmd_dump(int argc, char** argv);
 int cmd_inject(int argc, char** argv);
+int cmd_report(int argc, char** argv);
+int cmd_buildid_list(int argc, char** argv);
 
 // Every command, in the order `perfkit help` lists them.
 std::span<const Command> commands();

@@ -14,6 +14,8 @@ namespace {
 constexpr Command kCommands[] = {
     {"dump", "Dump the header and every record of a perf.data file", cmd_dump},
     {"inject", "Read a perf.data file and write it back, filtering or augmenting it", cmd_inject},
+    {"report", "Read perf.data and display the profile", cmd_report},
+    {"buildid-list", "List the buildids in a perf.data file", cmd_buildid_list},
 };
 
 void print_usage() {

@@ -96,13 +96,18 @@ const LoadedSymbols& Symbolizer::user_dso(std::string_view path, const elf::Buil
   return cache_.emplace(key, std::move(loaded)).first->second;
 }
 
-LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& id) {
+LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& recorded) {
   LoadedSymbols out;
   out.table = std::make_shared<SymbolTable>();
   const std::string& symfs = opts_.symfs;
   std::string own = symfs + std::string(path);
   std::vector<std::string> candidates;
-  if (auto self = elf::ElfFile::open(own)) {
+  // Without a recorded build-id perf takes the one of the file on disk to
+  // search the debug directories (but then refuses nothing).
+  elf::BuildId id = recorded;
+  auto self = elf::ElfFile::open(own);
+  if (id.empty() && self) id = self->build_id();
+  if (self) {
     if (auto link = self->debuglink()) {
       std::string dir = dirname_of(path);
       std::string first = symfs + dir + "/" + link->name;
@@ -143,7 +148,7 @@ LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& i
     if (!is_regular_file(c)) continue;
     auto f = elf::ElfFile::open(c);
     if (!f) continue;
-    if (!id.empty() && !same_build_id(id, f->build_id())) continue;  // refused
+    if (!recorded.empty() && !same_build_id(recorded, f->build_id())) continue;  // refused
     bool take_syms = !syms && f->has_symtab();
     bool take_runtime = !runtime && f->has_dynsym();
     if (take_syms && take_runtime) {

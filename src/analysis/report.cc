@@ -1,0 +1,409 @@
+#include "analysis/report.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+#include "abi/perf_event.h"
+#include "analysis/report_impl.h"
+
+namespace perfkit::analysis {
+
+using namespace perfkit::abi;
+
+// ---- options ----
+
+Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list) {
+  std::vector<SortKey> keys;
+  while (!list.empty()) {
+    std::size_t comma = list.find(',');
+    std::string_view k = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    if (k.empty()) continue;
+    if (k == "comm")
+      keys.push_back(SortKey::kComm);
+    else if (k == "pid" || k == "tid")
+      keys.push_back(SortKey::kPid);
+    else if (k == "dso")
+      keys.push_back(SortKey::kDso);
+    else if (k == "sym" || k == "symbol")
+      keys.push_back(SortKey::kSym);
+    else if (k == "cpu")
+      keys.push_back(SortKey::kCpu);
+    else if (k == "overhead" || k == "overhead_children")
+      continue;
+    else if (k == "srcline" || k == "srcfile")
+      return make_error("sort key '{}' needs source lines, which perfkit does not read yet", k);
+    else
+      return make_error("unknown or unsupported sort key '{}'", k);
+  }
+  if (keys.empty()) return make_error("no sort keys given");
+  return keys;
+}
+
+Status parse_callchain_arg(std::string_view arg, ReportOptions& o) {
+  int numbers = 0;
+  o.chain_mode_given = true;
+  while (!arg.empty()) {
+    std::size_t comma = arg.find(',');
+    std::string_view t = arg.substr(0, comma);
+    arg = comma == std::string_view::npos ? std::string_view() : arg.substr(comma + 1);
+    if (t.empty()) continue;
+    if (t == "graph")
+      o.chain_mode = ChainMode::kGraphAbs;
+    else if (t == "fractal")
+      o.chain_mode = ChainMode::kGraphRel;
+    else if (t == "flat")
+      o.chain_mode = ChainMode::kFlat;
+    else if (t == "folded")
+      o.chain_mode = ChainMode::kFolded;
+    else if (t == "none")
+      o.chain_mode = ChainMode::kNone;
+    else if (t == "caller")
+      o.caller_order = true, o.order_given = true;
+    else if (t == "callee")
+      o.caller_order = false, o.order_given = true;
+    else if (t == "function" || t == "address" || t == "branch")
+      continue;
+    else if (t == "percent")
+      o.chain_value = ChainValue::kPercent;
+    else if (t == "period")
+      o.chain_value = ChainValue::kPeriod;
+    else if (t == "count")
+      o.chain_value = ChainValue::kCount;
+    else {
+      std::string s(t);
+      char* end = nullptr;
+      double v = std::strtod(s.c_str(), &end);
+      if (end == s.c_str() || *end) return make_error("-g: unknown callchain option '{}'", t);
+      if (numbers++ == 0)
+        o.chain_min_percent = v;
+      else
+        o.chain_print_limit = static_cast<std::uint32_t>(v);
+    }
+  }
+  return ok();
+}
+
+// ---- aggregation ----
+
+const std::string* Report::dso_name(const machine::Dso* d) {
+  if (!d) return nullptr;
+  if (dso_names_.size() <= d->index) dso_names_.resize(d->index + 1, nullptr);
+  const std::string*& p = dso_names_[d->index];
+  if (!p) p = session_->machine().intern(d->short_name);
+  return p;
+}
+
+bool Report::is_filtered(const ResolvedSample& s, const machine::Location& loc) const {
+  const auto& o = opts_;
+  if (!o.comms.empty() &&
+      std::find(o.comms.begin(), o.comms.end(), *s.thread->comm) == o.comms.end())
+    return true;
+  if (!o.pids.empty() && std::find(o.pids.begin(), o.pids.end(), s.thread->pid) == o.pids.end())
+    return true;
+  if (!o.tids.empty() && std::find(o.tids.begin(), o.tids.end(), s.thread->tid) == o.tids.end())
+    return true;
+  if (!o.dsos.empty() && loc.dso) {
+    bool hit = std::find(o.dsos.begin(), o.dsos.end(), loc.dso->short_name) != o.dsos.end() ||
+               std::find(o.dsos.begin(), o.dsos.end(), loc.dso->long_name) != o.dsos.end();
+    if (!hit) return true;
+  }
+  if (!o.symbols.empty()) {
+    std::string_view n = session_->machine().symbol_name(loc);
+    if (n.empty() || std::find(o.symbols.begin(), o.symbols.end(), n) == o.symbols.end())
+      return true;
+  }
+  return false;
+}
+
+Entry Report::make_entry(const ResolvedSample& s, const machine::Location& loc, char level) {
+  Entry e;
+  e.comm = s.comm;
+  e.tid = s.thread->tid;
+  e.cpu = s.sample->cpu;
+  e.dso_name = dso_name(loc.dso);
+  e.level = level;
+  e.ip = loc.addr;
+  bool has_sym = loc.symbol >= 0;
+  const symbol::Symbol* sym = nullptr;
+  if (has_sym) {
+    sym = &loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
+    e.sym_name = session_->machine().symbol_name(loc);
+    e.sym_type = sym->type;
+    e.sym_start_abs = loc.map ? loc.map->unmap_ip(sym->start) : sym->start;
+  }
+  for (SortKey k : opts_.sort) {
+    switch (k) {
+      case SortKey::kComm:
+        e.key.comm = e.comm;
+        break;
+      case SortKey::kPid:
+        e.key.tid = e.tid;
+        break;
+      case SortKey::kDso:
+        e.key.dso = e.dso_name;
+        break;
+      case SortKey::kSym:
+        e.key.has_sym = has_sym;
+        if (has_sym) {
+          e.key.sym_start = sym->start;
+          e.key.sym_end = sym->end;
+          if (!has_key_[static_cast<int>(SortKey::kDso)]) e.key.dso = e.dso_name;
+        } else {
+          e.key.ip = e.ip;
+        }
+        break;
+      case SortKey::kCpu:
+        e.key.cpu = e.cpu;
+        break;
+      default:
+        break;
+    }
+  }
+  return e;
+}
+
+std::uint32_t Report::add_entry(Hists& h, const Entry& e, bool self, std::uint64_t period) {
+  auto [it, fresh] = h.index.try_emplace(e.key, static_cast<std::uint32_t>(h.entries.size()));
+  if (fresh) {
+    h.entries.push_back(e);
+    if (use_callchain_) h.entries.back().chain = arena_.new_root();
+  }
+  Entry& x = h.entries[it->second];
+  if (self) {
+    x.period += period;
+    x.nr_events += 1;
+  }
+  if (children_) {
+    x.acc_period += period;
+    x.acc_nr_events += 1;
+  }
+  return it->second;
+}
+
+Status Report::on_sample(const ResolvedSample& s) {
+  const auto& smp = *s.sample;
+  if (opts_.time_start && smp.time < opts_.time_start) return ok();
+  if (opts_.time_end && smp.time > opts_.time_end) return ok();
+  if (opts_.have_cpus &&
+      std::find(opts_.cpus.begin(), opts_.cpus.end(), smp.cpu) == opts_.cpus.end())
+    return ok();
+  Hists& h = hists_[s.event];
+  bool filtered = is_filtered(s, s.loc);
+  if (s.loc.dso) s.loc.dso->hit = true;
+  std::uint64_t period = (smp.sample_type & kSamplePeriod) ? smp.period : 1;
+  if (!(smp.sample_type & kSamplePeriod)) period = 1;
+  h.nr_samples++;
+  if (!filtered) h.nr_non_filtered_samples++;
+
+  path_.clear();
+  if (use_callchain_ || children_) {
+    for (const Frame& f : s.callchain) {
+      ChainEntry c;
+      c.ip = f.ip;
+      c.dso_rank = f.loc.dso ? f.loc.dso->index + 1 : 0;
+      c.has_sym = f.loc.symbol >= 0;
+      if (c.has_sym) {
+        c.key = f.loc.dso->symbols->at(static_cast<std::size_t>(f.loc.symbol)).start;
+        c.name = session_->machine().symbol_name(f.loc);
+      } else {
+        c.key = f.ip;
+      }
+      path_.push_back(c);
+    }
+  }
+  Entry self = make_entry(s, s.loc, s.loc.level);
+  self.filtered = filtered;
+  std::uint32_t idx = add_entry(h, self, true, period);
+  bool has_chain = (smp.sample_type & kSampleCallchain) != 0;
+  if (use_callchain_ && has_chain) {
+    h.callchain_period += period;
+    if (!filtered) h.callchain_non_filtered_period += period;
+    Entry& x = h.entries[idx];
+    arena_.append(x.chain, path_, period);
+    x.max_depth = std::max<std::uint32_t>(x.max_depth, static_cast<std::uint32_t>(path_.size()));
+  }
+  if (!children_) return ok();
+
+  seen_.clear();
+  seen_.push_back(idx);
+  char level = s.loc.level;
+  for (std::size_t i = 0; i < s.callchain.size(); ++i) {
+    const Frame& f = s.callchain[i];
+    // perf keeps the previous frame's level for a frame without a map.
+    if (f.loc.map) level = f.loc.kernel_maps ? machine::kLevelKernel : machine::kLevelUser;
+    machine::Location loc = f.loc;
+    loc.addr = f.ip;  // perf's children entries carry the raw address
+    Entry e = make_entry(s, loc, level);
+    e.filtered = filtered;
+    bool dup = false;
+    for (std::uint32_t j : seen_)
+      if (h.entries[j].key == e.key) {
+        dup = true;
+        break;
+      }
+    if (dup) continue;
+    std::uint32_t k = add_entry(h, e, false, period);
+    seen_.push_back(k);
+    if (use_callchain_) {
+      Entry& x = h.entries[k];
+      arena_.append(x.chain, std::span<const ChainEntry>(path_).subspan(i), period);
+      x.max_depth =
+          std::max<std::uint32_t>(x.max_depth, static_cast<std::uint32_t>(path_.size() - i));
+    }
+  }
+  return ok();
+}
+
+void Report::settle(Session& session) {
+  session_ = &session;
+  const auto& ev = session.reader().events();
+  hists_.assign(ev.size(), Hists{});
+  bool has_cg = false;
+  for (const auto& d : ev.events()) has_cg |= (d.attr.sample_type & kSampleCallchain) != 0;
+  children_ = has_cg && opts_.children != 0;
+  use_callchain_ = has_cg && opts_.chain_mode != ChainMode::kNone;
+  for (SortKey k : opts_.sort) has_key_[static_cast<int>(k)] = true;
+  bool caller = opts_.caller_order;
+  if (children_ && !opts_.order_given) caller = true;
+  opts_.caller_order = caller;
+  session.set_callchains(has_cg && (use_callchain_ || children_), caller, opts_.max_stack);
+}
+
+// ---- ordering ----
+
+namespace {
+
+int cmp_str(const std::string* a, const std::string* b) {
+  if (a == b) return 0;
+  if (!a || !b) return !a ? 1 : -1;  // no DSO sorts last
+  int c = a->compare(*b);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+template <class T>
+int cmp_num(T a, T b) {
+  return a < b ? -1 : (a > b ? 1 : 0);
+}
+
+}  // namespace
+
+int compare_collapse(const Report& r, const Entry& a, const Entry& b) {
+  for (SortKey k : r.opts_.sort) {
+    int c = 0;
+    switch (k) {
+      case SortKey::kComm:
+        c = cmp_str(a.comm, b.comm);
+        break;
+      case SortKey::kPid:
+        c = cmp_num(a.tid, b.tid);
+        break;
+      case SortKey::kDso:
+        c = cmp_str(a.key.dso, b.key.dso);
+        break;
+      case SortKey::kSym:
+        if (!a.key.has_sym && !b.key.has_sym) {
+          c = cmp_num(a.ip, b.ip);
+          break;
+        }
+        if (!r.has_key_[static_cast<int>(SortKey::kDso)]) {
+          c = cmp_str(a.dso_name, b.dso_name);
+          if (c) break;
+        }
+        if (!a.key.has_sym || !b.key.has_sym) {
+          c = !a.key.has_sym ? 1 : -1;
+          break;
+        }
+        c = cmp_num(a.key.sym_start, b.key.sym_start);
+        if (!c) c = cmp_num(a.key.sym_end, b.key.sym_end);
+        break;
+      case SortKey::kCpu:
+        c = cmp_num(a.cpu, b.cpu);
+        break;
+      default:
+        break;
+    }
+    if (c) return c;
+  }
+  return 0;
+}
+
+int compare_output(const Report& r, const Hists&, const Entry& a, const Entry& b) {
+  if (r.children_) {
+    if (a.acc_period != b.acc_period) return a.acc_period > b.acc_period ? -1 : 1;
+    if (r.use_callchain_ && a.tid == b.tid && a.max_depth != b.max_depth) {
+      bool a_first = r.opts_.caller_order ? a.max_depth > b.max_depth : a.max_depth < b.max_depth;
+      return a_first ? -1 : 1;
+    }
+  }
+  if (a.period != b.period) return a.period > b.period ? -1 : 1;
+  for (SortKey k : r.opts_.sort) {
+    int c = 0;
+    switch (k) {
+      case SortKey::kComm:
+        c = cmp_str(a.comm, b.comm);
+        break;
+      case SortKey::kPid:
+        c = cmp_num(a.tid, b.tid);
+        break;
+      case SortKey::kDso:
+        c = cmp_str(a.key.dso, b.key.dso);
+        break;
+      case SortKey::kSym:
+        if (!a.key.has_sym || !b.key.has_sym) {
+          c = a.key.has_sym == b.key.has_sym ? 0 : (!a.key.has_sym ? 1 : -1);
+        } else {
+          int s = a.sym_name.compare(b.sym_name);
+          c = s < 0 ? -1 : (s > 0 ? 1 : 0);
+        }
+        break;
+      case SortKey::kCpu:
+        c = cmp_num(a.cpu, b.cpu);
+        break;
+      default:
+        break;
+    }
+    if (c) return c;
+  }
+  return 0;
+}
+
+void Report::finish() {
+  for (Hists& h : hists_) {
+    std::vector<std::uint32_t> order(h.entries.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    // perf's collapse tree order first, then the output sort on top of it.
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+      return compare_collapse(*this, h.entries[x], h.entries[y]) < 0;
+    });
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+      return compare_output(*this, h, h.entries[x], h.entries[y]) < 0;
+    });
+    h.sorted.clear();
+    for (std::uint32_t i : order) {
+      const Entry& e = h.entries[i];
+      h.total_period += e.period;
+      if (!e.filtered) {
+        h.total_non_filtered_period += e.period;
+        h.sorted.push_back(i);
+      }
+    }
+  }
+}
+
+// ---- builder ----
+
+ReportBuilder::ReportBuilder(const ReportOptions& opts) : impl_(std::make_unique<Report>(opts)) {}
+ReportBuilder::~ReportBuilder() = default;
+
+Status ReportBuilder::build(Session& session) {
+  impl_->settle(session);
+  PK_TRY(session.run(*impl_));
+  impl_->finish();
+  return ok();
+}
+
+void ReportBuilder::print(Session& session, FdWriter& out) { impl_->print(session, out); }
+
+}  // namespace perfkit::analysis

@@ -1,0 +1,60 @@
+// The call graph of one histogram entry: perf's callchain_node prefix tree.
+// Paths are merged while their frames are the same function (same DSO and
+// symbol start, or the same address when unresolved); a node splits where
+// paths part. Siblings are kept in perf's rb-tree order (descending by DSO,
+// then address) so that ties print in perf's order.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace perfkit::analysis {
+
+struct ChainEntry {
+  std::uint64_t ip = 0;        // the raw address, printed when unresolved
+  std::uint32_t dso_rank = 0;  // 0: no map; else DSO registration order + 1
+  std::uint64_t key = 0;       // symbol start, or ip when unresolved
+  std::string_view name;       // symbol name; empty when unresolved
+  bool has_sym = false;
+};
+
+struct ChainNode {
+  std::vector<ChainEntry> val;
+  std::vector<std::uint32_t> children;  // perf's rb_root_in order
+  std::uint64_t hit = 0, children_hit = 0;
+  std::uint32_t count = 0, children_count = 0;
+  std::uint64_t cumul() const { return hit + children_hit; }
+};
+
+class ChainArena {
+ public:
+  std::uint32_t new_root();
+  // perf's callchain_append: adds `path` (already in print order) with `period`.
+  void append(std::uint32_t root, std::span<const ChainEntry> path, std::uint64_t period);
+  const ChainNode& at(std::uint32_t i) const { return nodes_[i]; }
+  std::size_t size() const { return nodes_.size(); }
+
+ private:
+  void append_children(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
+                       std::uint64_t period);
+  void append_chain(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
+                    std::uint64_t period);
+  void split(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
+             std::size_t local, std::uint64_t period);
+  std::uint32_t add_child(std::span<const ChainEntry> rest, std::uint64_t period);
+
+  std::vector<ChainNode> nodes_;
+};
+
+// perf's match_chain: <0 when `existing` sorts before `incoming`.
+inline int chain_cmp(const ChainEntry& existing, const ChainEntry& incoming) {
+  if (existing.dso_rank != incoming.dso_rank) return existing.dso_rank < incoming.dso_rank ? -1 : 1;
+  std::uint64_t a = existing.has_sym && incoming.has_sym ? existing.key : existing.ip;
+  std::uint64_t b = existing.has_sym && incoming.has_sym ? incoming.key : incoming.ip;
+  if (a != b) return a < b ? -1 : 1;
+  return 0;
+}
+
+}  // namespace perfkit::analysis

@@ -1,0 +1,96 @@
+// Internals of perfkit report shared by its aggregation (report.cc) and its
+// printing (report_print.cc). Not a public API.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/report.h"
+#include "analysis/report_chain.h"
+
+namespace perfkit::analysis {
+
+// What identifies an entry: the fields of the active sort keys (others 0).
+struct EntryKey {
+  const std::string* comm = nullptr;
+  std::int32_t tid = 0;
+  const std::string* dso = nullptr;  // interned short name; nullptr: no map
+  bool has_sym = false;
+  std::uint64_t sym_start = 0, sym_end = 0;
+  std::uint64_t ip = 0;  // when there is no symbol
+  std::uint32_t cpu = 0;
+  std::uint64_t time = 0;
+  bool operator==(const EntryKey&) const = default;
+};
+
+struct EntryKeyHash {
+  std::size_t operator()(const EntryKey& k) const {
+    std::uint64_t h = reinterpret_cast<std::uintptr_t>(k.comm) * 0x9e3779b97f4a7c15ULL;
+    h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.tid)) + 0x632be59bd9b4e019ULL) *
+         31;
+    h = (h ^ reinterpret_cast<std::uintptr_t>(k.dso)) * 0xff51afd7ed558ccdULL;
+    h ^= (k.has_sym ? k.sym_start * 3 + k.sym_end : k.ip) * 0xc4ceb9fe1a85ec53ULL;
+    h ^= (static_cast<std::uint64_t>(k.cpu) << 32) ^ k.time;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
+struct Entry {
+  EntryKey key;
+  const std::string* comm = nullptr;  // for display even when comm is not a key
+  std::int32_t tid = 0;
+  std::uint32_t cpu = 0;
+  const std::string* dso_name = nullptr;
+  std::string_view sym_name;
+  std::uint8_t sym_type = 0;
+  std::uint64_t sym_start_abs = 0;  // unmapped symbol start (STT_OBJECT offsets)
+  std::uint64_t ip = 0;
+  char level = '.';
+  bool filtered = false;
+  std::uint64_t period = 0, nr_events = 0;
+  std::uint64_t acc_period = 0, acc_nr_events = 0;
+  std::uint32_t chain = UINT32_MAX;  // root in the arena
+  std::uint32_t max_depth = 0;
+};
+
+struct Hists {
+  std::vector<Entry> entries;
+  std::unordered_map<EntryKey, std::uint32_t, EntryKeyHash> index;
+  std::uint64_t nr_samples = 0, nr_non_filtered_samples = 0;
+  std::uint64_t total_period = 0, total_non_filtered_period = 0;
+  std::uint64_t callchain_period = 0, callchain_non_filtered_period = 0;
+  std::vector<std::uint32_t> sorted;  // output order
+};
+
+class Report : public SampleVisitor {
+ public:
+  explicit Report(const ReportOptions& o) : opts_(o) {}
+  Status on_sample(const ResolvedSample& s) override;
+  void settle(Session& session);
+  void finish();
+  void print(Session& session, FdWriter& out);
+
+  ReportOptions opts_;
+  bool children_ = false;
+  bool use_callchain_ = false;
+  bool has_key_[16] = {};
+  std::vector<Hists> hists_;
+  ChainArena arena_;
+  Session* session_ = nullptr;
+
+ private:
+  std::uint32_t add_entry(Hists& h, const Entry& e, bool self, std::uint64_t period);
+  Entry make_entry(const ResolvedSample& s, const machine::Location& loc, char level);
+  const std::string* dso_name(const machine::Dso* d);
+  bool is_filtered(const ResolvedSample& s, const machine::Location& loc) const;
+  std::vector<ChainEntry> path_;
+  std::vector<std::uint32_t> seen_;
+  std::vector<const std::string*> dso_names_;
+};
+
+int compare_collapse(const Report& r, const Entry& a, const Entry& b);
+int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry& b);
+
+}  // namespace perfkit::analysis

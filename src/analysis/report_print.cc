@@ -1,0 +1,419 @@
+// perfkit report's --stdio output, laid out as perf report --stdio lays it
+// out: header comments, column headers sized to the widest value, one line
+// per entry, and the call graph under each entry (graph, fractal, flat,
+// folded) with perf's margins, pipes and percentages.
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+
+#include "analysis/report_impl.h"
+
+namespace perfkit::analysis {
+
+namespace {
+
+// printf-style formatting into the writer (perf's formats are printf's).
+template <class... A>
+void outf(FdWriter& out, const char* fmt, A... a) {
+  char buf[1024];
+  int n = std::snprintf(buf, sizeof buf, fmt, a...);
+  if (n < 0) return;
+  if (static_cast<std::size_t>(n) >= sizeof buf) {
+    std::string big(static_cast<std::size_t>(n) + 1, '\0');
+    std::snprintf(big.data(), big.size(), fmt, a...);
+    out.write(std::string_view(big.data(), static_cast<std::size_t>(n)));
+    return;
+  }
+  out.write(std::string_view(buf, static_cast<std::size_t>(n)));
+}
+
+struct Column {
+  SortKey key;
+  std::size_t width;
+};
+
+const char* header_of(SortKey k) {
+  switch (k) {
+    case SortKey::kComm:
+      return "Command";
+    case SortKey::kPid:
+      return "    Pid:Command";
+    case SortKey::kDso:
+      return "Shared Object";
+    case SortKey::kSym:
+      return "Symbol";
+    case SortKey::kCpu:
+      return "CPU";
+    default:
+      return "?";
+  }
+}
+
+class Printer {
+ public:
+  Printer(Report& r, Hists& h, FdWriter& out) : r_(r), h_(h), out_(out) {}
+  void print_block();
+
+ private:
+  void compute_widths();
+  void print_headers();
+  void print_entry(const Entry& e);
+  void print_chain(const Entry& e);
+  std::vector<std::uint32_t> sorted_children(std::uint32_t node, std::uint64_t min_hit) const;
+  void graph(const std::vector<std::uint32_t>& kids, std::uint64_t total, int depth, int depth_mask,
+             int margin);
+  void value(std::uint64_t cumul, std::uint32_t count, std::uint64_t total);
+  void flat_collect(std::uint32_t node, std::uint64_t min_hit, std::vector<std::uint32_t>& out);
+  void print_path(std::uint32_t node, bool folded, bool& first);
+  std::string_view entry_name(const ChainEntry& c, char* buf, std::size_t n) const;
+
+  Report& r_;
+  Hists& h_;
+  FdWriter& out_;
+  std::vector<Column> cols_;
+  std::uint64_t total_ = 0;            // for percentages of entries
+  std::uint64_t min_hits_ = 0;         // graph (absolute) threshold
+  std::vector<std::uint32_t> parent_;  // node -> parent, for flat and folded paths
+};
+
+void Printer::compute_widths() {
+  for (SortKey k : r_.opts_.sort) cols_.push_back({k, std::strlen(header_of(k))});
+  std::size_t comm_len = 0;
+  for (std::uint32_t i : h_.sorted) {
+    const Entry& e = h_.entries[i];
+    for (Column& c : cols_) {
+      switch (c.key) {
+        case SortKey::kComm:
+          c.width = std::max(c.width, e.comm->size());
+          break;
+        case SortKey::kPid:
+          if (e.comm->size() > comm_len)
+            comm_len = e.comm->size(), c.width = std::max(c.width, comm_len + 8);
+          break;
+        case SortKey::kDso:
+          if (e.dso_name) c.width = std::max(c.width, e.dso_name->size());
+          if (e.sym_name.empty() && !e.key.has_sym) c.width = std::max<std::size_t>(c.width, 16);
+          break;
+        case SortKey::kSym:
+          c.width = std::max(c.width, e.sym_name.empty() ? std::size_t{22} : e.sym_name.size() + 4);
+          break;
+        default:
+          break;
+      }
+    }
+    // An unresolved symbol widens the DSO column even when sym is not a key.
+    if (e.sym_name.empty())
+      for (Column& c : cols_)
+        if (c.key == SortKey::kDso) c.width = std::max<std::size_t>(c.width, 16);
+  }
+}
+
+void Printer::print_headers() {
+  std::vector<std::pair<const char*, std::size_t>> heads;
+  if (r_.children_) heads.push_back({"Children", 8});
+  heads.push_back({r_.children_ ? "Self" : "Overhead", 8});
+  if (r_.opts_.show_nr_samples) heads.push_back({"Samples", 12});
+  if (r_.opts_.show_period) heads.push_back({"Period", 12});
+  out_.write("# ");
+  bool first = true;
+  std::string dots = "# ";
+  for (auto& [name, w] : heads) {
+    if (!first) out_.write("  "), dots += "  ";
+    first = false;
+    outf(out_, "%*s", static_cast<int>(w), name);
+    dots.append(w, '.');
+  }
+  for (const Column& c : cols_) {
+    if (!first) out_.write("  "), dots += "  ";
+    first = false;
+    outf(out_, "%-*.*s", static_cast<int>(c.width), static_cast<int>(c.width), header_of(c.key));
+    dots.append(c.width, '.');
+  }
+  out_.write("\n");
+  out_.write(dots);
+  out_.write("\n#\n");
+}
+
+void Printer::print_entry(const Entry& e) {
+  auto pct = [&](std::uint64_t v) {
+    double p = total_ ? 100.0 * static_cast<double>(v) / static_cast<double>(total_) : 0.0;
+    outf(out_, "   %6.2f%%", p);
+  };
+  // Each column is preceded by two spaces; percentages are " %6.2f%%".
+  if (r_.children_) pct(e.acc_period);
+  pct(e.period);
+  if (r_.opts_.show_nr_samples) outf(out_, "   %11" PRIu64, e.nr_events);
+  if (r_.opts_.show_period) outf(out_, "   %11" PRIu64, e.period);
+  for (std::size_t i = 0; i < cols_.size(); ++i) {
+    const Column& c = cols_[i];
+    bool last = i + 1 == cols_.size();
+    int w = static_cast<int>(c.width);
+    out_.write("  ");
+    char buf[1024];
+    int n = 0;
+    switch (c.key) {
+      case SortKey::kComm:
+        n = std::snprintf(buf, sizeof buf, "%-*.*s", w, w, e.comm->c_str());
+        break;
+      case SortKey::kPid: {
+        int cw = std::max(7, w) - 8;
+        n = std::snprintf(buf, sizeof buf, "%7d:%-*.*s", e.tid, cw, cw, e.comm->c_str());
+        break;
+      }
+      case SortKey::kDso:
+        n = std::snprintf(buf, sizeof buf, "%-*.*s", w, w,
+                          e.dso_name ? e.dso_name->c_str() : "[unknown]");
+        break;
+      case SortKey::kCpu:
+        n = std::snprintf(buf, sizeof buf, "%*.*d", w, w, static_cast<int>(e.cpu));
+        break;
+      case SortKey::kSym: {
+        n = std::snprintf(buf, sizeof buf, "[%c] ", e.level);
+        if (!e.sym_name.empty()) {
+          if (e.sym_type == symbol::kTypeObject) {
+            n += std::snprintf(buf + n, sizeof buf - n, "%.*s+0x%" PRIx64,
+                               static_cast<int>(e.sym_name.size()), e.sym_name.data(),
+                               e.ip - e.sym_start_abs);
+          } else {
+            int room = std::max(0, w - n);
+            n += std::snprintf(buf + n, sizeof buf - n, "%.*s",
+                               std::min(room, static_cast<int>(e.sym_name.size())),
+                               e.sym_name.data());
+          }
+        } else {
+          n += std::snprintf(buf + n, sizeof buf - n, "%-#.*" PRIx64, 16, e.ip);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    n = std::min<int>(n, static_cast<int>(sizeof buf) - 1);
+    out_.write(std::string_view(buf, static_cast<std::size_t>(n)));
+    if (!last && n < w) outf(out_, "%-*s", w - n, " ");
+  }
+  out_.write("\n");
+}
+
+std::vector<std::uint32_t> Printer::sorted_children(std::uint32_t node,
+                                                    std::uint64_t min_hit) const {
+  const ChainNode& n = r_.arena_.at(node);
+  if (r_.opts_.chain_mode == ChainMode::kGraphRel)
+    min_hit = static_cast<std::uint64_t>(
+        std::ceil(static_cast<double>(n.children_hit) * (r_.opts_.chain_min_percent / 100.0)));
+  std::vector<std::uint32_t> kids;
+  for (std::uint32_t c : n.children)
+    if (r_.arena_.at(c).cumul() >= min_hit) kids.push_back(c);
+  std::stable_sort(kids.begin(), kids.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return r_.arena_.at(a).cumul() > r_.arena_.at(b).cumul();
+  });
+  return kids;
+}
+
+std::string_view Printer::entry_name(const ChainEntry& c, char* buf, std::size_t n) const {
+  if (c.has_sym) return c.name;
+  int k = std::snprintf(buf, n, "%#" PRIx64, c.ip);
+  return std::string_view(buf, static_cast<std::size_t>(std::max(k, 0)));
+}
+
+void Printer::value(std::uint64_t cumul, std::uint32_t count, std::uint64_t total) {
+  switch (r_.opts_.chain_value) {
+    case ChainValue::kPeriod:
+      outf(out_, "%" PRIu64, cumul);
+      break;
+    case ChainValue::kCount:
+      outf(out_, "%u", count);
+      break;
+    default: {
+      double p = total ? static_cast<double>(cumul) * 100.0 / static_cast<double>(total) : 0.0;
+      outf(out_, "%.2f%%", p);
+    }
+  }
+}
+
+void Printer::graph(const std::vector<std::uint32_t>& kids, std::uint64_t total, int depth,
+                    int depth_mask, int margin) {
+  const bool rel = r_.opts_.chain_mode == ChainMode::kGraphRel;
+  std::uint64_t remaining = total;
+  int new_mask = depth_mask;
+  std::uint32_t printed = 0;
+  char nb[64];
+  for (std::size_t k = 0; k < kids.size(); ++k) {
+    const ChainNode& child = r_.arena_.at(kids[k]);
+    remaining -= child.cumul();
+    if (k + 1 == kids.size() && (!rel || !remaining)) new_mask &= ~(1 << (depth - 1));
+    outf(out_, "%*s", 12 + margin, "");
+    for (int i = 0; i < depth; ++i)
+      out_.write((depth_mask & (1 << i)) ? "|          " : "           ");
+    out_.write("\n");
+    for (std::size_t v = 0; v < child.val.size(); ++v) {
+      outf(out_, "%*s", 12 + margin, "");
+      for (int i = 0; i < depth; ++i) {
+        out_.write((new_mask & (1 << i)) ? "|" : " ");
+        if (v == 0 && i == depth - 1) {
+          out_.write("--");
+          value(child.cumul(), child.count + child.children_count, total);
+          out_.write("--");
+        } else {
+          out_.write("          ");
+        }
+      }
+      out_.write(entry_name(child.val[v], nb, sizeof nb));
+      out_.write("\n");
+    }
+    std::uint64_t new_total = rel ? child.children_hit : total;
+    graph(sorted_children(kids[k], min_hits_), new_total, depth + 1, new_mask | (1 << depth),
+          margin);
+    if (++printed == r_.opts_.chain_print_limit) break;
+  }
+  if (rel && remaining && remaining != total) {
+    new_mask &= ~(1 << (depth - 1));
+    outf(out_, "%*s", 12 + margin, "");
+    for (int i = 0; i < depth; ++i) {
+      out_.write((new_mask & (1 << i)) ? "|" : " ");
+      if (i == depth - 1) {
+        out_.write("--");
+        value(remaining, 0, total);
+        out_.write("--");
+      } else {
+        out_.write("          ");
+      }
+    }
+    out_.write("[...]\n");
+  }
+}
+
+void Printer::flat_collect(std::uint32_t node, std::uint64_t min_hit,
+                           std::vector<std::uint32_t>& out) {
+  const ChainNode& n = r_.arena_.at(node);
+  for (std::uint32_t c : n.children) {
+    parent_[c] = node;
+    flat_collect(c, min_hit, out);
+  }
+  if (n.hit && n.hit >= min_hit) {
+    // perf's rb insert: descending hit, ties after.
+    auto at =
+        std::upper_bound(out.begin(), out.end(), n.hit,
+                         [&](std::uint64_t h, std::uint32_t x) { return h > r_.arena_.at(x).hit; });
+    out.insert(at, node);
+  }
+}
+
+void Printer::print_path(std::uint32_t node, bool folded, bool& first) {
+  if (node == UINT32_MAX) return;
+  print_path(parent_[node], folded, first);
+  char nb[64];
+  for (const ChainEntry& c : r_.arena_.at(node).val) {
+    if (folded) {
+      if (!first) out_.write(";");
+      first = false;
+      out_.write(entry_name(c, nb, sizeof nb));
+    } else {
+      out_.write("                ");
+      out_.write(entry_name(c, nb, sizeof nb));
+      out_.write("\n");
+    }
+  }
+}
+
+void Printer::print_chain(const Entry& e) {
+  if (e.chain == UINT32_MAX) return;
+  const auto mode = r_.opts_.chain_mode;
+  std::uint64_t total = h_.total_period;
+  std::uint64_t parent_samples = r_.children_ ? e.acc_period : e.period;
+  if (mode == ChainMode::kFlat || mode == ChainMode::kFolded) {
+    parent_.assign(r_.arena_.size(), UINT32_MAX);
+    std::vector<std::uint32_t> nodes;
+    parent_[e.chain] = UINT32_MAX;
+    flat_collect(e.chain, min_hits_, nodes);
+    std::uint32_t printed = 0;
+    for (std::uint32_t n : nodes) {
+      const ChainNode& cn = r_.arena_.at(n);
+      bool first = true;
+      if (mode == ChainMode::kFlat) {
+        out_.write("           ");
+        value(cn.cumul(), cn.count + cn.children_count, total);
+        out_.write("\n");
+        print_path(n, false, first);
+        out_.write("\n");
+      } else {
+        value(cn.hit, cn.count, total);
+        out_.write(" ");
+        print_path(n, true, first);
+        out_.write("\n");
+      }
+      if (++printed == r_.opts_.chain_print_limit) break;
+    }
+    return;
+  }
+  std::vector<std::uint32_t> root = sorted_children(e.chain, min_hits_);
+  bool printed = false;
+  int margin = 0;
+  std::uint32_t entries = 0;
+  if (root.size() == 1 && r_.arena_.at(root[0]).cumul() == parent_samples) {
+    const ChainNode& c = r_.arena_.at(root[0]);
+    char nb[64];
+    for (std::size_t i = 0; i < c.val.size(); ++i) {
+      if (i == 0 && r_.opts_.sort_starts_with_sym) continue;
+      if (!printed) {
+        outf(out_, "%*s|\n", 12 + margin, "");
+        outf(out_, "%*s---", 12 + margin, "");
+        margin += 3;
+        printed = true;
+      } else {
+        outf(out_, "%*s", 12 + margin, "");
+      }
+      out_.write(entry_name(c.val[i], nb, sizeof nb));
+      out_.write("\n");
+      if (++entries == r_.opts_.chain_print_limit) break;
+    }
+    root = sorted_children(root[0], min_hits_);
+  }
+  if (mode == ChainMode::kGraphRel) total = parent_samples;
+  std::uint64_t before = out_.offset();
+  graph(root, total, 1, 1, margin);
+  if (printed || out_.offset() != before) out_.write("\n");
+}
+
+void Printer::print_block() {
+  compute_widths();
+  print_headers();
+  total_ = r_.opts_.relative ? h_.total_non_filtered_period : h_.total_period;
+  std::uint64_t cc_total =
+      r_.opts_.relative ? h_.callchain_non_filtered_period : h_.callchain_period;
+  min_hits_ = static_cast<std::uint64_t>(static_cast<double>(cc_total) *
+                                         (r_.opts_.chain_min_percent / 100.0));
+  for (std::uint32_t i : h_.sorted) {
+    const Entry& e = h_.entries[i];
+    if (r_.opts_.percent_limit > 0) {
+      std::uint64_t v = r_.children_ ? e.acc_period : e.period;
+      double p = total_ ? 100.0 * static_cast<double>(v) / static_cast<double>(total_) : 0.0;
+      if (p < r_.opts_.percent_limit) continue;
+    }
+    print_entry(e);
+    if (r_.use_callchain_) print_chain(e);
+  }
+}
+
+}  // namespace
+
+void Report::print(Session& session, FdWriter& out) {
+  outf(out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", session.stats().total_lost_samples);
+  for (std::size_t i = 0; i < hists_.size(); ++i) {
+    Hists& h = hists_[i];
+    if (!h.nr_samples) continue;  // perf's --skip-empty default
+    std::uint64_t nr = opts_.relative ? h.nr_non_filtered_samples : h.nr_samples;
+    std::uint64_t events = opts_.relative ? h.total_non_filtered_period : h.total_period;
+    char unit = ' ';
+    for (char u : {'K', 'M', 'G'})
+      if (nr > 1000) nr /= 1000, unit = u;
+    std::string name = session.event_name(i);
+    outf(out, "# Samples: %" PRIu64 "%c of event '%s'\n", nr, unit, name.c_str());
+    outf(out, "# Event count (approx.): %" PRIu64 "\n#\n", events);
+    Printer(*this, h, out).print_block();
+    out.write("\n\n");
+  }
+  outf(out, "#\n# (%s)\n#\n", opts_.tip.c_str());
+}
+
+}  // namespace perfkit::analysis

@@ -1,0 +1,156 @@
+#include "analysis/session.h"
+
+#include <algorithm>
+
+#include "abi/event_names.h"
+#include "perfdata/record_stream.h"
+#include "record/records.h"
+
+namespace perfkit::analysis {
+
+using namespace perfkit::abi;
+
+Expected<std::unique_ptr<Session>> Session::open(const std::string& path, SessionOptions opts) {
+  std::unique_ptr<Session> s(new Session());
+  s->opts_ = std::move(opts);
+  perfdata::ReaderOptions ro;
+  ro.warn = s->opts_.warn;
+  PK_ASSIGN(s->reader_, perfdata::Reader::open(path, ro));
+  if (!s->opts_.symbols.warn) s->opts_.symbols.warn = s->opts_.warn;
+  s->symbolizer_ = std::make_unique<symbol::Symbolizer>(s->opts_.symbols);
+  s->machine_ = std::make_unique<machine::Machine>(*s->symbolizer_);
+  s->stats_.nr_events.assign(kRecordHeaderMax + 1, 0);
+  s->read_build_id_table();
+  return s;
+}
+
+std::string Session::event_name(std::size_t event) const {
+  const auto& d = reader_->events()[event];
+  return d.name.empty() ? default_event_name(d.attr) : d.name;
+}
+
+void Session::read_build_id_table() {
+  auto feat = reader_->feature(kFeatBuildId);
+  if (!feat) return;
+  Bytes b = feat->data;
+  std::size_t at = 0;
+  while (at + kHeaderSize <= b.size()) {
+    record::RecordView v = record::view_header(b.data() + at, reader_->swapped());
+    if (v.size < kHeaderSize || at + v.size > b.size()) break;
+    v.bytes = b.subspan(at, v.size);
+    v.offset = feat->offset + at;
+    (void)apply_build_id_record(v);
+    at += v.size;
+  }
+}
+
+Status Session::apply_build_id_record(const record::RecordView& r) {
+  PK_ASSIGN(auto b, record::parse_build_id(r));
+  std::uint16_t mode = r.cpumode();
+  bool kernel = mode == kMiscKernel || mode == kMiscGuestKernel;
+  machine_->add_build_id(b.filename, elf::BuildId::from_bytes(b.build_id), kernel);
+  return ok();
+}
+
+Status Session::run(SampleVisitor& visitor) {
+  perfdata::RecordStreamOptions so;
+  std::uint64_t next_progress = 0;
+  return perfdata::process_records(*reader_, so,
+                                   [&](const perfdata::ReadRecord& rec, std::uint64_t) -> Status {
+                                     if (opts_.progress && reader_->position() >= next_progress) {
+                                       opts_.progress(reader_->position(), reader_->data_end());
+                                       next_progress = reader_->position() + (1 << 20);
+                                     }
+                                     return on_record(rec, visitor);
+                                   });
+}
+
+Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
+  const record::RecordView& r = rec.view;
+  if (r.type < stats_.nr_events.size()) ++stats_.nr_events[r.type];
+  switch (r.type) {
+    case kRecordSample:
+      return on_sample(r, v);
+    case kRecordLostSamples: {
+      PK_ASSIGN(auto l, record::parse_lost_samples(r));
+      stats_.total_lost_samples += l.lost;
+      return ok();
+    }
+    case kRecordLost: {
+      PK_ASSIGN(auto l, record::parse_lost(r));
+      stats_.total_lost += l.lost;
+      return ok();
+    }
+    case kRecordHeaderBuildId:
+      return apply_build_id_record(r);
+    default:
+      if (r.type < kRecordUserTypeStart) return machine_->apply(r);
+      return ok();
+  }
+}
+
+void Session::resolve_callchain(const record::Sample& s, machine::Thread& t) {
+  frames_.clear();
+  const auto& chain = s.callchain;
+  // First pass, callee first: each ip with the cpumode of the nearest
+  // context marker before it (perf starts in user mode).
+  std::uint8_t cpumode = kMiscUser;
+  for (std::uint64_t i = 0; i < chain.size(); ++i) {
+    std::uint64_t ip = chain[i];
+    if (ip >= kContextMax) {
+      switch (ip) {
+        case kContextHv:
+          cpumode = kMiscHypervisor;
+          break;
+        case kContextKernel:
+          cpumode = kMiscKernel;
+          break;
+        case kContextUser:
+          cpumode = kMiscUser;
+          break;
+        default:  // a corrupt chain: perf drops it all
+          frames_.clear();
+          return;
+      }
+      continue;
+    }
+    Frame f;
+    f.ip = ip;
+    f.loc.level = static_cast<char>(cpumode);  // the mode, until resolved below
+    frames_.push_back(f);
+  }
+  if (opts_.caller_order) std::reverse(frames_.begin(), frames_.end());
+  if (frames_.size() > static_cast<std::size_t>(opts_.max_stack))
+    frames_.resize(static_cast<std::size_t>(std::max(opts_.max_stack, 0)));
+  for (Frame& f : frames_)
+    f.loc = machine_->resolve(t, static_cast<std::uint8_t>(f.loc.level), f.ip);
+}
+
+Status Session::on_sample(const record::RecordView& r, SampleVisitor& v) {
+  int idx = reader_->events().attr_index(r);
+  if (idx < 0) {
+    ++stats_.nr_unknown_id;
+    return ok();
+  }
+  const auto& desc = reader_->events()[static_cast<std::size_t>(idx)];
+  PK_TRY(record::decode_sample(r, desc.layout, sample_));
+  ResolvedSample rs;
+  rs.event = static_cast<std::size_t>(idx);
+  rs.sample = &sample_;
+  rs.cpumode = static_cast<std::uint8_t>(r.cpumode());
+  std::int32_t pid =
+      (sample_.sample_type & kSampleTid) ? static_cast<std::int32_t>(sample_.pid) : -1;
+  std::int32_t tid =
+      (sample_.sample_type & kSampleTid) ? static_cast<std::int32_t>(sample_.tid) : -1;
+  machine::Thread& t = machine_->findnew_thread(pid, tid);
+  rs.thread = &t;
+  rs.comm = t.comm;
+  rs.loc = machine_->resolve(t, rs.cpumode, sample_.ip);
+  if (opts_.resolve_callchains && (sample_.sample_type & kSampleCallchain)) {
+    resolve_callchain(sample_, t);
+    rs.callchain = frames_;
+  }
+  return v.on_sample(rs);
+}
+
+}  // namespace perfkit::analysis

@@ -1,0 +1,240 @@
+// perfkit report: perf report --stdio's histograms, call graphs and header
+// comments from a perf.data file or stream, many times faster.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdlib>
+
+#include "analysis/report.h"
+#include "analysis/session.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+
+#if __has_include("analysis/header_print.h")
+#include "analysis/header_print.h"
+#define PERFKIT_HAVE_HEADER_PRINT 1
+#endif
+
+namespace perfkit::cli {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= s.size()) {
+    std::size_t comma = s.find(',', at);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > at) out.push_back(s.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
+template <class T>
+bool parse_int_list(const std::string& s, std::vector<T>& out) {
+  for (const auto& part : split_list(s)) {
+    std::size_t dash = part.find('-');
+    long a = 0, b = 0;
+    auto p = part.substr(0, dash);
+    if (std::from_chars(p.data(), p.data() + p.size(), a).ec != std::errc()) return false;
+    b = a;
+    if (dash != std::string::npos) {
+      auto q = part.substr(dash + 1);
+      if (std::from_chars(q.data(), q.data() + q.size(), b).ec != std::errc()) return false;
+    }
+    for (long v = a; v <= b; ++v) out.push_back(static_cast<T>(v));
+  }
+  return true;
+}
+
+// perf's pager: $PAGER (or less -FRSX) when stdout is a terminal.
+pid_t start_pager() {
+  if (!isatty(STDOUT_FILENO)) return -1;
+  const char* pager = std::getenv("PERF_PAGER");
+  if (!pager) pager = std::getenv("PAGER");
+  if (!pager || !*pager) pager = "less";
+  if (std::string_view(pager) == "cat") return -1;
+  int fds[2];
+  if (pipe(fds) < 0) return -1;
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    dup2(fds[0], STDIN_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    setenv("LESS", "FRSX", 0);
+    execlp("sh", "sh", "-c", pager, static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  dup2(fds[1], STDOUT_FILENO);
+  close(fds[0]);
+  close(fds[1]);
+  return pid;
+}
+
+void wait_pager(pid_t pid) {
+  if (pid < 0) return;
+  fflush(stdout);
+  close(STDOUT_FILENO);
+  int st;
+  waitpid(pid, &st, 0);
+}
+
+}  // namespace
+
+int cmd_report(int argc, char** argv) {
+  CLI::App app("Show perf.data histograms and call graphs, as 'perf report --stdio' does.",
+               "report");
+  std::string input;
+  std::string sort, fields, callgraph, percentage = "relative", time_str;
+  std::string comms, dsos, symbols, pids, tids, cpus;
+  bool children = false, no_children = false, inverted = false, stats = false;
+  bool header = false, header_only = false, no_demangle = false, demangle_kernel = false;
+  bool stdio = false, force = false, quiet_progress = false;
+  int verbose = 0;
+  analysis::ReportOptions opts;
+  std::string symfs, vmlinux, kallsyms;
+  app.add_option("-i,--input", input, "Input file name ('-' for stdin)");
+  app.add_flag("--stdio", stdio, "Use the stdio interface (the only one)");
+  app.add_option("-s,--sort", sort, "Sort by key(s): comm, pid, tid, dso, sym, cpu");
+  app.add_option("-F,--fields", fields, "Output fields: overhead, sample, period and sort keys");
+  app.add_flag("--children", children, "Accumulate callchains of children into parent entries");
+  app.add_flag("--no-children", no_children, "Do not accumulate callchains of children");
+  app.add_option("-g,--call-graph", callgraph,
+                 "Call graph: graph|flat|fractal|folded|none,min_percent[,limit],caller|callee")
+      ->expected(0, 1);
+  app.add_flag("-G,--inverted", inverted, "Alias for the 'caller' call-graph order");
+  app.add_option("--max-stack", opts.max_stack, "Callchain frames to use at most");
+  app.add_option("--percent-limit", opts.percent_limit, "Hide entries below this percentage");
+  app.add_option("--percentage", percentage, "relative or absolute percentages with filters");
+  app.add_option("--comm", comms, "Only these comms (comma separated)");
+  app.add_option("-d,--dsos", dsos, "Only these dsos (comma separated)");
+  app.add_option("-S,--symbols", symbols, "Only these symbols (comma separated)");
+  app.add_option("--pid", pids, "Only these process ids");
+  app.add_option("--tid", tids, "Only these thread ids");
+  app.add_option("-C,--cpu", cpus, "Only these CPUs (list or ranges)");
+  app.add_option("--time", time_str, "Time range start,stop in seconds (or percent ranges)");
+  app.add_flag("-n,--show-nr-samples", opts.show_nr_samples, "Show a Samples column");
+  app.add_flag("--show-total-period", opts.show_period, "Show a Period column");
+  app.add_flag("--stats", stats, "Only print the number of records of each type");
+  app.add_flag("--header", header, "Show the perf.data header first");
+  app.add_flag("--header-only", header_only, "Only show the perf.data header");
+  app.add_option("--symfs", symfs, "Look for files under this directory");
+  app.add_option("-k,--vmlinux", vmlinux, "vmlinux file for kernel symbols");
+  app.add_option("--kallsyms", kallsyms, "kallsyms file for kernel symbols");
+  app.add_flag("--no-demangle", no_demangle, "Do not demangle C++ symbol names");
+  app.add_flag("--demangle-kernel", demangle_kernel, "Demangle kernel symbol names");
+  app.add_flag("--group", opts.group, "Show event group members side by side");
+  app.add_flag("-f,--force", force, "Do not complain, do it");
+  app.add_flag("-q,--quiet", quiet_progress, "No progress bar or warnings");
+  app.add_flag("-v,--verbose", verbose, "More messages");
+  int code = 0;
+  if (!parse_options(app, argc, argv, code)) return code;
+
+  if (input.empty())
+    input = (!isatty(STDIN_FILENO) && lseek(STDIN_FILENO, 0, SEEK_CUR) < 0) ? "-" : "perf.data";
+  if (!sort.empty()) {
+    auto keys = analysis::parse_sort_keys(sort);
+    if (!keys) return fail("report", keys.error());
+    opts.sort = *keys;
+    opts.sort_given = true;
+    opts.sort_starts_with_sym = sort.starts_with("sym");
+  }
+  if (!fields.empty()) {
+    for (const auto& f : split_list(fields)) {
+      if (f == "overhead" || f == "overhead_children") continue;
+      if (f == "sample")
+        opts.show_nr_samples = true;
+      else if (f == "period")
+        opts.show_period = true;
+    }
+    auto keys = analysis::parse_sort_keys(fields);
+    if (keys) opts.sort = *keys;
+    opts.sort_given = true;
+  }
+  if (children) opts.children = 1;
+  if (no_children) opts.children = 0;
+  if (app.count("-g")) {
+    auto st = analysis::parse_callchain_arg(callgraph.empty() ? "graph" : callgraph, opts);
+    if (!st) return fail("report", st.error());
+  }
+  if (inverted) opts.caller_order = true, opts.order_given = true;
+  if (app.count("--percent-limit")) opts.chain_min_percent = opts.percent_limit;
+  if (percentage == "absolute")
+    opts.relative = false;
+  else if (percentage != "relative")
+    return fail("report", make_error("--percentage: '{}' is not relative or absolute", percentage));
+  opts.comms = split_list(comms);
+  opts.dsos = split_list(dsos);
+  opts.symbols = split_list(symbols);
+  if (!parse_int_list(pids, opts.pids) || !parse_int_list(tids, opts.tids) ||
+      !parse_int_list(cpus, opts.cpus))
+    return fail("report", make_error("bad --pid, --tid or --cpu list"));
+  opts.have_cpus = !cpus.empty();
+  if (!time_str.empty()) {
+    auto comma = time_str.find(',');
+    auto secs = [](std::string_view s) -> std::uint64_t {
+      if (s.empty()) return 0;
+      return static_cast<std::uint64_t>(std::strtod(std::string(s).c_str(), nullptr) * 1e9);
+    };
+    if (time_str.find('%') != std::string::npos)
+      return fail("report", make_error("--time: percent ranges are not supported yet"));
+    opts.time_start = secs(std::string_view(time_str).substr(0, comma));
+    if (comma != std::string::npos)
+      opts.time_end = secs(std::string_view(time_str).substr(comma + 1));
+  }
+
+  analysis::SessionOptions so;
+  so.symbols = symbol::symbolizer_options_from_env();
+  so.symbols.symfs = symfs;
+  so.symbols.vmlinux = vmlinux;
+  so.symbols.kallsyms = kallsyms;
+  so.symbols.demangle = !no_demangle;
+  so.symbols.demangle_kernel = demangle_kernel;
+  so.warn = [quiet_progress](const std::string& m) {
+    if (!quiet_progress) fmt::print(stderr, "{}\n", m);
+  };
+  bool tty_err = isatty(STDERR_FILENO) && !quiet_progress;
+  if (tty_err) {
+    so.progress = [](std::uint64_t done, std::uint64_t total) {
+      if (total == 0 || total == UINT64_MAX) return;
+      int pct = static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
+      fmt::print(stderr, "\rProcessing events... {:3d}%", pct);
+    };
+  }
+  auto session = analysis::Session::open(input, so);
+  if (!session) return fail("report", session.error());
+  auto& s = **session;
+
+  if (stats || header_only || header) {
+#ifdef PERFKIT_HAVE_HEADER_PRINT
+#else
+    if (header_only || header) {
+      if (header_only)
+        return fail("report", make_error("--header-only: the header printer is not built yet"));
+    }
+#endif
+  }
+  pid_t pager = start_pager();
+  analysis::ReportBuilder builder(opts);
+  auto st = builder.build(s);
+  if (tty_err) fmt::print(stderr, "\r{:30}\r", "");
+  if (!st) {
+    wait_pager(pager);
+    return fail("report", st.error().with_context(s.reader().name()));
+  }
+  FdWriter out = FdWriter::stdout_writer();
+  if (!header)
+    out.write(
+        "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+  builder.print(s, out);
+  auto fl = out.flush();
+  wait_pager(pager);
+  if (!fl) return fail("report", fl.error());
+  return 0;
+}
+
+}  // namespace perfkit::cli

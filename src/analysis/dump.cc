@@ -3,6 +3,7 @@
 #include "abi/perf_event.h"
 #include "analysis/dump_records.h"
 #include "analysis/dump_stats.h"
+#include "analysis/header_print.h"
 #include "perfdata/record_stream.h"
 
 namespace perfkit::analysis {
@@ -26,6 +27,8 @@ Status print_counts(perfdata::Reader& reader, FdWriter& out) {
 
 Status run_dump(perfdata::Reader& reader, const DumpOptions& opts, FdWriter& out) {
   if (opts.stats_only) return print_counts(reader, out);
+  // The header first, as perf report --header-only -I prints it.
+  if (opts.header) PK_TRY(print_header_info(reader, HeaderPrintOptions{}, out));
 
   // Every record as perf report -D prints it, in perf's delivery order.
   RecordPrinter printer(reader, opts.records);

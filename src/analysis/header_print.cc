@@ -63,15 +63,23 @@ void absorb(const FeatureBlob& blob, bool swap, const HeaderPrintOptions& opts, 
 // perf processes the sections in file order and stops at the first it cannot
 // process: the later ones print as if absent, but for EVENT_DESC, which perf
 // reads again to print. A single file's DIR_FORMAT is such a stop (perf reads
-// it only for a perf.data directory).
+// it only for a perf.data directory); EVENT_DESC never is (perf ignores its
+// errors).
+//
+// Unlike perf, which reads a section from the file descriptor without regard
+// to its size (a truncated NRCPUS takes the next section's bytes), perfkit
+// reads only the section: a section too short for its content is an error.
 void process_like_perf(const perfdata::Reader& reader, const HeaderPrintOptions& opts, Features& f,
                        std::set<std::uint32_t>& failed) {
   bool stopped = false;
   for (const auto& blob : reader.features()) {
     if (blob.id == 0 || blob.id >= kPerfLastFeature) continue;
+    // Not printed: perf's checks of trace formats and build-ids are not copied.
+    if (blob.id == kFeatTracingData || blob.id == kFeatBuildId) continue;
     if (stopped && blob.id != kFeatEventDesc) continue;
     absorb(blob, reader.swapped(), opts, f, failed);
-    if (failed.count(blob.id) || blob.id == kFeatDirFormat) stopped = true;
+    bool ignored = blob.id == kFeatEventDesc;
+    if ((failed.count(blob.id) && !ignored) || blob.id == kFeatDirFormat) stopped = true;
   }
 }
 

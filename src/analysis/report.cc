@@ -6,6 +6,7 @@
 
 #include "abi/perf_event.h"
 #include "analysis/report_impl.h"
+#include "base/cursor.h"
 
 namespace perfkit::analysis {
 
@@ -120,6 +121,7 @@ bool Report::is_filtered(const ResolvedSample& s, const machine::Location& loc) 
 Entry Report::make_entry(const ResolvedSample& s, const machine::Location& loc, char level) {
   Entry e;
   e.comm = s.comm;
+  e.thread = s.thread;
   e.tid = s.thread->tid;
   e.cpu = s.sample->cpu;
   e.dso_name = dso_name(loc.dso);
@@ -189,11 +191,15 @@ Status Report::on_sample(const ResolvedSample& s) {
   if (opts_.have_cpus &&
       std::find(opts_.cpus.begin(), opts_.cpus.end(), smp.cpu) == opts_.cpus.end())
     return ok();
+  if (s.event >= hists_.size()) hists_.resize(s.event + 1);
+  if (!settled_) settle_from_events();
   Hists& h = hists_[s.event];
   bool filtered = is_filtered(s, s.loc);
   if (s.loc.dso) s.loc.dso->hit = true;
-  std::uint64_t period = (smp.sample_type & kSamplePeriod) ? smp.period : 1;
-  if (!(smp.sample_type & kSamplePeriod)) period = 1;
+  // Without PERIOD in the sample perf uses the attr's sample_period.
+  std::uint64_t period = (smp.sample_type & kSamplePeriod)
+                             ? smp.period
+                             : session_->reader().events()[s.event].attr.sample_period;
   h.nr_samples++;
   if (!filtered) h.nr_non_filtered_samples++;
 
@@ -256,19 +262,27 @@ Status Report::on_sample(const ResolvedSample& s) {
   return ok();
 }
 
+void Report::settle_from_events() {
+  settled_ = true;
+  bool has_cg = false;
+  for (const auto& d : session_->reader().events().events())
+    has_cg |= (d.attr.sample_type & kSampleCallchain) != 0;
+  // perf decides --children before a stream's attrs are known: off for pipes.
+  children_ = has_cg && opts_.children != 0 && !session_->reader().is_pipe();
+  use_callchain_ = has_cg && opts_.chain_mode != ChainMode::kNone;
+}
+
 void Report::settle(Session& session) {
   session_ = &session;
   const auto& ev = session.reader().events();
   hists_.assign(ev.size(), Hists{});
-  bool has_cg = false;
-  for (const auto& d : ev.events()) has_cg |= (d.attr.sample_type & kSampleCallchain) != 0;
-  children_ = has_cg && opts_.children != 0;
-  use_callchain_ = has_cg && opts_.chain_mode != ChainMode::kNone;
   for (SortKey k : opts_.sort) has_key_[static_cast<int>(k)] = true;
+  // A stream's attrs come with its records: settle at the first sample then.
+  if (!session.reader().is_pipe()) settle_from_events();
   bool caller = opts_.caller_order;
-  if (children_ && !opts_.order_given) caller = true;
+  if (opts_.children != 0 && !opts_.order_given) caller = true;
   opts_.caller_order = caller;
-  session.set_callchains(has_cg && (use_callchain_ || children_), caller, opts_.max_stack);
+  session.set_callchains(true, caller, opts_.max_stack);
 }
 
 // ---- ordering ----
@@ -329,15 +343,23 @@ int compare_collapse(const Report& r, const Entry& a, const Entry& b) {
   return 0;
 }
 
-int compare_output(const Report& r, const Hists&, const Entry& a, const Entry& b) {
+int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry& b) {
+  const bool group = h.members.size() > 1;
   if (r.children_) {
     if (a.acc_period != b.acc_period) return a.acc_period > b.acc_period ? -1 : 1;
+    if (group)
+      for (std::size_t m = 1; m < h.members.size(); ++m)
+        if (a.group_acc[m] != b.group_acc[m]) return a.group_acc[m] > b.group_acc[m] ? -1 : 1;
     if (r.use_callchain_ && a.tid == b.tid && a.max_depth != b.max_depth) {
       bool a_first = r.opts_.caller_order ? a.max_depth > b.max_depth : a.max_depth < b.max_depth;
       return a_first ? -1 : 1;
     }
   }
   if (a.period != b.period) return a.period > b.period ? -1 : 1;
+  if (group)
+    for (std::size_t m = 1; m < h.members.size(); ++m)
+      if (a.group_period[m] != b.group_period[m])
+        return a.group_period[m] > b.group_period[m] ? -1 : 1;
   for (SortKey k : r.opts_.sort) {
     int c = 0;
     switch (k) {
@@ -369,7 +391,116 @@ int compare_output(const Report& r, const Hists&, const Entry& a, const Entry& b
   return 0;
 }
 
+void Report::setup_groups() {
+  auto feat = session_->reader().feature(kFeatGroupDesc);
+  std::size_t n = hists_.size();
+  struct G {
+    std::string name;
+    std::uint32_t leader = 0, nr = 0;
+  };
+  std::vector<G> groups;
+  if (feat) {
+    Cursor c(feat->data, session_->reader().swapped());
+    std::uint32_t nr = c.u32();
+    for (std::uint32_t i = 0; i < nr && c.ok(); ++i) {
+      G g;
+      std::uint32_t len = c.u32();
+      g.name = std::string(c.fixed_string(len));
+      g.leader = c.u32();
+      g.nr = c.u32();
+      if (c.ok()) groups.push_back(g);
+    }
+  }
+  bool forced = false;
+  if (groups.empty() && opts_.group && n > 1) {
+    groups.push_back({"", 0, static_cast<std::uint32_t>(n)});
+    forced = true;  // perf's forced leader: the description has no braces
+  }
+  for (const G& g : groups) {
+    if (g.nr < 2 || g.leader + g.nr > n) continue;
+    Hists& leader = hists_[g.leader];
+    std::string desc = g.name.empty() || g.name == "{anon_group}" ? "anon group" : g.name;
+    desc = forced ? "" : desc + " { ";
+    for (std::uint32_t m = 0; m < g.nr; ++m) {
+      if (m) desc += ", ";
+      desc += session_->event_name(g.leader + m);
+      leader.members.push_back(g.leader + m);
+      if (m) hists_[g.leader + m].group_member = true;
+    }
+    leader.group_name = forced ? desc : desc + " }";
+  }
+}
+
+void Report::merge_group(Hists& leader) {
+  const std::size_t nm = leader.members.size();
+  for (Entry& e : leader.entries) {
+    e.group_period.assign(nm, 0);
+    e.group_acc.assign(nm, 0);
+    e.group_period[0] = e.period;
+    e.group_acc[0] = e.acc_period;
+  }
+  for (std::size_t m = 1; m < nm; ++m) {
+    Hists& mh = hists_[leader.members[m]];
+    for (const Entry& me : mh.entries) {
+      auto [it, fresh] =
+          leader.index.try_emplace(me.key, static_cast<std::uint32_t>(leader.entries.size()));
+      if (fresh) {
+        Entry d = me;
+        d.period = d.acc_period = d.nr_events = d.acc_nr_events = 0;
+        d.chain = UINT32_MAX;
+        d.group_period.assign(nm, 0);
+        d.group_acc.assign(nm, 0);
+        leader.entries.push_back(std::move(d));
+      }
+      Entry& le = leader.entries[it->second];
+      le.group_period[m] = me.period;
+      le.group_acc[m] = me.acc_period;
+    }
+  }
+}
+
+// Applies perf's in-place renames of ":TID" commands and merges the entries
+// that then have equal keys.
+void Report::apply_comm_renames(Hists& h) {
+  const auto& m = session_->machine();
+  bool any = false;
+  for (Entry& e : h.entries) {
+    const std::string* c = m.canonical_comm(e.comm);
+    if (c == e.comm) continue;
+    any = true;
+    e.comm = c;
+    if (e.key.comm) e.key.comm = c;
+  }
+  if (!any) return;
+  std::vector<Entry> kept;
+  h.index.clear();
+  for (Entry& e : h.entries) {
+    auto [it, fresh] = h.index.try_emplace(e.key, static_cast<std::uint32_t>(kept.size()));
+    if (fresh) {
+      kept.push_back(std::move(e));
+      continue;
+    }
+    Entry& k = kept[it->second];
+    k.period += e.period;
+    k.nr_events += e.nr_events;
+    k.acc_period += e.acc_period;
+    k.acc_nr_events += e.acc_nr_events;
+    k.max_depth = std::max(k.max_depth, e.max_depth);
+  }
+  h.entries = std::move(kept);
+}
+
 void Report::finish() {
+  for (Hists& h : hists_) apply_comm_renames(h);
+  setup_groups();
+  for (Hists& h : hists_) {
+    for (const Entry& e : h.entries) {
+      h.total_period += e.period;
+      if (!e.filtered) h.total_non_filtered_period += e.period;
+    }
+  }
+  for (Hists& h : hists_)
+    if (h.members.size() > 1) merge_group(h);
   for (Hists& h : hists_) {
     std::vector<std::uint32_t> order(h.entries.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -381,14 +512,8 @@ void Report::finish() {
       return compare_output(*this, h, h.entries[x], h.entries[y]) < 0;
     });
     h.sorted.clear();
-    for (std::uint32_t i : order) {
-      const Entry& e = h.entries[i];
-      h.total_period += e.period;
-      if (!e.filtered) {
-        h.total_non_filtered_period += e.period;
-        h.sorted.push_back(i);
-      }
-    }
+    for (std::uint32_t i : order)
+      if (!h.entries[i].filtered) h.sorted.push_back(i);
   }
 }
 

@@ -39,7 +39,8 @@ struct EntryKeyHash {
 
 struct Entry {
   EntryKey key;
-  const std::string* comm = nullptr;  // for display even when comm is not a key
+  const std::string* comm = nullptr;        // for display even when comm is not a key
+  const machine::Thread* thread = nullptr;  // its command at the end sizes the column
   std::int32_t tid = 0;
   std::uint32_t cpu = 0;
   const std::string* dso_name = nullptr;
@@ -53,6 +54,9 @@ struct Entry {
   std::uint64_t acc_period = 0, acc_nr_events = 0;
   std::uint32_t chain = UINT32_MAX;  // root in the arena
   std::uint32_t max_depth = 0;
+  // With --group, the leader's entries carry each member's values (index 0
+  // is the leader's own); entries only members had are added with zeros.
+  std::vector<std::uint64_t> group_period, group_acc;
 };
 
 struct Hists {
@@ -62,6 +66,10 @@ struct Hists {
   std::uint64_t total_period = 0, total_non_filtered_period = 0;
   std::uint64_t callchain_period = 0, callchain_non_filtered_period = 0;
   std::vector<std::uint32_t> sorted;  // output order
+  // Event groups: the leader's block shows its members side by side.
+  std::vector<std::size_t> members;  // for a leader: itself then its members
+  bool group_member = false;         // a non-leader member: no block of its own
+  std::string group_name;
 };
 
 class Report : public SampleVisitor {
@@ -69,6 +77,11 @@ class Report : public SampleVisitor {
   explicit Report(const ReportOptions& o) : opts_(o) {}
   Status on_sample(const ResolvedSample& s) override;
   void settle(Session& session);
+  void settle_from_events();
+  void setup_groups();
+  void merge_group(Hists& leader);
+  void apply_comm_renames(Hists& h);
+  bool settled_ = false;
   void finish();
   void print(Session& session, FdWriter& out);
 

@@ -74,6 +74,9 @@ class Printer {
   std::uint64_t total_ = 0;            // for percentages of entries
   std::uint64_t min_hits_ = 0;         // graph (absolute) threshold
   std::vector<std::uint32_t> parent_;  // node -> parent, for flat and folded paths
+
+ public:
+  std::vector<std::uint64_t> member_totals_;
 };
 
 void Printer::compute_widths() {
@@ -110,8 +113,9 @@ void Printer::compute_widths() {
 
 void Printer::print_headers() {
   std::vector<std::pair<const char*, std::size_t>> heads;
-  if (r_.children_) heads.push_back({"Children", 8});
-  heads.push_back({r_.children_ ? "Self" : "Overhead", 8});
+  std::size_t pw = std::max<std::size_t>(8, 8 * std::max<std::size_t>(1, h_.members.size()));
+  if (r_.children_) heads.push_back({"Children", pw});
+  heads.push_back({r_.children_ ? "Self" : "Overhead", pw});
   if (r_.opts_.show_nr_samples) heads.push_back({"Samples", 12});
   if (r_.opts_.show_period) heads.push_back({"Period", 12});
   out_.write("# ");
@@ -135,13 +139,18 @@ void Printer::print_headers() {
 }
 
 void Printer::print_entry(const Entry& e) {
-  auto pct = [&](std::uint64_t v) {
-    double p = total_ ? 100.0 * static_cast<double>(v) / static_cast<double>(total_) : 0.0;
-    outf(out_, "   %6.2f%%", p);
+  auto pct = [&](std::uint64_t v, std::uint64_t total, bool first) {
+    double p = total ? 100.0 * static_cast<double>(v) / static_cast<double>(total) : 0.0;
+    outf(out_, first ? "   %6.2f%%" : " %6.2f%%", p);
   };
-  // Each column is preceded by two spaces; percentages are " %6.2f%%".
-  if (r_.children_) pct(e.acc_period);
-  pct(e.period);
+  // Each column is preceded by two spaces; percentages are " %6.2f%%", one
+  // per group member.
+  auto values = [&](const std::vector<std::uint64_t>& g, std::uint64_t own) {
+    if (h_.members.size() < 2) return pct(own, total_, true);
+    for (std::size_t m = 0; m < h_.members.size(); ++m) pct(g[m], member_totals_[m], m == 0);
+  };
+  if (r_.children_) values(e.group_acc, e.acc_period);
+  values(e.group_period, e.period);
   if (r_.opts_.show_nr_samples) outf(out_, "   %11" PRIu64, e.nr_events);
   if (r_.opts_.show_period) outf(out_, "   %11" PRIu64, e.period);
   for (std::size_t i = 0; i < cols_.size(); ++i) {
@@ -157,7 +166,7 @@ void Printer::print_entry(const Entry& e) {
         break;
       case SortKey::kPid: {
         int cw = std::max(7, w) - 8;
-        n = std::snprintf(buf, sizeof buf, "%7d:%-*.*s", e.tid, cw, cw, e.comm->c_str());
+        n = std::snprintf(buf, sizeof buf, "%7d:%-*.*s", e.tid, cw, cw, e.thread->comm->c_str());
         break;
       }
       case SortKey::kDso:
@@ -401,16 +410,29 @@ void Report::print(Session& session, FdWriter& out) {
   outf(out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", session.stats().total_lost_samples);
   for (std::size_t i = 0; i < hists_.size(); ++i) {
     Hists& h = hists_[i];
+    if (h.group_member) continue;
     if (!h.nr_samples) continue;  // perf's --skip-empty default
-    std::uint64_t nr = opts_.relative ? h.nr_non_filtered_samples : h.nr_samples;
-    std::uint64_t events = opts_.relative ? h.total_non_filtered_period : h.total_period;
+    std::uint64_t nr = 0, events = 0;
+    std::vector<std::uint64_t> totals;
+    std::vector<std::size_t> members = h.members;
+    if (members.empty()) members.push_back(i);
+    for (std::size_t m : members) {
+      const Hists& mh = hists_[m];
+      nr += opts_.relative ? mh.nr_non_filtered_samples : mh.nr_samples;
+      std::uint64_t t = opts_.relative ? mh.total_non_filtered_period : mh.total_period;
+      events += t;
+      totals.push_back(t);
+    }
     char unit = ' ';
     for (char u : {'K', 'M', 'G'})
       if (nr > 1000) nr /= 1000, unit = u;
-    std::string name = session.event_name(i);
-    outf(out, "# Samples: %" PRIu64 "%c of event '%s'\n", nr, unit, name.c_str());
+    std::string name = h.members.size() > 1 ? h.group_name : session.event_name(i);
+    outf(out, "# Samples: %" PRIu64 "%c of event%s '%s'\n", nr, unit,
+         h.members.size() > 1 ? "s" : "", name.c_str());
     outf(out, "# Event count (approx.): %" PRIu64 "\n#\n", events);
-    Printer(*this, h, out).print_block();
+    Printer p(*this, h, out);
+    p.member_totals_ = totals;
+    p.print_block();
     out.write("\n\n");
   }
   outf(out, "#\n# (%s)\n#\n", opts_.tip.c_str());

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "abi/perf_event.h"
+#include "base/mapped_file.h"
 
 namespace perfkit::machine {
 
@@ -102,7 +103,14 @@ const std::string* Machine::intern(std::string_view s) {
 }
 
 void Machine::set_comm(Thread& t, std::string_view comm) {
-  t.comm = intern(comm);
+  const std::string* c = intern(comm);
+  if (!t.comm_set && t.comm && t.comm != c) {
+    // Follow chains: what was renamed to t.comm earlier is renamed too.
+    for (auto& [from, to] : renamed_)
+      if (to == t.comm) to = c;
+    renamed_[t.comm] = c;
+  }
+  t.comm = c;
   t.comm_set = true;
 }
 
@@ -131,6 +139,16 @@ Thread& Machine::findnew_thread(std::int32_t pid, std::int32_t tid) {
     raw->maps = findnew_thread(pid, pid).maps;
   last_thread_ = raw;
   return *raw;
+}
+
+// Threads that leave the table stay alive: samples taken from them keep
+// pointing at them (perf keeps a reference the same way).
+void Machine::retire_thread(std::int32_t tid) {
+  auto it = threads_.find(tid);
+  if (it == threads_.end()) return;
+  retired_.push_back(std::move(it->second));
+  threads_.erase(it);
+  last_thread_ = nullptr;
 }
 
 Dso& Machine::findnew_dso(std::string_view long_name, DsoKind kind) {
@@ -240,14 +258,10 @@ Status Machine::apply(const record::RecordView& r) {
       auto ppid = static_cast<std::int32_t>(f.ppid), ptid = static_cast<std::int32_t>(f.ptid);
       Thread* parent = &findnew_thread(ppid, ptid);
       if (parent->pid != ppid) {
-        threads_.erase(ptid);
-        last_thread_ = nullptr;
+        retire_thread(ptid);
         parent = &findnew_thread(ppid, ptid);
       }
-      if (tid != ptid && threads_.count(tid)) {
-        threads_.erase(tid);
-        last_thread_ = nullptr;
-      }
+      if (tid != ptid && threads_.count(tid)) retire_thread(tid);
       // findnew may have created the parent anew; keep a stable copy of what we need.
       bool parent_comm_set = parent->comm_set;
       const std::string* parent_comm = parent->comm;
@@ -323,16 +337,7 @@ Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t ad
     loc.level = kLevelKernel;
     loc.kernel_maps = true;
     maps = &kernel_maps_;
-    if (kernel_maps_.maps().empty()) {
-      // No kernel MMAP in the recording: one map for all kernel addresses.
-      if (!kernel_dso_) kernel_dso_ = &findnew_dso("[kernel.kallsyms]", DsoKind::kKernel);
-      Map m;
-      m.start = 0;
-      m.end = ~0ULL;
-      m.dso = kernel_dso_;
-      m.identity = true;
-      kernel_maps_.insert(m);
-    }
+    if (kernel_maps_.maps().empty()) add_host_kernel_map();
   } else if (cpumode == kMiscUser) {
     loc.level = kLevelUser;
     maps = thread.maps.get();
@@ -348,6 +353,40 @@ Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t ad
   loc.addr = m->map_ip(addr);
   if (loc.dso->symbols) loc.symbol = loc.dso->symbols->find(loc.addr);
   return loc;
+}
+
+// Without a kernel MMAP in the recording perf maps the running kernel's
+// text, _text to _etext, as [kernel.kallsyms].
+void Machine::add_host_kernel_map() {
+  if (!kernel_dso_) kernel_dso_ = &findnew_dso("[kernel.kallsyms]", DsoKind::kKernel);
+  Map m;
+  m.start = 0;
+  m.end = ~0ULL;
+  m.dso = kernel_dso_;
+  m.identity = true;
+  const std::string& path = symbolizer_.options().kallsyms.empty() ? std::string("/proc/kallsyms")
+                                                                   : symbolizer_.options().kallsyms;
+  if (auto text = read_text_file(path)) {
+    std::string_view t = *text;
+    auto addr_of = [&](std::string_view name) -> std::uint64_t {
+      std::string needle = " " + std::string(name) + "\n";
+      for (char type : {'T', 't'}) {
+        std::string n = std::string(" ") + type + needle;
+        auto at = t.find(n);
+        if (at == std::string_view::npos || at < 16) continue;
+        auto line = t.rfind('\n', at);
+        line = line == std::string_view::npos ? 0 : line + 1;
+        std::uint64_t v = 0;
+        std::from_chars(t.data() + line, t.data() + at, v, 16);
+        return v;
+      }
+      return 0;
+    };
+    std::uint64_t start = addr_of("_text"), end = addr_of("_etext");
+    if (start) m.start = start;
+    if (end > m.start) m.end = end;
+  }
+  kernel_maps_.insert(m);
 }
 
 std::string_view Machine::symbol_name(const Location& loc) const {

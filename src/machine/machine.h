@@ -117,6 +117,13 @@ class Machine {
   std::string_view symbol_name(const Location& loc) const;
   const MapSet& kernel_maps() const { return kernel_maps_; }
   const std::string* intern(std::string_view s);
+  // perf overrides a thread's initial ":TID" command in place at its first
+  // COMM, so what was recorded under ":TID" shows the later name: the name
+  // an interned command has become.
+  const std::string* canonical_comm(const std::string* c) const {
+    auto it = renamed_.find(c);
+    return it == renamed_.end() ? c : it->second;
+  }
 
  private:
   Status apply_mmap(const record::RecordView& r, std::uint64_t start, std::uint64_t len,
@@ -125,15 +132,19 @@ class Machine {
   void kernel_mmap(std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
                    std::string_view filename, const elf::BuildId* bid);
   void load(Dso& dso);
+  void add_host_kernel_map();
+  void retire_thread(std::int32_t tid);
   void set_comm(Thread& t, std::string_view comm);
 
   symbol::Symbolizer& symbolizer_;
   std::unordered_map<std::int32_t, std::unique_ptr<Thread>> threads_;
   Thread* last_thread_ = nullptr;
+  std::vector<std::unique_ptr<Thread>> retired_;
   std::deque<Dso> dsos_;
   std::unordered_map<std::string, Dso*> dso_by_name_;
   std::deque<std::string> strings_;
   std::unordered_map<std::string_view, const std::string*> interned_;
+  std::unordered_map<const std::string*, const std::string*> renamed_;
   MapSet kernel_maps_;
   Dso* kernel_dso_ = nullptr;
 };

@@ -1,6 +1,7 @@
 #include "symbol/symbolizer.h"
 
 #include <elfutils/debuginfod.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +49,28 @@ void add_elf_symbols(SymbolTable& t, const std::vector<elf::RawSymbol>& raw, boo
     if (r.plt) name += "@plt";
     t.add(r.start, r.size, r.binding, r.type, name);
   }
+}
+
+// This process's vdso image, as an ELF file in memory.
+Expected<elf::ElfFile> local_vdso() {
+  auto base = getauxval(AT_SYSINFO_EHDR);
+  if (!base) return make_error("no vdso");
+  PK_ASSIGN(std::string maps, read_text_file("/proc/self/maps"));
+  std::string_view m = maps;
+  while (!m.empty()) {
+    std::size_t nl = m.find('\n');
+    std::string_view line = m.substr(0, nl);
+    m = nl == std::string_view::npos ? std::string_view() : m.substr(nl + 1);
+    if (!line.ends_with("[vdso]")) continue;
+    std::uint64_t start =
+        std::strtoull(std::string(line.substr(0, line.find('-'))).c_str(), nullptr, 16);
+    std::uint64_t end =
+        std::strtoull(std::string(line.substr(line.find('-') + 1)).c_str(), nullptr, 16);
+    if (start != base || end <= start) break;
+    const auto* p = reinterpret_cast<const std::uint8_t*>(start);
+    return elf::ElfFile::from_image(std::vector<std::uint8_t>(p, p + (end - start)), "[vdso]");
+  }
+  return make_error("no vdso mapping");
 }
 
 }  // namespace
@@ -164,6 +187,14 @@ LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& r
       runtime.emplace(std::move(*f));
     }
     if (syms && runtime) break;
+  }
+  // perf loads [vdso] from its own process's vdso when nothing else matches.
+  if (!syms && !runtime && path == "[vdso]") {
+    if (auto v = local_vdso(); v && (recorded.empty() || same_build_id(recorded, v->build_id()))) {
+      auto again = local_vdso();
+      if (v->has_symtab()) syms.emplace(std::move(*v));
+      if (again) runtime.emplace(std::move(*again));
+    }
   }
   if (!syms && !runtime) return out;
   const elf::ElfFile& run = runtime ? *runtime : *syms;

@@ -95,7 +95,10 @@ void describe_packet(const Packet& pkt, fmt::memory_buffer& out) {
   }
 }
 
-void dump_packet_lines(Bytes data, fmt::memory_buffer& out) {
+namespace {
+
+template <class Flush>
+void dump_lines(Bytes data, fmt::memory_buffer& out, Flush&& flush) {
   static constexpr char kHex[] = "0123456789abcdef";
   PacketContext ctx = PacketContext::kNone;
   std::size_t pos = 0;
@@ -124,7 +127,20 @@ void dump_packet_lines(Bytes data, fmt::memory_buffer& out) {
       put(out, "Bad packet!");
     out.push_back('\n');
     pos += n;
+    flush();
   }
+}
+
+}  // namespace
+
+void dump_packet_lines(Bytes data, fmt::memory_buffer& out) {
+  dump_lines(data, out, [] {});
+}
+
+void dump_packets(Bytes data, FdWriter& out) {
+  fmt::format_to(std::back_inserter(out.buffer()),
+                 ". ... Intel Processor Trace data: size {} bytes\n", data.size());
+  dump_lines(data, out.buffer(), [&] { out.maybe_flush(); });
 }
 
 void dump_packets(Bytes data, fmt::memory_buffer& out) {

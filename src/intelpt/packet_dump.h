@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "base/bytes.h"
+#include "base/output.h"
 #include "intelpt/packet.h"
 
 namespace perfkit::intelpt {
@@ -25,5 +26,9 @@ void dump_packets(Bytes data, fmt::memory_buffer& out);
 
 // Appends only the packet lines (no header line).
 void dump_packet_lines(Bytes data, fmt::memory_buffer& out);
+
+// Writes the header line and the packet lines to `out`, flushing as it goes
+// (a buffer of hundreds of megabytes prints without holding its text).
+void dump_packets(Bytes data, FdWriter& out);
 
 }  // namespace perfkit::intelpt

@@ -1,0 +1,496 @@
+#include "intelpt/flow_decoder.h"
+
+namespace perfkit::intelpt {
+
+namespace {
+
+constexpr std::size_t kMaxStack = 1 << 20;
+
+}  // namespace
+
+FlowDecoder::FlowDecoder(Bytes trace, const PtConfig& cfg, const AddressSpace* space,
+                         FlowOptions opts, std::uint64_t base, std::uint64_t ref_tsc)
+    : ev_(trace, cfg, base, ref_tsc), space_(space), opts_(opts), trace_size_(trace.size()) {}
+
+std::size_t FlowDecoder::cached_blocks() const {
+  std::size_t n = 0;
+  for (const auto& [k, c] : caches_) n += c.size();
+  return n;
+}
+
+const Item& FlowDecoder::peek() {
+  if (!have_head_) {
+    head_ = ev_.next();
+    have_head_ = true;
+  }
+  return head_;
+}
+
+void FlowDecoder::resync() {
+  tnt_count_ = 0;
+  enabled_ = false;
+  in_sync_ = false;
+  stack_.clear();
+  if (have_head_ && (head_.type == ItemType::kPsb || head_.type == ItemType::kEnd)) return;
+  have_head_ = false;
+  ev_.sync_forward();
+}
+
+void FlowDecoder::error(const char* what, std::uint64_t ip, FlowSink& sink) {
+  Step s;
+  s.kind = StepKind::kError;
+  s.from = ip;
+  s.error = what;
+  s.offset = item_offset_;
+  s.timestamp = time_;
+  s.mode = mode_;
+  sink.on_step(s);
+}
+
+void FlowDecoder::push_return(std::uint64_t ip) {
+  if (stack_.size() >= kMaxStack) stack_.erase(stack_.begin(), stack_.begin() + kMaxStack / 2);
+  stack_.push_back(ip);
+}
+
+const Block* FlowDecoder::block_at(std::uint64_t ip, const Mapping** map) {
+  const Mapping* m = last_map_;
+  if (!m || ip < m->start || ip >= m->end || generation_ != space_->generation()) {
+    m = space_ ? space_->find(ip, time_) : nullptr;
+    last_map_ = m;
+    generation_ = space_ ? space_->generation() : 0;
+    if (!m) return nullptr;
+  }
+  std::uint32_t key_image = m->image->id();
+  std::uint64_t key = static_cast<std::uint64_t>(key_image) << 2 | static_cast<unsigned>(mode_);
+  if (key != last_cache_key_ || !last_cache_) {
+    last_cache_ = &caches_[key];
+    last_cache_key_ = key;
+  }
+  Bytes code = m->code_at(ip);
+  if (code.empty()) return nullptr;
+  *map = m;
+  return &last_cache_->get(m->offset_of(ip), code, mode_, insn_decoder_);
+}
+
+void FlowDecoder::emit_run(const Block& b, std::uint64_t start, std::uint32_t ninsn, RunEnd end,
+                           std::uint64_t to, FlowSink& sink) {
+  Step s;
+  s.kind = StepKind::kRun;
+  s.ip = start;
+  s.ninsn = ninsn;
+  s.lengths = last_cache_->lengths(b);
+  s.end = end;
+  s.to = to;
+  s.mode = mode_;
+  s.timestamp = time_;
+  s.offset = item_offset_;
+  if (ninsn == b.ninsn && b.last.cls != InsnClass::kInvalid) {
+    s.last = b.last;
+    s.from = start + b.last_offset();
+  } else {
+    std::uint64_t at = start;
+    for (std::uint32_t i = 0; i + 1 < ninsn; ++i) at += s.lengths[i];
+    s.from = at;
+    s.last.cls = InsnClass::kOther;
+    s.last.length = ninsn ? s.lengths[ninsn - 1] : 0;
+  }
+  insns_ += ninsn;
+  sink.on_step(s);
+}
+
+void FlowDecoder::emit_event(EventKind k, const Item& it, FlowSink& sink) {
+  Step s;
+  s.kind = StepKind::kEvent;
+  s.event = k;
+  s.has_ip = it.has_ip || in_sync_;
+  s.from = it.has_ip ? it.ip : (in_sync_ ? ip_ : 0);
+  s.aux = it.aux;
+  s.payload = it.bits;
+  s.offset = it.offset;
+  s.timestamp = it.timestamp;
+  s.mode = mode_;
+  sink.on_step(s);
+}
+
+bool FlowDecoder::take_tnt(bool& taken) {
+  if (tnt_count_ == 0) {
+    const Item& it = peek();
+    if (it.type != ItemType::kTnt) return false;
+    tnt_bits_ = it.bits;
+    tnt_count_ = it.count;
+    time_ = it.timestamp;
+    item_offset_ = it.offset;
+    consume();
+  }
+  taken = tnt_bits_ >> 63;
+  tnt_bits_ <<= 1;
+  --tnt_count_;
+  return true;
+}
+
+// Applies the last instruction of block `b` (run from `start`): follows
+// direct branches, takes a TNT bit or a TIP for the others. Sets ip_.
+bool FlowDecoder::branch_end(const Block& b, const Mapping& map, std::uint64_t start,
+                             FlowSink& sink) {
+  const Insn& in = b.last;
+  const std::uint64_t last_ip = start + b.last_offset();
+  const std::uint64_t next = start + b.size;
+  switch (in.cls) {
+    case InsnClass::kJump:
+    case InsnClass::kCall: {
+      std::uint64_t to = next + static_cast<std::uint64_t>(in.displacement);
+      if (in.cls == InsnClass::kCall && in.displacement != 0) push_return(next);
+      emit_run(b, start, b.ninsn, RunEnd::kBranch, to, sink);
+      ip_ = to;
+      return true;
+    }
+    case InsnClass::kCondJump: {
+      bool taken;
+      if (!take_tnt(taken)) {
+        emit_run(b, start, b.ninsn - 1, RunEnd::kCut, last_ip, sink);
+        error("trace has no TNT bit for a conditional branch", last_ip, sink);
+        resync();
+        return false;
+      }
+      std::uint64_t to = taken ? next + static_cast<std::uint64_t>(in.displacement) : next;
+      emit_run(b, start, b.ninsn, taken ? RunEnd::kBranch : RunEnd::kFallThrough, to, sink);
+      ip_ = to;
+      return true;
+    }
+    case InsnClass::kReturn:
+      if (opts_.return_compression && (tnt_count_ || peek().type == ItemType::kTnt)) {
+        bool taken;
+        take_tnt(taken);
+        if (!taken || stack_.empty()) {
+          emit_run(b, start, b.ninsn - 1, RunEnd::kCut, last_ip, sink);
+          error(taken ? "compressed return with an empty call stack"
+                      : "compressed return with a not-taken TNT bit",
+                last_ip, sink);
+          resync();
+          return false;
+        }
+        std::uint64_t to = stack_.back();
+        stack_.pop_back();
+        emit_run(b, start, b.ninsn, RunEnd::kBranch, to, sink);
+        ip_ = to;
+        return true;
+      }
+      break;
+    default:
+      break;
+  }
+  (void)map;
+  // Indirect branches, far transfers and uncompressed returns need a TIP;
+  // it may come after TNT bits of later branches (a deferred TIP).
+  const Item& it = peek();
+  if (it.type == ItemType::kTip && it.has_ip) {
+    time_ = it.timestamp;
+    item_offset_ = it.offset;
+    std::uint64_t to = it.ip;
+    ExecMode mode = it.mode;
+    consume();
+    if (in.cls == InsnClass::kIndirectCall) push_return(next);
+    if (in.cls == InsnClass::kReturn && !stack_.empty()) stack_.pop_back();
+    emit_run(b, start, b.ninsn, RunEnd::kBranch, to, sink);
+    ip_ = to;
+    mode_ = mode;
+    return true;
+  }
+  if (it.type == ItemType::kTipPgd || (it.type == ItemType::kTip && !it.has_ip)) {
+    time_ = it.timestamp;
+    item_offset_ = it.offset;
+    std::uint64_t to = it.has_ip ? it.ip : 0;
+    consume();
+    emit_run(b, start, b.ninsn, RunEnd::kDisabled, to, sink);
+    enabled_ = false;
+    return true;
+  }
+  emit_run(b, start, b.ninsn - 1, RunEnd::kCut, last_ip, sink);
+  error(it.type == ItemType::kTnt ? "trace has a TNT bit where an indirect branch needs a TIP"
+                                  : "trace has no TIP for an indirect branch",
+        last_ip, sink);
+  resync();
+  return false;
+}
+
+bool FlowDecoder::walk(FlowSink& sink) {
+  std::uint32_t blocks = 0;
+  while (true) {
+    const Mapping* map = nullptr;
+    const Block* b = block_at(ip_, &map);
+    if (!b) {
+      error("no code mapped at this address", ip_, sink);
+      resync();
+      return false;
+    }
+    const std::uint64_t start = ip_;
+    if (b->last.cls == InsnClass::kInvalid || b->last.cls == InsnClass::kOther) {
+      emit_run(*b, start, b->ninsn, RunEnd::kFallThrough, start + b->size, sink);
+      ip_ = start + b->size;
+      if (b->last.cls == InsnClass::kInvalid) {
+        error("instruction does not decode", ip_, sink);
+        resync();
+        return false;
+      }
+    } else {
+      bool traced = b->last.needs_trace();
+      if (!branch_end(*b, *map, start, sink)) return false;
+      if (!enabled_) return true;
+      // Bits of one TNT packet are not separated by other packets: go on.
+      if (traced && tnt_count_ == 0) return true;
+    }
+    if (++blocks > opts_.max_blocks_without_trace) {
+      error("no trace for too many blocks (a loop with no branch in the trace?)", ip_, sink);
+      resync();
+      return false;
+    }
+  }
+}
+
+bool FlowDecoder::walk_to(std::uint64_t target, FlowSink& sink) {
+  std::uint32_t blocks = 0;
+  while (ip_ != target) {
+    const Mapping* map = nullptr;
+    const Block* b = block_at(ip_, &map);
+    if (!b) {
+      error("no code mapped at this address", ip_, sink);
+      resync();
+      return false;
+    }
+    const std::uint64_t start = ip_;
+    if (target > start && target < start + b->size + (b->last.cls == InsnClass::kInvalid)) {
+      const std::uint8_t* len = last_cache_->lengths(*b);
+      std::uint64_t at = start;
+      std::uint32_t n = 0;
+      while (at < target && n < b->ninsn) at += len[n++];
+      if (at != target) {
+        error("event IP is not on an instruction boundary", target, sink);
+        resync();
+        return false;
+      }
+      emit_run(*b, start, n, RunEnd::kCut, target, sink);
+      ip_ = target;
+      return true;
+    }
+    if (b->last.cls == InsnClass::kInvalid) {
+      emit_run(*b, start, b->ninsn, RunEnd::kFallThrough, start + b->size, sink);
+      error("instruction does not decode", start + b->size, sink);
+      resync();
+      return false;
+    }
+    if (b->last.cls == InsnClass::kOther) {
+      emit_run(*b, start, b->ninsn, RunEnd::kFallThrough, start + b->size, sink);
+      ip_ = start + b->size;
+    } else if (b->last.needs_trace()) {
+      emit_run(*b, start, b->ninsn - 1, RunEnd::kCut, start + b->last_offset(), sink);
+      error("branch needs trace before the event's IP is reached", start + b->last_offset(), sink);
+      resync();
+      return false;
+    } else if (!branch_end(*b, *map, start, sink)) {
+      return false;
+    }
+    if (++blocks > opts_.max_blocks_without_trace) {
+      error("event IP not reached (a loop with no branch in the trace?)", ip_, sink);
+      resync();
+      return false;
+    }
+  }
+  return true;
+}
+
+void FlowDecoder::handle_fup(const Item& fup, FlowSink& sink) {
+  if (!enabled_ || !fup.has_ip) return;  // nothing to bind it to
+  if (!in_sync_) {
+    ip_ = fup.ip;
+    mode_ = fup.mode;
+    in_sync_ = true;
+  } else if (!walk_to(fup.ip, sink)) {
+    return;
+  }
+  const Item& nx = peek();
+  Step s;
+  s.kind = StepKind::kAsync;
+  s.from = fup.ip;
+  s.offset = nx.offset;
+  s.timestamp = nx.timestamp;
+  time_ = nx.timestamp;
+  switch (nx.type) {
+    case ItemType::kTip:
+      s.to = nx.has_ip ? nx.ip : 0;
+      s.end = nx.has_ip ? RunEnd::kBranch : RunEnd::kDisabled;
+      if (nx.has_ip) {
+        ip_ = nx.ip;
+        mode_ = nx.mode;
+      } else {
+        in_sync_ = false;
+      }
+      consume();
+      break;
+    case ItemType::kTipPgd:
+      s.to = nx.has_ip ? nx.ip : 0;
+      s.end = RunEnd::kDisabled;
+      enabled_ = false;
+      consume();
+      break;
+    case ItemType::kTipPge:
+      s.kind = StepKind::kBegin;
+      s.from = 0;
+      s.to = nx.ip;
+      if (nx.has_ip) {
+        ip_ = nx.ip;
+        mode_ = nx.mode;
+      }
+      consume();
+      break;
+    default:
+      error("FUP is not followed by a TIP", fup.ip, sink);
+      return;
+  }
+  s.mode = mode_;
+  sink.on_step(s);
+}
+
+void FlowDecoder::begin(std::uint64_t ip, ExecMode mode, const Item& it, FlowSink& sink) {
+  ip_ = ip;
+  mode_ = mode;
+  enabled_ = in_sync_ = true;
+  Step s;
+  s.kind = StepKind::kBegin;
+  s.to = ip;
+  s.offset = it.offset;
+  s.timestamp = it.timestamp;
+  s.mode = mode;
+  sink.on_step(s);
+}
+
+void FlowDecoder::handle_item(FlowSink& sink) {
+  Item it = head_;
+  consume();
+  time_ = it.timestamp;
+  item_offset_ = it.offset;
+  const bool tracking = enabled_ && in_sync_;
+  switch (it.type) {
+    case ItemType::kEnd:
+      return;
+    case ItemType::kError:
+      error(it.error, tracking ? ip_ : 0, sink);
+      resync();
+      return;
+    case ItemType::kPsb:
+      stack_.clear();
+      tnt_count_ = 0;
+      if (it.has_ip) {
+        if (tracking && ip_ != it.ip && !walk_to(it.ip, sink)) {
+          // The flow did not lead to the PSB's IP: start over from it.
+          begin(it.ip, it.mode, it, sink);
+        } else if (!tracking) {
+          begin(it.ip, it.mode, it, sink);
+        }
+        mode_ = it.mode;
+      } else {
+        enabled_ = false;
+      }
+      emit_event(EventKind::kPsb, it, sink);
+      return;
+    case ItemType::kTipPge:
+      if (it.has_ip)
+        begin(it.ip, it.mode, it, sink);
+      else
+        enabled_ = true, in_sync_ = false;
+      return;
+    case ItemType::kTipPgd:
+      enabled_ = false;
+      return;
+    case ItemType::kTip:
+      // Not in sync (the IP is unknown): a TIP gives it.
+      if (enabled_ && it.has_ip) begin(it.ip, it.mode, it, sink);
+      return;
+    case ItemType::kTnt:
+      if (!enabled_) error("TNT packet while tracing is off", 0, sink);
+      return;
+    case ItemType::kFup:
+      handle_fup(it, sink);
+      return;
+    case ItemType::kOverflow:
+      emit_event(EventKind::kOverflow, it, sink);
+      stack_.clear();
+      tnt_count_ = 0;
+      if (it.has_ip)
+        begin(it.ip, it.mode, it, sink);
+      else
+        enabled_ = in_sync_ = false;
+      return;
+    case ItemType::kTraceStop:
+      enabled_ = false;
+      emit_event(EventKind::kTraceStop, it, sink);
+      return;
+    case ItemType::kTsx:
+    case ItemType::kPtwrite:
+    case ItemType::kExstop:
+    case ItemType::kCfe:
+    case ItemType::kBlockEnd: {
+      if (it.has_ip && tracking && !walk_to(it.ip, sink)) return;
+      if (it.has_ip && tracking) ip_ = it.ip;
+      EventKind k = it.type == ItemType::kTsx       ? EventKind::kTsx
+                    : it.type == ItemType::kPtwrite ? EventKind::kPtwrite
+                    : it.type == ItemType::kExstop  ? EventKind::kExstop
+                    : it.type == ItemType::kCfe     ? EventKind::kCfe
+                                                    : EventKind::kBlockEnd;
+      emit_event(k, it, sink);
+      // A transaction abort goes on as an asynchronous branch to the abort
+      // handler (the TIP that follows).
+      if (it.type == ItemType::kTsx && (it.aux & 2) && tracking && peek().type == ItemType::kTip) {
+        Item fup = it;
+        fup.has_ip = true;
+        fup.ip = ip_;
+        handle_fup(fup, sink);
+      }
+      return;
+    }
+    case ItemType::kCbr:
+      emit_event(EventKind::kCbr, it, sink);
+      return;
+    case ItemType::kMwait:
+      emit_event(EventKind::kMwait, it, sink);
+      return;
+    case ItemType::kPwre:
+      emit_event(EventKind::kPwre, it, sink);
+      return;
+    case ItemType::kPwrx:
+      emit_event(EventKind::kPwrx, it, sink);
+      return;
+    case ItemType::kPip:
+      emit_event(EventKind::kPaging, it, sink);
+      return;
+    case ItemType::kVmcs:
+      emit_event(EventKind::kVmcs, it, sink);
+      return;
+    case ItemType::kEvd:
+      emit_event(EventKind::kEvd, it, sink);
+      return;
+  }
+}
+
+void FlowDecoder::run(FlowSink& sink) {
+  if (!ev_.sync_forward()) {
+    if (trace_size_) error("no PSB packet in the trace", 0, sink);
+    return;
+  }
+  while (!sink.stop()) {
+    if (enabled_ && in_sync_) {
+      if (tnt_count_) {
+        walk(sink);
+        continue;
+      }
+      ItemType t = peek().type;
+      if (t == ItemType::kTnt || t == ItemType::kTip || t == ItemType::kTipPgd) {
+        walk(sink);
+        continue;
+      }
+    }
+    if (peek().type == ItemType::kEnd) break;
+    handle_item(sink);
+  }
+}
+
+}  // namespace perfkit::intelpt

@@ -1,0 +1,162 @@
+// FlowDecoder: the top layer. It walks the object code of the traced images
+// (AddressSpace + BlockCache + InsnDecoder), asking the EventDecoder for a TNT
+// bit at each conditional branch (and compressed return) and for a TIP at each
+// indirect branch, and reports what ran as Steps to a FlowSink:
+//
+//   kRun     instructions that executed, first at `ip`, `ninsn` of them, with
+//            how the last one left (`end`): fell through, branched to `to`,
+//            or ended the trace (TIP.PGD); `from` is the last instruction's IP
+//   kBegin   tracing (re)starts at `to` (TIP.PGE, PSB+ FUP after a gap)
+//   kAsync   an asynchronous branch (interrupt, exception) from `from` to `to`
+//            (`to` = 0 with end kDisabled when tracing stopped there)
+//   kEvent   an event at `from` (see EventKind)
+//   kError   the trace could not be followed at `from` (`error`, `offset`); the
+//            decoder goes on at the next PSB. Never silent.
+//
+// Return compression keeps a stack of return addresses (cleared at PSB and
+// on overflow, as the hardware clears its own).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/bytes.h"
+#include "intelpt/block_cache.h"
+#include "intelpt/config.h"
+#include "intelpt/event_decoder.h"
+#include "intelpt/image.h"
+#include "intelpt/insn.h"
+
+namespace perfkit::intelpt {
+
+enum class StepKind : std::uint8_t { kRun, kBegin, kAsync, kEvent, kError };
+
+enum class RunEnd : std::uint8_t {
+  kFallThrough,  // the last instruction did not branch (or a conditional was not taken)
+  kBranch,       // the last instruction branched to `to`
+  kDisabled,     // tracing stopped at the last instruction (TIP.PGD); `to` if known
+  kCut,          // stopped before `to`: the next step happens there (an event)
+};
+
+enum class EventKind : std::uint8_t {
+  kOverflow,
+  kPsb,
+  kCbr,
+  kTsx,
+  kPtwrite,
+  kExstop,
+  kMwait,
+  kPwre,
+  kPwrx,
+  kTraceStop,
+  kPaging,
+  kVmcs,
+  kCfe,
+  kEvd,
+  kBlockEnd,
+};
+
+struct Step {
+  StepKind kind = StepKind::kRun;
+  RunEnd end = RunEnd::kFallThrough;
+  EventKind event = EventKind::kPsb;
+  ExecMode mode = ExecMode::k64;
+  Insn last;                              // kRun: the last instruction
+  std::uint32_t ninsn = 0;                // kRun
+  const std::uint8_t* lengths = nullptr;  // kRun: instruction lengths (valid during the call)
+  std::uint64_t ip = 0;                   // kRun: first instruction
+  std::uint64_t from = 0, to = 0;
+  bool has_ip = false;          // kEvent: `from` is where it happened
+  std::uint16_t aux = 0;        // kEvent: item aux (TSX flags, CBR ratio, types)
+  std::uint64_t payload = 0;    // kEvent
+  std::uint64_t offset = 0;     // trace offset of the item behind this step
+  std::uint64_t timestamp = 0;  // TSC ticks
+  const char* error = nullptr;  // kError
+};
+
+class FlowSink {
+ public:
+  virtual ~FlowSink() = default;
+  virtual void on_step(const Step& step) = 0;
+  // Polled between steps: true stops the decoder.
+  virtual bool stop() const { return false; }
+};
+
+struct FlowOptions {
+  bool return_compression = true;
+  // Give up walking toward a FUP or a branch after this many blocks without
+  // trace (a decode that went wrong can loop forever).
+  std::uint32_t max_blocks_without_trace = 100000;
+};
+
+// One decoder per trace queue; it owns the block caches of the images it
+// walks, so decoders of different queues share nothing and run in parallel.
+class FlowDecoder {
+ public:
+  FlowDecoder(Bytes trace, const PtConfig& cfg, const AddressSpace* space, FlowOptions opts = {},
+              std::uint64_t base = 0, std::uint64_t ref_tsc = 0);
+
+  // Lets the address space change between runs (another process on the CPU).
+  void set_address_space(const AddressSpace* space) { space_ = space; }
+  // Decodes the whole trace, reporting every step to `sink`.
+  void run(FlowSink& sink);
+
+  std::uint64_t insn_count() const { return insns_; }
+  std::size_t cached_blocks() const;
+
+ private:
+  enum class Need { kTnt, kTip };
+
+  const Item& peek();
+  void consume() { have_head_ = false; }
+  // Decodes the block at ip_; nullptr (after reporting an error) if there is
+  // no code there.
+  const Block* block_at(std::uint64_t ip, const Mapping** map);
+  // Runs code from ip_ until it needs trace, then applies the trace. Returns
+  // false after an error (resync done).
+  bool walk(FlowSink& sink);
+  // Runs code without trace from ip_ up to `target`; false after an error.
+  bool walk_to(std::uint64_t target, FlowSink& sink);
+  bool take_tnt(bool& taken);
+  bool branch_end(const Block& b, const Mapping& map, std::uint64_t start, FlowSink& sink);
+  void emit_run(const Block& b, std::uint64_t start, std::uint32_t ninsn, RunEnd end,
+                std::uint64_t to, FlowSink& sink);
+  void emit_event(EventKind k, const Item& it, FlowSink& sink);
+  void error(const char* what, std::uint64_t ip, FlowSink& sink);
+  void handle_item(FlowSink& sink);
+  // An asynchronous event at `fup`'s IP: the next item (TIP, TIP.PGD) says where to.
+  void handle_fup(const Item& fup, FlowSink& sink);
+  // Tracing is on at `ip` (TIP.PGE, PSB+ FUP, overflow FUP).
+  void begin(std::uint64_t ip, ExecMode mode, const Item& it, FlowSink& sink);
+  void resync();
+  void push_return(std::uint64_t ip);
+
+  EventDecoder ev_;
+  const AddressSpace* space_;
+  FlowOptions opts_;
+  InsnDecoder insn_decoder_;
+  std::unordered_map<std::uint64_t, BlockCache> caches_;  // by image id and mode
+  const Mapping* last_map_ = nullptr;
+  std::uint64_t generation_ = 0;
+  BlockCache* last_cache_ = nullptr;
+  std::uint64_t last_cache_key_ = ~0ULL;
+  std::size_t trace_size_ = 0;
+
+  Item head_;
+  bool have_head_ = false;
+  std::uint64_t tnt_bits_ = 0;
+  unsigned tnt_count_ = 0;
+  std::uint64_t time_ = 0;
+  std::uint64_t item_offset_ = 0;
+
+  bool enabled_ = false;  // PacketEn: tracing is on
+  bool in_sync_ = false;  // ip_ is known
+  std::uint64_t ip_ = 0;
+  ExecMode mode_ = ExecMode::k64;
+  std::vector<std::uint64_t> stack_;
+  std::uint64_t insns_ = 0;
+};
+
+}  // namespace perfkit::intelpt

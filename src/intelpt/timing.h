@@ -1,0 +1,73 @@
+// Timer: the trace's clock, from its timing packets, in TSC ticks.
+//
+//   TSC  the low 7 bytes of the TSC; the top byte comes from the previous
+//        timestamp or, at the start of a buffer, from the buffer's reference
+//        TSC (AUXTRACE record), and a 56-bit wrap is taken into account.
+//   TMA  relates the crystal clock (CTC) to the TSC of the TSC packet before
+//        it: CTC[15:0] and the fast counter (TSC ticks since the last CTC tick).
+//   MTC  CTC bits [mtc_period+7 : mtc_period]; the TSC follows as the CTC
+//        delta since TMA times the TSC:CTC ratio (CPUID.15H).
+//   CYC  core cycles since the last CYC; ticks = cycles * max non-turbo ratio / CBR.
+//   CBR  the core:bus ratio (core frequency in 100 MHz units).
+//
+// The arithmetic follows perf's decoder so that synthesized samples carry the
+// same timestamps as perf's: a timestamp never goes backwards (MTC and CYC
+// estimates that would are ignored), MTC deltas of 0 count as a full wrap of
+// the 8-bit field, CYC only counts after a TSC or MTC that follows a CYC.
+#pragma once
+
+#include <cstdint>
+
+namespace perfkit::intelpt {
+
+struct TimerParams {
+  unsigned mtc_period = 0;  // MTC every 2^mtc_period CTC ticks
+  std::uint32_t tsc_ctc_ratio_n = 0, tsc_ctc_ratio_d = 0;
+  std::uint32_t max_non_turbo_ratio = 0;
+};
+
+class Timer {
+ public:
+  explicit Timer(const TimerParams& p = {});
+
+  // Starts a new buffer whose first TSC takes its top byte from `ref_tsc`.
+  void set_reference(std::uint64_t ref_tsc) { ref_timestamp_ = ref_tsc; }
+  // Forgets the CTC relation (after a gap or an error).
+  void lose_tma() { have_tma_ = false; }
+
+  // `after_cyc`: the packet right before this one was a CYC.
+  void tsc(std::uint64_t payload, bool after_cyc);
+  void tma(std::uint32_t ctc, std::uint32_t fc);
+  void mtc(std::uint32_t payload, bool after_cyc);
+  void cyc(std::uint64_t cycles);
+  void cbr(unsigned ratio);
+
+  std::uint64_t timestamp() const { return timestamp_; }
+  std::uint64_t tsc_timestamp() const { return tsc_timestamp_; }
+  unsigned cbr() const { return cbr_; }
+  bool have_tma() const { return have_tma_; }
+  // Total cycles counted by CYC packets.
+  std::uint64_t cycles() const { return total_cycles_; }
+
+ private:
+  std::uint64_t ctc_to_tsc(std::uint64_t ctc) const;
+
+  TimerParams p_;
+  std::uint32_t ctc_rem_mask_ = 0;
+  std::uint32_t tsc_ctc_mult_ = 0;  // n/d when it divides exactly
+  std::uint64_t timestamp_ = 0;
+  std::uint64_t tsc_timestamp_ = 0;
+  std::uint64_t ref_timestamp_ = 0;
+  std::uint64_t ctc_timestamp_ = 0;
+  std::uint64_t ctc_delta_ = 0;
+  std::uint32_t last_mtc_ = 0;
+  bool have_tma_ = false;
+  bool fixup_last_mtc_ = false;
+  unsigned cbr_ = 0;
+  double cbr_cyc_to_tsc_ = 0;
+  std::uint64_t cyc_ref_timestamp_ = 0;
+  std::uint64_t cycle_cnt_ = 0;
+  std::uint64_t total_cycles_ = 0;
+};
+
+}  // namespace perfkit::intelpt

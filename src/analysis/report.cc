@@ -270,6 +270,8 @@ void Report::settle_from_events() {
   // perf decides --children before a stream's attrs are known: off for pipes.
   children_ = has_cg && opts_.children != 0 && !session_->reader().is_pipe();
   use_callchain_ = has_cg && opts_.chain_mode != ChainMode::kNone;
+  no_callchains_for_g_ = !has_cg && opts_.chain_mode_given &&
+                         opts_.chain_mode != ChainMode::kNone && !session_->reader().is_pipe();
 }
 
 void Report::settle(Session& session) {
@@ -303,37 +305,47 @@ int cmp_num(T a, T b) {
 
 }  // namespace
 
-int compare_collapse(const Report& r, const Entry& a, const Entry& b) {
+// perf's hist_entry__cmp(existing, incoming) with perf's signs: the incoming
+// entry goes left of `l` when this is negative. Not a consistent order when
+// resolved and unresolved symbols mix (DSO first, then null last), which is
+// why the tree perf builds is simulated rather than sorted.
+std::int64_t perf_cmp(const Report& r, const Entry& l, const Entry& n) {
+  auto dso_cmp = [](const std::string* ld, const std::string* nd) -> std::int64_t {
+    if (!ld || !nd) return (!ld && !nd) ? 0 : (!ld ? -1 : 1);
+    return nd->compare(*ld);
+  };
   for (SortKey k : r.opts_.sort) {
-    int c = 0;
+    std::int64_t c = 0;
     switch (k) {
       case SortKey::kComm:
-        c = cmp_str(a.comm, b.comm);
+        c = n.comm->compare(*l.comm);
         break;
       case SortKey::kPid:
-        c = cmp_num(a.tid, b.tid);
+        c = static_cast<std::int64_t>(n.tid) - l.tid;
         break;
       case SortKey::kDso:
-        c = cmp_str(a.key.dso, b.key.dso);
+        c = dso_cmp(l.key.dso, n.key.dso);
         break;
       case SortKey::kSym:
-        if (!a.key.has_sym && !b.key.has_sym) {
-          c = cmp_num(a.ip, b.ip);
+        if (!l.key.has_sym && !n.key.has_sym) {
+          c = static_cast<std::int64_t>(n.ip - l.ip);
           break;
         }
         if (!r.has_key_[static_cast<int>(SortKey::kDso)]) {
-          c = cmp_str(a.dso_name, b.dso_name);
+          c = dso_cmp(l.dso_name, n.dso_name);
           if (c) break;
         }
-        if (!a.key.has_sym || !b.key.has_sym) {
-          c = !a.key.has_sym ? 1 : -1;
+        if (!l.key.has_sym || !n.key.has_sym) {
+          c = !l.key.has_sym ? -1 : 1;
           break;
         }
-        c = cmp_num(a.key.sym_start, b.key.sym_start);
-        if (!c) c = cmp_num(a.key.sym_end, b.key.sym_end);
+        if (l.key.sym_start != n.key.sym_start)
+          c = static_cast<std::int64_t>(n.key.sym_start - l.key.sym_start);
+        else
+          c = static_cast<std::int64_t>(n.key.sym_end - l.key.sym_end);
         break;
       case SortKey::kCpu:
-        c = cmp_num(a.cpu, b.cpu);
+        c = static_cast<std::int64_t>(n.cpu) - l.cpu;
         break;
       default:
         break;
@@ -342,6 +354,122 @@ int compare_collapse(const Report& r, const Entry& a, const Entry& b) {
   }
   return 0;
 }
+
+namespace {
+
+// The in-order sequence of a Linux rbtree built by inserting `order` one by
+// one, going left when perf_cmp(node, new) < 0.
+std::vector<std::uint32_t> rbtree_order(const Report& r, const std::vector<Entry>& entries,
+                                        const std::vector<std::uint32_t>& order) {
+  const std::uint32_t nil = UINT32_MAX;
+  std::size_t n = order.size();
+  std::vector<std::uint32_t> left(n, nil), right(n, nil), parent(n, nil);
+  std::vector<bool> red(n, false);
+  std::uint32_t root = nil;
+  auto rotate_left = [&](std::uint32_t x) {
+    std::uint32_t y = right[x];
+    right[x] = left[y];
+    if (left[y] != nil) parent[left[y]] = x;
+    parent[y] = parent[x];
+    if (parent[x] == nil)
+      root = y;
+    else if (x == left[parent[x]])
+      left[parent[x]] = y;
+    else
+      right[parent[x]] = y;
+    left[y] = x;
+    parent[x] = y;
+  };
+  auto rotate_right = [&](std::uint32_t x) {
+    std::uint32_t y = left[x];
+    left[x] = right[y];
+    if (right[y] != nil) parent[right[y]] = x;
+    parent[y] = parent[x];
+    if (parent[x] == nil)
+      root = y;
+    else if (x == right[parent[x]])
+      right[parent[x]] = y;
+    else
+      left[parent[x]] = y;
+    right[y] = x;
+    parent[x] = y;
+  };
+  for (std::uint32_t z = 0; z < n; ++z) {
+    const Entry& e = entries[order[z]];
+    std::uint32_t y = nil, x = root;
+    bool go_left = false;
+    while (x != nil) {
+      y = x;
+      go_left = perf_cmp(r, entries[order[x]], e) < 0;
+      x = go_left ? left[x] : right[x];
+    }
+    parent[z] = y;
+    if (y == nil)
+      root = z;
+    else if (go_left)
+      left[y] = z;
+    else
+      right[y] = z;
+    red[z] = true;
+    std::uint32_t k = z;
+    while (parent[k] != nil && red[parent[k]]) {
+      std::uint32_t p = parent[k], g = parent[p];
+      if (p == left[g]) {
+        std::uint32_t u = right[g];
+        if (u != nil && red[u]) {
+          red[p] = red[u] = false;
+          red[g] = true;
+          k = g;
+        } else {
+          if (k == right[p]) {
+            k = p;
+            rotate_left(k);
+            p = parent[k];
+            g = parent[p];
+          }
+          red[p] = false;
+          red[g] = true;
+          rotate_right(g);
+        }
+      } else {
+        std::uint32_t u = left[g];
+        if (u != nil && red[u]) {
+          red[p] = red[u] = false;
+          red[g] = true;
+          k = g;
+        } else {
+          if (k == left[p]) {
+            k = p;
+            rotate_right(k);
+            p = parent[k];
+            g = parent[p];
+          }
+          red[p] = false;
+          red[g] = true;
+          rotate_left(g);
+        }
+      }
+    }
+    red[root] = false;
+  }
+  std::vector<std::uint32_t> out;
+  out.reserve(n);
+  std::vector<std::uint32_t> stack;
+  std::uint32_t cur = root;
+  while (cur != nil || !stack.empty()) {
+    while (cur != nil) {
+      stack.push_back(cur);
+      cur = left[cur];
+    }
+    cur = stack.back();
+    stack.pop_back();
+    out.push_back(order[cur]);
+    cur = right[cur];
+  }
+  return out;
+}
+
+}  // namespace
 
 int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry& b) {
   const bool group = h.members.size() > 1;
@@ -504,10 +632,10 @@ void Report::finish() {
   for (Hists& h : hists_) {
     std::vector<std::uint32_t> order(h.entries.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    // perf's collapse tree order first, then the output sort on top of it.
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-      return compare_collapse(*this, h.entries[x], h.entries[y]) < 0;
-    });
+    // perf's input tree, then (with a comm key) its collapse tree, then the
+    // output sort on top of that order.
+    order = rbtree_order(*this, h.entries, order);
+    if (has_key_[static_cast<int>(SortKey::kComm)]) order = rbtree_order(*this, h.entries, order);
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
       return compare_output(*this, h, h.entries[x], h.entries[y]) < 0;
     });
@@ -524,6 +652,10 @@ ReportBuilder::~ReportBuilder() = default;
 
 Status ReportBuilder::build(Session& session) {
   impl_->settle(session);
+  if (impl_->no_callchains_for_g_)
+    return make_error(
+        "Selected -g or --branch-history, but no callchain or branch data. Did you call "
+        "'perf record' without -g or -b?");
   PK_TRY(session.run(*impl_));
   impl_->finish();
   return ok();

@@ -82,6 +82,7 @@ class Report : public SampleVisitor {
   void merge_group(Hists& leader);
   void apply_comm_renames(Hists& h);
   bool settled_ = false;
+  bool no_callchains_for_g_ = false;
   void finish();
   void print(Session& session, FdWriter& out);
 
@@ -103,7 +104,7 @@ class Report : public SampleVisitor {
   std::vector<const std::string*> dso_names_;
 };
 
-int compare_collapse(const Report& r, const Entry& a, const Entry& b);
+std::int64_t perf_cmp(const Report& r, const Entry& existing, const Entry& incoming);
 int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry& b);
 
 }  // namespace perfkit::analysis

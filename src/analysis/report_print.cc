@@ -288,6 +288,8 @@ void Printer::graph(const std::vector<std::uint32_t>& kids, std::uint64_t total,
         out_.write("          ");
       }
     }
+    // perf allocates its "[...]" symbol without clearing the inlined flag, so
+    // it prints " (inlined)" after it or not, by chance; perfkit does not.
     out_.write("[...]\n");
   }
 }

@@ -167,12 +167,14 @@ Entry Report::make_entry(const ResolvedSample& s, const machine::Location& loc, 
 }
 
 std::uint32_t Report::add_entry(Hists& h, const Entry& e, bool self, std::uint64_t period) {
-  auto [it, fresh] = h.index.try_emplace(e.key, static_cast<std::uint32_t>(h.entries.size()));
-  if (fresh) {
+  std::uint32_t at = h.index.find(e.key);
+  if (at == FlatMap<EntryKey, EntryKeyHash>::kNone) {
+    at = static_cast<std::uint32_t>(h.entries.size());
+    h.index.insert(e.key, at);
     h.entries.push_back(e);
     if (use_callchain_) h.entries.back().chain = arena_.new_root();
   }
-  Entry& x = h.entries[it->second];
+  Entry& x = h.entries[at];
   if (self) {
     x.period += period;
     x.nr_events += 1;
@@ -181,7 +183,7 @@ std::uint32_t Report::add_entry(Hists& h, const Entry& e, bool self, std::uint64
     x.acc_period += period;
     x.acc_nr_events += 1;
   }
-  return it->second;
+  return at;
 }
 
 Status Report::on_sample(const ResolvedSample& s) {
@@ -284,7 +286,8 @@ void Report::settle(Session& session) {
   bool caller = opts_.caller_order;
   if (opts_.children != 0 && !opts_.order_given) caller = true;
   opts_.caller_order = caller;
-  session.set_callchains(true, caller, opts_.max_stack);
+  bool need_chains = session.reader().is_pipe() || use_callchain_ || children_;
+  session.set_callchains(need_chains, caller, opts_.max_stack);
 }
 
 // ---- ordering ----
@@ -311,7 +314,8 @@ int cmp_num(T a, T b) {
 // why the tree perf builds is simulated rather than sorted.
 std::int64_t perf_cmp(const Report& r, const Entry& l, const Entry& n) {
   auto dso_cmp = [](const std::string* ld, const std::string* nd) -> std::int64_t {
-    if (!ld || !nd) return (!ld && !nd) ? 0 : (!ld ? -1 : 1);
+    if (ld == nd) return 0;  // interned names
+    if (!ld || !nd) return !ld ? -1 : 1;
     return nd->compare(*ld);
   };
   for (SortKey k : r.opts_.sort) {
@@ -570,9 +574,10 @@ void Report::merge_group(Hists& leader) {
   for (std::size_t m = 1; m < nm; ++m) {
     Hists& mh = hists_[leader.members[m]];
     for (const Entry& me : mh.entries) {
-      auto [it, fresh] =
-          leader.index.try_emplace(me.key, static_cast<std::uint32_t>(leader.entries.size()));
-      if (fresh) {
+      std::uint32_t at = leader.index.find(me.key);
+      if (at == FlatMap<EntryKey, EntryKeyHash>::kNone) {
+        at = static_cast<std::uint32_t>(leader.entries.size());
+        leader.index.insert(me.key, at);
         Entry d = me;
         d.period = d.acc_period = d.nr_events = d.acc_nr_events = 0;
         d.chain = UINT32_MAX;
@@ -580,7 +585,7 @@ void Report::merge_group(Hists& leader) {
         d.group_acc.assign(nm, 0);
         leader.entries.push_back(std::move(d));
       }
-      Entry& le = leader.entries[it->second];
+      Entry& le = leader.entries[at];
       le.group_period[m] = me.period;
       le.group_acc[m] = me.acc_period;
     }
@@ -603,12 +608,13 @@ void Report::apply_comm_renames(Hists& h) {
   std::vector<Entry> kept;
   h.index.clear();
   for (Entry& e : h.entries) {
-    auto [it, fresh] = h.index.try_emplace(e.key, static_cast<std::uint32_t>(kept.size()));
-    if (fresh) {
+    std::uint32_t at = h.index.find(e.key);
+    if (at == FlatMap<EntryKey, EntryKeyHash>::kNone) {
+      h.index.insert(e.key, static_cast<std::uint32_t>(kept.size()));
       kept.push_back(std::move(e));
       continue;
     }
-    Entry& k = kept[it->second];
+    Entry& k = kept[at];
     k.period += e.period;
     k.nr_events += e.nr_events;
     k.acc_period += e.acc_period;

@@ -1,5 +1,7 @@
 #include "analysis/report_chain.h"
 
+#include <algorithm>
+
 namespace perfkit::analysis {
 
 std::uint32_t ChainArena::new_root() {
@@ -24,28 +26,25 @@ void ChainArena::append(std::uint32_t root, std::span<const ChainEntry> path,
 
 void ChainArena::append_children(std::uint32_t node, std::span<const ChainEntry> path,
                                  std::size_t pos, std::uint64_t period) {
-  const ChainEntry& cur = path[pos];
-  // Children are in descending order of their first entry.
-  auto& kids = nodes_[node].children;
-  std::size_t insert_at = kids.size();
-  for (std::size_t i = 0; i < kids.size(); ++i) {
-    int c = chain_cmp(nodes_[kids[i]].val.front(), cur);
-    if (c == 0) {
-      append_chain(kids[i], path, pos, period);
-      nodes_[node].children_hit += period;
-      nodes_[node].children_count++;
-      return;
-    }
-    if (c < 0) {  // this child sorts below the new path: the new one goes first
-      insert_at = i;
-      break;
-    }
+  ChildKey k = child_key(node, path[pos]);
+  std::uint32_t found = index_.find(k);
+  if (found != FlatMap<ChildKey, ChildKeyHash>::kNone) {
+    append_chain(found, path, pos, period);
+  } else {
+    std::uint32_t child = add_child(path.subspan(pos), period);
+    nodes_[node].children.push_back(child);
+    index_.insert(k, child);
   }
-  std::uint32_t child = add_child(path.subspan(pos), period);
-  auto& kids2 = nodes_[node].children;
-  kids2.insert(kids2.begin() + static_cast<std::ptrdiff_t>(insert_at), child);
   nodes_[node].children_hit += period;
   nodes_[node].children_count++;
+}
+
+std::vector<std::uint32_t> ChainArena::ordered_children(std::uint32_t node) const {
+  std::vector<std::uint32_t> kids = nodes_[node].children;
+  std::sort(kids.begin(), kids.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return chain_cmp(nodes_[b].val.front(), nodes_[a].val.front()) < 0;
+  });
+  return kids;
 }
 
 void ChainArena::append_chain(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
@@ -85,7 +84,13 @@ void ChainArena::split(std::uint32_t node, std::span<const ChainEntry> path, std
   }
   nodes_.push_back(std::move(tail));
   auto tail_index = static_cast<std::uint32_t>(nodes_.size() - 1);
+  // The moved children now hang below the tail.
+  for (std::uint32_t c : nodes_[tail_index].children) {
+    index_.erase(child_key(node, nodes_[c].val.front()));
+    index_.insert(child_key(tail_index, nodes_[c].val.front()), c);
+  }
   nodes_[node].children.push_back(tail_index);
+  index_.insert(child_key(node, nodes_[tail_index].val.front()), tail_index);
   if (pos < path.size()) {
     ChainNode& p = nodes_[node];
     p.hit = 0;
@@ -93,12 +98,8 @@ void ChainArena::split(std::uint32_t node, std::span<const ChainEntry> path, std
     p.count = 0;
     p.children_count += 1;
     std::uint32_t child = add_child(path.subspan(pos), period);
-    bool before = chain_cmp(nodes_[tail_index].val.front(), path[pos]) < 0;
-    auto& kids = nodes_[node].children;
-    if (before)
-      kids.insert(kids.begin(), child);
-    else
-      kids.push_back(child);
+    nodes_[node].children.push_back(child);
+    index_.insert(child_key(node, path[pos]), child);
   } else {
     nodes_[node].hit = period;
     nodes_[node].count = 1;

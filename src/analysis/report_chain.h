@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/flat_map.h"
+
 namespace perfkit::analysis {
 
 struct ChainEntry {
@@ -22,7 +24,9 @@ struct ChainEntry {
 
 struct ChainNode {
   std::vector<ChainEntry> val;
-  std::vector<std::uint32_t> children;  // perf's rb_root_in order
+  // Unordered; perf's rb_root_in order is descending by the first entry
+  // (chain_cmp), which ordered_children() gives.
+  std::vector<std::uint32_t> children;
   std::uint64_t hit = 0, children_hit = 0;
   std::uint32_t count = 0, children_count = 0;
   std::uint64_t cumul() const { return hit + children_hit; }
@@ -35,8 +39,27 @@ class ChainArena {
   void append(std::uint32_t root, std::span<const ChainEntry> path, std::uint64_t period);
   const ChainNode& at(std::uint32_t i) const { return nodes_[i]; }
   std::size_t size() const { return nodes_.size(); }
+  // A node's children in perf's rb_root_in order.
+  std::vector<std::uint32_t> ordered_children(std::uint32_t node) const;
 
  private:
+  struct ChildKey {
+    std::uint32_t parent;
+    std::uint32_t dso_rank;
+    std::uint64_t key;  // symbol start when resolved, else the address; top bit: resolved
+    bool operator==(const ChildKey&) const = default;
+  };
+  struct ChildKeyHash {
+    std::size_t operator()(const ChildKey& k) const {
+      return static_cast<std::size_t>(
+          mix64((static_cast<std::uint64_t>(k.parent) << 32 | k.dso_rank) ^ mix64(k.key)));
+    }
+  };
+  static ChildKey child_key(std::uint32_t parent, const ChainEntry& first) {
+    return {parent, first.dso_rank, first.has_sym ? (first.key | (1ULL << 63)) : first.ip};
+  }
+  FlatMap<ChildKey, ChildKeyHash> index_;
+
   void append_children(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
                        std::uint64_t period);
   void append_chain(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/flat_map.h"
 #include "analysis/report.h"
 #include "analysis/report_chain.h"
 
@@ -61,7 +62,7 @@ struct Entry {
 
 struct Hists {
   std::vector<Entry> entries;
-  std::unordered_map<EntryKey, std::uint32_t, EntryKeyHash> index;
+  FlatMap<EntryKey, EntryKeyHash> index;
   std::uint64_t nr_samples = 0, nr_non_filtered_samples = 0;
   std::uint64_t total_period = 0, total_non_filtered_period = 0;
   std::uint64_t callchain_period = 0, callchain_non_filtered_period = 0;

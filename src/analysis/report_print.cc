@@ -211,7 +211,7 @@ std::vector<std::uint32_t> Printer::sorted_children(std::uint32_t node,
     min_hit = static_cast<std::uint64_t>(
         std::ceil(static_cast<double>(n.children_hit) * (r_.opts_.chain_min_percent / 100.0)));
   std::vector<std::uint32_t> kids;
-  for (std::uint32_t c : n.children)
+  for (std::uint32_t c : r_.arena_.ordered_children(node))
     if (r_.arena_.at(c).cumul() >= min_hit) kids.push_back(c);
   std::stable_sort(kids.begin(), kids.end(), [&](std::uint32_t a, std::uint32_t b) {
     return r_.arena_.at(a).cumul() > r_.arena_.at(b).cumul();
@@ -297,7 +297,7 @@ void Printer::graph(const std::vector<std::uint32_t>& kids, std::uint64_t total,
 void Printer::flat_collect(std::uint32_t node, std::uint64_t min_hit,
                            std::vector<std::uint32_t>& out) {
   const ChainNode& n = r_.arena_.at(node);
-  for (std::uint32_t c : n.children) {
+  for (std::uint32_t c : r_.arena_.ordered_children(node)) {
     parent_[c] = node;
     flat_collect(c, min_hit, out);
   }

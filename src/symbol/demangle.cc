@@ -65,6 +65,11 @@ std::string demangle(std::string_view name, bool with_params) {
   std::unique_ptr<char, void (*)(void*)> out(
       abi::__cxa_demangle(z.c_str(), nullptr, nullptr, &status), std::free);
   if (status != 0 || !out) return z;
+  std::string_view d = out.get();
+  // libiberty prints thunks and other special names whole.
+  if (d.starts_with("virtual thunk to ") || d.starts_with("non-virtual thunk to ") ||
+      d.starts_with("covariant return thunk to "))
+    return std::string(d);
   return with_params ? std::string(out.get()) : strip_parameters(out.get());
 }
 

@@ -7,6 +7,7 @@
 #include <bit>
 
 #include "abi/perf_event.h"
+#include "intelpt/packet.h"
 #include "perfdata/features.h"
 #include "perfdata/writer.h"
 #include "record/encode.h"
@@ -114,14 +115,35 @@ void RecordingWriter::mmap2(std::uint64_t time, const TracedMapping& m) {
   add(time, b);
 }
 
+// Where the AUX area is cut into AUXTRACE records: at packet boundaries, as
+// the kernel only moves the AUX head when tracing is stopped (perf does not
+// join a packet split across records).
+std::vector<std::uint64_t> split_points(Bytes data, std::uint64_t chunk) {
+  std::vector<std::uint64_t> cuts;
+  intelpt::PacketContext ctx = intelpt::PacketContext::kNone;
+  std::uint64_t pos = 0, last = 0;
+  while (pos < data.size()) {
+    intelpt::Packet pkt;
+    int r = intelpt::decode_packet(data.data() + pos, data.size() - pos, ctx, pkt);
+    if (r <= 0) break;
+    ctx = intelpt::next_context(pkt, ctx);
+    pos += static_cast<std::uint64_t>(r);
+    if (chunk && pos - last >= chunk && pos < data.size()) {
+      cuts.push_back(pos);
+      last = pos;
+    }
+  }
+  cuts.push_back(data.size());
+  return cuts;
+}
+
 void RecordingWriter::auxtrace(std::uint64_t time) {
   const auto& data = r_.encoded.bytes;
-  std::uint64_t chunk = o_.aux_buffer_size ? o_.aux_buffer_size : data.size();
-  if (!chunk) chunk = 1;
   std::uint32_t cpu = o_.per_cpu ? o_.cpu : 0xffffffffu;
   std::uint64_t reference = r_.encoded.end_tsc;
-  for (std::uint64_t off = 0; off < data.size(); off += chunk) {
-    std::uint64_t n = std::min<std::uint64_t>(chunk, data.size() - off);
+  std::uint64_t off = 0;
+  for (std::uint64_t end : split_points(data, o_.aux_buffer_size)) {
+    std::uint64_t n = end - off;
     std::uint64_t padded = (n + 7) & ~7ULL;
     // PERF_RECORD_AUX: where the data sat in the AUX area.
     record::RecordBuilder aux(abi::kRecordAux);
@@ -132,9 +154,10 @@ void RecordingWriter::auxtrace(std::uint64_t time) {
     b.u32(static_cast<std::uint32_t>(r_.trace.pid)).u32(cpu).u32(0);
     TimedRecord tr{time, b.finish(), {}, true};
     tr.trailing.assign(data.begin() + static_cast<std::ptrdiff_t>(off),
-                       data.begin() + static_cast<std::ptrdiff_t>(off + n));
+                       data.begin() + static_cast<std::ptrdiff_t>(end));
     tr.trailing.resize(padded, 0);
     out_.push_back(std::move(tr));
+    off = end;
   }
 }
 
@@ -214,9 +237,13 @@ Expected<PtSynthResult> pt_synth_run(const std::vector<std::string>& argv,
   r.argv = argv;
   PK_ASSIGN(r.trace, single_step(argv, opts.tracer));
   r.encoded = intelpt::encode_trace(r.trace.exec, opts.encode);
+  pt_synth_configure(r, opts);
+  return r;
+}
+
+void pt_synth_configure(PtSynthResult& r, const PtSynthOptions& opts) {
   r.attr_config = attr_config(opts.encode);
   r.config = pt_config(opts, r.attr_config);
-  return r;
 }
 
 Status pt_synth_write(const std::string& path, const PtSynthResult& r, const PtSynthOptions& opts) {

@@ -46,6 +46,10 @@ struct PtSynthResult {
 Expected<PtSynthResult> pt_synth_run(const std::vector<std::string>& argv,
                                      const PtSynthOptions& opts);
 
+// Sets r.attr_config and r.config (what the recording says about the trace)
+// from the options; pt_synth_run does it. For re-encoding an execution.
+void pt_synth_configure(PtSynthResult& r, const PtSynthOptions& opts);
+
 // Writes the recording to `path` ("-" for stdout, pipe mode). Errors name the path.
 Status pt_synth_write(const std::string& path, const PtSynthResult& r, const PtSynthOptions& opts);
 

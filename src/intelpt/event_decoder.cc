@@ -197,6 +197,7 @@ Item EventDecoder::overflow(std::uint64_t offset) {
   // resumes; a TIP.PGE instead means tracing resumed later.
   Item it = make(ItemType::kOverflow, offset);
   timer_.lose_tma();
+  last_ip_.reset();  // nothing before the overflow is a base for IP compression
   while (pos_ < data_.size()) {
     std::size_t at = pos_;
     Packet pkt;

@@ -36,9 +36,29 @@ void FlowDecoder::resync() {
   ev_.sync_forward();
 }
 
-void FlowDecoder::error(const char* what, std::uint64_t ip, FlowSink& sink) {
+const char* pt_error_message(PtError e) {
+  switch (e) {
+    case PtError::kBadPacket:
+      return "Bad packet";
+    case PtError::kNoInsn:
+      return "Failed to get instruction";
+    case PtError::kMismatch:
+      return "Trace doesn't match instruction";
+    case PtError::kOverflow:
+      return "Overflow packet";
+    case PtError::kLost:
+      return "Lost trace data";
+    case PtError::kNeverEndingLoop:
+      return "Never-ending loop";
+    default:
+      return "Unknown error!";
+  }
+}
+
+void FlowDecoder::error(PtError code, const char* what, std::uint64_t ip, FlowSink& sink) {
   Step s;
   s.kind = StepKind::kError;
+  s.code = code;
   s.from = ip;
   s.error = what;
   s.offset = item_offset_;
@@ -148,7 +168,7 @@ bool FlowDecoder::branch_end(const Block& b, const Mapping& map, std::uint64_t s
       bool taken;
       if (!take_tnt(taken)) {
         emit_run(b, start, b.ninsn - 1, RunEnd::kCut, last_ip, sink);
-        error("trace has no TNT bit for a conditional branch", last_ip, sink);
+        error(PtError::kMismatch, "trace has no TNT bit for a conditional branch", last_ip, sink);
         resync();
         return false;
       }
@@ -163,7 +183,8 @@ bool FlowDecoder::branch_end(const Block& b, const Mapping& map, std::uint64_t s
         take_tnt(taken);
         if (!taken || stack_.empty()) {
           emit_run(b, start, b.ninsn - 1, RunEnd::kCut, last_ip, sink);
-          error(taken ? "compressed return with an empty call stack"
+          error(PtError::kMismatch,
+                taken ? "compressed return with an empty call stack"
                       : "compressed return with a not-taken TNT bit",
                 last_ip, sink);
           resync();
@@ -206,7 +227,8 @@ bool FlowDecoder::branch_end(const Block& b, const Mapping& map, std::uint64_t s
     return true;
   }
   emit_run(b, start, b.ninsn - 1, RunEnd::kCut, last_ip, sink);
-  error(it.type == ItemType::kTnt ? "trace has a TNT bit where an indirect branch needs a TIP"
+  error(PtError::kMismatch,
+        it.type == ItemType::kTnt ? "trace has a TNT bit where an indirect branch needs a TIP"
                                   : "trace has no TIP for an indirect branch",
         last_ip, sink);
   resync();
@@ -219,7 +241,7 @@ bool FlowDecoder::walk(FlowSink& sink) {
     const Mapping* map = nullptr;
     const Block* b = block_at(ip_, &map);
     if (!b) {
-      error("no code mapped at this address", ip_, sink);
+      error(PtError::kNoInsn, "no code mapped at this address", ip_, sink);
       resync();
       return false;
     }
@@ -228,7 +250,7 @@ bool FlowDecoder::walk(FlowSink& sink) {
       emit_run(*b, start, b->ninsn, RunEnd::kFallThrough, start + b->size, sink);
       ip_ = start + b->size;
       if (b->last.cls == InsnClass::kInvalid) {
-        error("instruction does not decode", ip_, sink);
+        error(PtError::kNoInsn, "instruction does not decode", ip_, sink);
         resync();
         return false;
       }
@@ -240,21 +262,22 @@ bool FlowDecoder::walk(FlowSink& sink) {
       if (traced && tnt_count_ == 0) return true;
     }
     if (++blocks > opts_.max_blocks_without_trace) {
-      error("no trace for too many blocks (a loop with no branch in the trace?)", ip_, sink);
+      error(PtError::kNeverEndingLoop,
+            "no trace for too many blocks (a loop with no branch in the trace?)", ip_, sink);
       resync();
       return false;
     }
   }
 }
 
-bool FlowDecoder::walk_to(std::uint64_t target, FlowSink& sink) {
+bool FlowDecoder::walk_to(std::uint64_t target, FlowSink& sink, bool resync_on_error) {
   std::uint32_t blocks = 0;
   while (ip_ != target) {
     const Mapping* map = nullptr;
     const Block* b = block_at(ip_, &map);
     if (!b) {
-      error("no code mapped at this address", ip_, sink);
-      resync();
+      error(PtError::kNoInsn, "no code mapped at this address", ip_, sink);
+      if (resync_on_error) resync();
       return false;
     }
     const std::uint64_t start = ip_;
@@ -264,8 +287,8 @@ bool FlowDecoder::walk_to(std::uint64_t target, FlowSink& sink) {
       std::uint32_t n = 0;
       while (at < target && n < b->ninsn) at += len[n++];
       if (at != target) {
-        error("event IP is not on an instruction boundary", target, sink);
-        resync();
+        error(PtError::kMismatch, "event IP is not on an instruction boundary", target, sink);
+        if (resync_on_error) resync();
         return false;
       }
       emit_run(*b, start, n, RunEnd::kCut, target, sink);
@@ -274,8 +297,8 @@ bool FlowDecoder::walk_to(std::uint64_t target, FlowSink& sink) {
     }
     if (b->last.cls == InsnClass::kInvalid) {
       emit_run(*b, start, b->ninsn, RunEnd::kFallThrough, start + b->size, sink);
-      error("instruction does not decode", start + b->size, sink);
-      resync();
+      error(PtError::kNoInsn, "instruction does not decode", start + b->size, sink);
+      if (resync_on_error) resync();
       return false;
     }
     if (b->last.cls == InsnClass::kOther) {
@@ -283,15 +306,17 @@ bool FlowDecoder::walk_to(std::uint64_t target, FlowSink& sink) {
       ip_ = start + b->size;
     } else if (b->last.needs_trace()) {
       emit_run(*b, start, b->ninsn - 1, RunEnd::kCut, start + b->last_offset(), sink);
-      error("branch needs trace before the event's IP is reached", start + b->last_offset(), sink);
-      resync();
+      error(PtError::kMismatch, "branch needs trace before the event's IP is reached",
+            start + b->last_offset(), sink);
+      if (resync_on_error) resync();
       return false;
     } else if (!branch_end(*b, *map, start, sink)) {
       return false;
     }
     if (++blocks > opts_.max_blocks_without_trace) {
-      error("event IP not reached (a loop with no branch in the trace?)", ip_, sink);
-      resync();
+      error(PtError::kNeverEndingLoop, "event IP not reached (a loop with no branch in the trace?)",
+            ip_, sink);
+      if (resync_on_error) resync();
       return false;
     }
   }
@@ -343,14 +368,15 @@ void FlowDecoder::handle_fup(const Item& fup, FlowSink& sink) {
       consume();
       break;
     default:
-      error("FUP is not followed by a TIP", fup.ip, sink);
+      error(PtError::kMismatch, "FUP is not followed by a TIP", fup.ip, sink);
       return;
   }
   s.mode = mode_;
   sink.on_step(s);
 }
 
-void FlowDecoder::begin(std::uint64_t ip, ExecMode mode, const Item& it, FlowSink& sink) {
+void FlowDecoder::begin(std::uint64_t ip, ExecMode mode, const Item& it, FlowSink& sink,
+                        bool from_psb) {
   ip_ = ip;
   mode_ = mode;
   enabled_ = in_sync_ = true;
@@ -360,6 +386,7 @@ void FlowDecoder::begin(std::uint64_t ip, ExecMode mode, const Item& it, FlowSin
   s.offset = it.offset;
   s.timestamp = it.timestamp;
   s.mode = mode;
+  s.from_psb = from_psb;
   sink.on_step(s);
 }
 
@@ -373,18 +400,18 @@ void FlowDecoder::handle_item(FlowSink& sink) {
     case ItemType::kEnd:
       return;
     case ItemType::kError:
-      error(it.error, tracking ? ip_ : 0, sink);
+      error(PtError::kBadPacket, it.error, tracking ? ip_ : 0, sink);
       resync();
       return;
     case ItemType::kPsb:
       stack_.clear();
       tnt_count_ = 0;
       if (it.has_ip) {
-        if (tracking && ip_ != it.ip && !walk_to(it.ip, sink)) {
+        if (tracking && ip_ != it.ip && !walk_to(it.ip, sink, false)) {
           // The flow did not lead to the PSB's IP: start over from it.
-          begin(it.ip, it.mode, it, sink);
+          begin(it.ip, it.mode, it, sink, true);
         } else if (!tracking) {
-          begin(it.ip, it.mode, it, sink);
+          begin(it.ip, it.mode, it, sink, true);
         }
         mode_ = it.mode;
       } else {
@@ -406,7 +433,7 @@ void FlowDecoder::handle_item(FlowSink& sink) {
       if (enabled_ && it.has_ip) begin(it.ip, it.mode, it, sink);
       return;
     case ItemType::kTnt:
-      if (!enabled_) error("TNT packet while tracing is off", 0, sink);
+      if (!enabled_) error(PtError::kMismatch, "TNT packet while tracing is off", 0, sink);
       return;
     case ItemType::kFup:
       handle_fup(it, sink);
@@ -473,7 +500,7 @@ void FlowDecoder::handle_item(FlowSink& sink) {
 
 void FlowDecoder::run(FlowSink& sink) {
   if (!ev_.sync_forward()) {
-    if (trace_size_) error("no PSB packet in the trace", 0, sink);
+    if (trace_size_) error(PtError::kBadPacket, "no PSB packet in the trace", 0, sink);
     return;
   }
   while (!sink.stop()) {

@@ -33,6 +33,21 @@ namespace perfkit::intelpt {
 
 enum class StepKind : std::uint8_t { kRun, kBegin, kAsync, kEvent, kError };
 
+// Decode error classes, numbered as perf numbers them (INTEL_PT_ERR_*), so
+// that error events carry perf's code and message.
+enum class PtError : std::uint8_t {
+  kNone = 0,
+  kBadPacket = 3,         // "Bad packet"
+  kNoInsn = 5,            // "Failed to get instruction"
+  kMismatch = 6,          // "Trace doesn't match instruction"
+  kOverflow = 7,          // "Overflow packet"
+  kLost = 8,              // "Lost trace data"
+  kNeverEndingLoop = 10,  // "Never-ending loop"
+};
+
+// perf's message for an error code.
+const char* pt_error_message(PtError e);
+
 enum class RunEnd : std::uint8_t {
   kFallThrough,  // the last instruction did not branch (or a conditional was not taken)
   kBranch,       // the last instruction branched to `to`
@@ -68,12 +83,14 @@ struct Step {
   const std::uint8_t* lengths = nullptr;  // kRun: instruction lengths (valid during the call)
   std::uint64_t ip = 0;                   // kRun: first instruction
   std::uint64_t from = 0, to = 0;
-  bool has_ip = false;          // kEvent: `from` is where it happened
-  std::uint16_t aux = 0;        // kEvent: item aux (TSX flags, CBR ratio, types)
-  std::uint64_t payload = 0;    // kEvent
-  std::uint64_t offset = 0;     // trace offset of the item behind this step
-  std::uint64_t timestamp = 0;  // TSC ticks
-  const char* error = nullptr;  // kError
+  bool has_ip = false;            // kEvent: `from` is where it happened
+  std::uint16_t aux = 0;          // kEvent: item aux (TSX flags, CBR ratio, types)
+  std::uint64_t payload = 0;      // kEvent
+  std::uint64_t offset = 0;       // trace offset of the item behind this step
+  std::uint64_t timestamp = 0;    // TSC ticks
+  const char* error = nullptr;    // kError: what went wrong, in detail
+  PtError code = PtError::kNone;  // kError: the class of error
+  bool from_psb = false;          // kBegin: synchronized at a PSB (perf makes no sample)
 };
 
 class FlowSink {
@@ -117,19 +134,21 @@ class FlowDecoder {
   // Runs code from ip_ until it needs trace, then applies the trace. Returns
   // false after an error (resync done).
   bool walk(FlowSink& sink);
-  // Runs code without trace from ip_ up to `target`; false after an error.
-  bool walk_to(std::uint64_t target, FlowSink& sink);
+  // Runs code without trace from ip_ up to `target`; false after an error
+  // (reported, and followed by a resync at the next PSB if `resync_on_error`).
+  bool walk_to(std::uint64_t target, FlowSink& sink, bool resync_on_error = true);
   bool take_tnt(bool& taken);
   bool branch_end(const Block& b, const Mapping& map, std::uint64_t start, FlowSink& sink);
   void emit_run(const Block& b, std::uint64_t start, std::uint32_t ninsn, RunEnd end,
                 std::uint64_t to, FlowSink& sink);
   void emit_event(EventKind k, const Item& it, FlowSink& sink);
-  void error(const char* what, std::uint64_t ip, FlowSink& sink);
+  void error(PtError code, const char* what, std::uint64_t ip, FlowSink& sink);
   void handle_item(FlowSink& sink);
   // An asynchronous event at `fup`'s IP: the next item (TIP, TIP.PGD) says where to.
   void handle_fup(const Item& fup, FlowSink& sink);
   // Tracing is on at `ip` (TIP.PGE, PSB+ FUP, overflow FUP).
-  void begin(std::uint64_t ip, ExecMode mode, const Item& it, FlowSink& sink);
+  void begin(std::uint64_t ip, ExecMode mode, const Item& it, FlowSink& sink,
+             bool from_psb = false);
   void resync();
   void push_return(std::uint64_t ip);
 

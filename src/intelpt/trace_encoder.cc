@@ -180,6 +180,7 @@ void Writer::run(const Execution& exec) {
       lost = false;
       stack_.clear();
       enc_.ovf();
+      enc_.last_ip().reset();  // the IP after an overflow is not compressed
       if (async) {
         enabled_ = false;
       } else {
@@ -228,7 +229,8 @@ void Writer::run(const Execution& exec) {
     prev_traced = execute(step, insn, next);
   }
   flush_tnt();
-  if (enabled_ && !steps.empty()) pgd_no_ip();
+  // A trace that ends inside an overflow just stops.
+  if (enabled_ && !lost && !steps.empty()) pgd_no_ip();
   t_.end_tsc = tsc_;
 }
 

@@ -1,10 +1,13 @@
-// Ground truth: real programs single-stepped by pt-synth, encoded as Intel PT
-// with every encoding option, decoded by perfkit's flow decoder, must give
-// back exactly the recorded instruction sequence.
+// Ground truth: real programs single-stepped by pt-synth and encoded as Intel
+// PT with every encoding option. Three decoders must give back exactly the
+// recorded instruction sequence: perfkit's flow decoder, /usr/bin/perf
+// (`perf script --itrace=i0ns -F ip` on the perf.data file pt-synth writes)
+// and libipt's pt_insn decoder (the libipt_oracle program).
 #include "analysis/pt_synth.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -35,7 +38,7 @@ struct Collector : intelpt::FlowSink {
   }
 };
 
-Collector decode(const PtSynthResult& r) {
+Collector perfkit_decode(const PtSynthResult& r) {
   intelpt::ImageSet images;
   auto space = analysis::pt_synth_address_space(r, images);
   EXPECT_TRUE(space);
@@ -47,8 +50,8 @@ Collector decode(const PtSynthResult& r) {
   return c;
 }
 
-void expect_same_ips(const std::vector<std::uint64_t>& want,
-                     const std::vector<std::uint64_t>& got) {
+void expect_same_ips(const std::vector<std::uint64_t>& want, const std::vector<std::uint64_t>& got,
+                     const std::string& who) {
   std::size_t n = std::min(want.size(), got.size());
   std::size_t i = 0;
   while (i < n && want[i] == got[i]) ++i;
@@ -58,38 +61,14 @@ void expect_same_ips(const std::vector<std::uint64_t>& want,
          ++k)
       ctx += fmt::format("\n  [{}] want {:#x} got {:#x}", k, k < want.size() ? want[k] : 0,
                          k < got.size() ? got[k] : 0);
-    ADD_FAILURE() << "first difference at instruction " << i << " of " << want.size()
+    ADD_FAILURE() << who << ": first difference at instruction " << i << " of " << want.size()
                   << " (decoded " << got.size() << ")" << ctx;
   }
 }
 
-PtSynthResult synth(const std::vector<std::string>& argv, const PtSynthOptions& o) {
-  auto r = analysis::pt_synth_run(argv, o);
-  EXPECT_TRUE(r) << (r ? "" : r.error().message());
-  if (!r) return {};
-  return std::move(*r);
-}
-
-TEST(PtSynthTest, TrueDecodesToTheSteppedSequence) {
-  PtSynthOptions o;
-  auto r = synth({"/bin/true"}, o);
-  ASSERT_GT(r.trace.exec.steps.size(), 1000u);
-  auto c = decode(r);
-  EXPECT_TRUE(c.errors.empty()) << c.errors.front();
-  expect_same_ips(analysis::pt_synth_expected_ips(r), c.ips);
-}
-
-}  // namespace
-}  // namespace perfkit
-
-namespace perfkit {
-namespace {
-
-std::vector<std::uint64_t> perf_ips(const std::string& file, std::string* err) {
-  auto r = test::run("perf script --itrace=i0ns -F ip -i " + test::sh(file));
-  *err = r.err;
+std::vector<std::uint64_t> parse_ips(const std::string& text) {
   std::vector<std::uint64_t> ips;
-  std::istringstream in(r.out);
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     auto p = line.find_first_not_of(' ');
@@ -99,19 +78,152 @@ std::vector<std::uint64_t> perf_ips(const std::string& file, std::string* err) {
   return ips;
 }
 
-TEST(PtSynthPerfTest, PerfDecodesTrueToTheSteppedSequence) {
+std::string ptflow(bool static_link) {
+  return std::string(PT_WORKLOAD_DIR) + (static_link ? "/ptflow-static" : "/ptflow");
+}
+
+// Each program is traced once (single-stepping is slow); every option set
+// re-encodes the same execution.
+const PtSynthResult& traced(const std::vector<std::string>& argv) {
+  static std::map<std::vector<std::string>, PtSynthResult> cache;
+  auto it = cache.find(argv);
+  if (it != cache.end()) return it->second;
+  PtSynthOptions o;
+  auto r = analysis::pt_synth_run(argv, o);
+  EXPECT_TRUE(r) << (r ? "" : r.error().message());
+  return cache.emplace(argv, r ? std::move(*r) : PtSynthResult{}).first->second;
+}
+
+PtSynthResult reencode(const PtSynthResult& base, const PtSynthOptions& o) {
+  PtSynthResult r;
+  r.trace = base.trace;
+  r.argv = base.argv;
+  r.encoded = intelpt::encode_trace(r.trace.exec, o.encode);
+  analysis::pt_synth_configure(r, o);
+  return r;
+}
+
+struct OptionSet {
+  const char* name;
+  void (*apply)(PtSynthOptions&);
+  // libipt binds a PTWRITE without FUP to the next ptwrite instruction; the
+  // injected packets have none (a real trace would), so libipt sits this out.
+  bool libipt = true;
+};
+
+const OptionSet kOptionSets[] = {
+    {"default", [](PtSynthOptions&) {}},
+    {"noretcomp", [](PtSynthOptions& o) { o.encode.return_compression = false; }},
+    {"long_tnt", [](PtSynthOptions& o) { o.encode.long_tnt = true; }},
+    {"psb256", [](PtSynthOptions& o) { o.encode.psb_period = 256; }},
+    {"no_tsc", [](PtSynthOptions& o) { o.encode.tsc = false; }},
+    {"mtc0",
+     [](PtSynthOptions& o) {
+       o.encode.mtc = true;
+       o.encode.mtc_period = 0;
+     }},
+    {"mtc3_cyc",
+     [](PtSynthOptions& o) {
+       o.encode.mtc = true;
+       o.encode.cyc = true;
+     }},
+    {"cyc_cbr_change",
+     [](PtSynthOptions& o) {
+       o.encode.cyc = true;
+       o.encode.cbr_change_every = 997;
+     }},
+    {"ovf",
+     [](PtSynthOptions& o) {
+       o.encode.ovf_every = 3001;
+       o.encode.ovf_length = 250;
+     }},
+    {"ptwrite_fup", [](PtSynthOptions& o) { o.encode.ptwrite_every = 499; }},
+    {"ptwrite_nofup",
+     [](PtSynthOptions& o) {
+       o.encode.ptwrite_every = 499;
+       o.encode.fup_on_ptw = false;
+     },
+     false},
+    {"per_cpu", [](PtSynthOptions& o) { o.per_cpu = true; }},
+    {"split_buffers", [](PtSynthOptions& o) { o.aux_buffer_size = 1000; }},
+    {"per_cpu_split",
+     [](PtSynthOptions& o) {
+       o.per_cpu = true;
+       o.aux_buffer_size = 1000;
+     }},
+};
+
+class PtSynthMatrix : public ::testing::TestWithParam<std::tuple<int, int>> {
+ protected:
+  static std::vector<std::vector<std::string>> programs() {
+    return {{ptflow(true), "300"}, {ptflow(false), "50"}, {"/bin/true"}};
+  }
+  PtSynthResult make(PtSynthOptions& o) {
+    auto [prog, set] = GetParam();
+    kOptionSets[set].apply(o);
+    const auto& base = traced(programs()[prog]);
+    return reencode(base, o);
+  }
+};
+
+TEST_P(PtSynthMatrix, PerfkitDecodesTheSteppedSequence) {
+  PtSynthOptions o;
+  auto r = make(o);
+  ASSERT_GT(r.trace.exec.steps.size(), 1000u);
+  auto c = perfkit_decode(r);
+  EXPECT_TRUE(c.errors.empty()) << c.errors.size() << " errors, first: " << c.errors.front();
+  expect_same_ips(analysis::pt_synth_expected_ips(r), c.ips, "perfkit");
+}
+
+TEST_P(PtSynthMatrix, PerfDecodesTheSteppedSequence) {
   PK_SKIP_WITHOUT_PERF();
   PtSynthOptions o;
-  auto r = synth({"/bin/true"}, o);
+  auto r = make(o);
   test::TempDir dir;
-  std::string file = dir.path("true.data");
+  std::string file = dir.path("pt.data");
   auto st = analysis::pt_synth_write(file, r, o);
   ASSERT_TRUE(st) << st.error().message();
-  std::string err;
-  auto ips = perf_ips(file, &err);
-  expect_same_ips(analysis::pt_synth_expected_ips(r), ips);
-  EXPECT_EQ(err.find("error"), std::string::npos) << err.substr(0, 2000);
+  auto out = test::run("perf script --itrace=i0ns -F ip -i " + test::sh(file));
+  expect_same_ips(analysis::pt_synth_expected_ips(r), parse_ips(out.out), "perf");
 }
+
+TEST_P(PtSynthMatrix, LibiptDecodesTheSteppedSequence) {
+  if (!kOptionSets[std::get<1>(GetParam())].libipt)
+    GTEST_SKIP() << "PTWRITE without FUP needs a ptwrite instruction for libipt";
+  PtSynthOptions o;
+  auto r = make(o);
+  test::TempDir dir;
+  test::write_file(dir.path("trace.bin"), std::string(as_chars(r.encoded.bytes)));
+  std::string cmd = test::sh(LIBIPT_ORACLE) + " " + test::sh(dir.path("trace.bin"));
+  for (const auto& m : r.trace.mappings) {
+    std::string path = m.path;
+    std::uint64_t pgoff = m.pgoff;
+    if (path == "[vdso]") {
+      path = dir.path("vdso.so");
+      test::write_file(path, std::string(as_chars(r.trace.vdso)));
+      pgoff = 0;
+    } else if (path.empty() || path[0] != '/') {
+      continue;
+    }
+    cmd += " " + test::sh(fmt::format("{}:{:x}:{:x}:{:x}", path, pgoff, m.end - m.start, m.start));
+  }
+  auto out = test::run(cmd);
+  auto want = analysis::pt_synth_expected_ips(r);
+  auto got = parse_ips(out.out);
+  expect_same_ips(want, got, "libipt");
+  if (HasFailure()) ADD_FAILURE() << "libipt errors: " << out.err.substr(0, 1000);
+}
+
+std::string param_name(const ::testing::TestParamInfo<std::tuple<int, int>>& p) {
+  static const char* progs[] = {"ptflow_static", "ptflow", "true"};
+  return std::string(progs[std::get<0>(p.param)]) + "_" + kOptionSets[std::get<1>(p.param)].name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Programs, PtSynthMatrix,
+    ::testing::Combine(::testing::Values(0, 1, 2),
+                       ::testing::Range(0, static_cast<int>(std::size(kOptionSets)))),
+    param_name);
 
 }  // namespace
 }  // namespace perfkit

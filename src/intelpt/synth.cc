@@ -1,0 +1,345 @@
+#include "intelpt/synth.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+
+namespace perfkit::intelpt {
+
+namespace {
+
+constexpr std::uint32_t kMaxStack = 1 << 16;
+
+// The flag combinations perf names (perf script -F flags).
+struct FlagName {
+  std::uint32_t flags;
+  const char* name;
+};
+constexpr FlagName kFlagNames[] = {
+    {kFlagBranch | kFlagCall, "call"},
+    {kFlagBranch | kFlagReturn, "return"},
+    {kFlagBranch | kFlagConditional, "jcc"},
+    {kFlagBranch, "jmp"},
+    {kFlagBranch | kFlagCall | kFlagInterrupt, "int"},
+    {kFlagBranch | kFlagReturn | kFlagInterrupt, "iret"},
+    {kFlagBranch | kFlagCall | kFlagSyscallRet, "syscall"},
+    {kFlagBranch | kFlagReturn | kFlagSyscallRet, "sysret"},
+    {kFlagBranch | kFlagAsync, "async"},
+    {kFlagBranch | kFlagCall | kFlagAsync | kFlagInterrupt, "hw int"},
+    {kFlagBranch | kFlagTxAbort, "tx abrt"},
+    {kFlagBranch | kFlagTraceBegin, "tr strt"},
+    {kFlagBranch | kFlagTraceEnd, "tr end"},
+    {kFlagBranch | kFlagCall | kFlagVmEntry, "vmentry"},
+    {kFlagBranch | kFlagCall | kFlagVmExit, "vmexit"},
+};
+
+const char* flag_name(std::uint32_t flags) {
+  for (const auto& f : kFlagNames)
+    if (f.flags == flags) return f.name;
+  return nullptr;
+}
+
+}  // namespace
+
+std::uint32_t insn_op_flags(InsnOp op) {
+  switch (op) {
+    case InsnOp::kCall:
+      return kFlagBranch | kFlagCall;
+    case InsnOp::kRet:
+      return kFlagBranch | kFlagReturn;
+    case InsnOp::kJcc:
+    case InsnOp::kLoop:
+      return kFlagBranch | kFlagConditional;
+    case InsnOp::kJmp:
+      return kFlagBranch;
+    case InsnOp::kIret:
+      return kFlagBranch | kFlagReturn | kFlagInterrupt;
+    case InsnOp::kInt:
+      return kFlagBranch | kFlagCall | kFlagInterrupt;
+    case InsnOp::kSyscall:
+      return kFlagBranch | kFlagCall | kFlagSyscallRet;
+    case InsnOp::kSysret:
+      return kFlagBranch | kFlagReturn | kFlagSyscallRet;
+    case InsnOp::kVmentry:
+      return kFlagBranch | kFlagCall | kFlagVmEntry;
+    default:
+      return 0;
+  }
+}
+
+std::string format_ip_flags(std::uint32_t flags) {
+  const std::uint32_t xf = kFlagInTx | kFlagIntrDisable | kFlagIntrToggle;
+  std::string xs;
+  if (flags & xf) {
+    xs = "(";
+    if (flags & kFlagInTx) xs += 'x';
+    if (flags & kFlagIntrDisable) xs += 'D';
+    if (flags & kFlagIntrToggle) xs += 't';
+    xs += ')';
+  }
+  if (const char* n = flag_name(flags & ~xf)) return fmt::format("{:<15}{:>6}", n, xs);
+  if (flags & kFlagTraceBegin)
+    if (const char* n = flag_name(flags & ~(xf | kFlagTraceBegin)))
+      return fmt::format("tr strt {:<7}{:>6}", n, xs);
+  if (flags & kFlagTraceEnd)
+    if (const char* n = flag_name(flags & ~(xf | kFlagTraceEnd)))
+      return fmt::format("tr end  {:<7}{:>6}", n, xs);
+  static constexpr char kChars[] = "bcrosyiABExghDt";
+  std::string s;
+  for (unsigned i = 0; i < 32; ++i)
+    if (flags & (1u << i)) s += i < sizeof(kChars) - 1 ? kChars[i] : '?';
+  return s;
+}
+
+const char* sample_kind_name(SampleKind k) {
+  switch (k) {
+    case SampleKind::kInstructions:
+      return "instructions";
+    case SampleKind::kBranches:
+      return "branches";
+    case SampleKind::kTransactions:
+      return "transactions";
+    case SampleKind::kPtwrite:
+      return "ptwrite";
+    case SampleKind::kCbr:
+      return "cbr";
+    case SampleKind::kMwait:
+      return "mwait";
+    case SampleKind::kPwre:
+      return "pwre";
+    case SampleKind::kExstop:
+      return "exstop";
+    case SampleKind::kPwrx:
+      return "pwrx";
+    case SampleKind::kPsb:
+      return "psb";
+    case SampleKind::kError:
+      return "error";
+  }
+  return "?";
+}
+
+Synthesizer::Synthesizer(const ItraceOptions& opts, const PtConfig& cfg, SampleSink& sink)
+    : o_(opts), cfg_(cfg), sink_(sink) {
+  if (o_.calls) branch_filter_ |= kFlagCall | kFlagAsync | kFlagTraceEnd;
+  if (o_.returns) branch_filter_ |= kFlagReturn | kFlagTraceBegin;
+  // Periods in time are in TSC ticks, rounded down to a power of two (as
+  // perf does); a zero period means every instruction.
+  if (o_.period_type != PeriodType::kInstructions) {
+    std::uint64_t ticks = o_.period_type == PeriodType::kTicks
+                              ? o_.period
+                              : cfg_.perf_time_to_tsc(cfg_.time_zero + o_.period);
+    if (ticks) {
+      period_ticks_ = std::bit_floor(ticks);
+    } else {
+      o_.period_type = PeriodType::kInstructions;
+      o_.period = 1;
+    }
+  }
+  if (o_.period_type == PeriodType::kInstructions && !o_.period) o_.period = 1;
+}
+
+bool Synthesizer::skip() { return o_.initial_skip && events_++ < o_.initial_skip; }
+
+void Synthesizer::emit(SynthSample& out, std::uint64_t tsc) {
+  out.tsc = tsc;
+  out.time = o_.timeless ? 0 : cfg_.tsc_to_perf_time(tsc);
+  if (o_.callchain &&
+      (out.kind == SampleKind::kInstructions || out.kind == SampleKind::kTransactions)) {
+    chain_.clear();
+    chain_.push_back(out.ip);
+    for (auto it = stack_.rbegin(); it != stack_.rend() && chain_.size() < o_.callchain_sz; ++it)
+      chain_.push_back(*it);
+    out.callchain = chain_.data();
+    out.callchain_nr = static_cast<std::uint32_t>(chain_.size());
+  }
+  if (o_.last_branch &&
+      (out.kind == SampleKind::kInstructions || out.kind == SampleKind::kTransactions)) {
+    branch_buf_.assign(last_branches_.begin(), last_branches_.end());
+    out.branch_stack = branch_buf_.data();
+    out.branch_nr = static_cast<std::uint32_t>(branch_buf_.size());
+  }
+  sink_.on_sample(out);
+}
+
+void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s) {
+  if (skip()) {
+    insn_since_sample_ = 0;
+    return;
+  }
+  SynthSample out;
+  out.kind = SampleKind::kInstructions;
+  out.ip = ip;
+  out.insn_len = len;
+  out.period = insn_since_sample_;
+  insn_since_sample_ = 0;
+  if (in_tx_) out.flags |= kFlagInTx;
+  out.offset = s.offset;
+  emit(out, s.timestamp);
+}
+
+void Synthesizer::track_stack(std::uint64_t from, std::uint64_t to, std::uint32_t flags,
+                              std::uint8_t len) {
+  if (o_.last_branch) {
+    last_branches_.push_front({from, to, flags});
+    if (last_branches_.size() > o_.last_branch_sz) last_branches_.pop_back();
+  }
+  if (!o_.callchain) return;
+  if (flags & kFlagCall) {
+    if (stack_.size() >= kMaxStack) stack_.erase(stack_.begin(), stack_.begin() + kMaxStack / 2);
+    stack_.push_back((flags & kFlagAsync) ? from : from + len);
+  } else if (flags & kFlagReturn) {
+    for (std::size_t i = stack_.size(); i-- > 0;)
+      if (stack_[i] == to) {
+        stack_.resize(i);
+        break;
+      }
+  }
+}
+
+void Synthesizer::branch(std::uint64_t from, std::uint64_t to, std::uint32_t flags,
+                         std::uint8_t len, const Step& s) {
+  if (in_tx_) flags |= kFlagInTx;
+  track_stack(from, to, flags, len);
+  if (!o_.branches) return;
+  if (branch_filter_ && !(branch_filter_ & flags)) return;
+  if (skip()) return;
+  SynthSample out;
+  out.kind = SampleKind::kBranches;
+  out.ip = from;
+  out.addr = to;
+  out.flags = flags;
+  out.insn_len = len;
+  out.offset = s.offset;
+  emit(out, s.timestamp);
+}
+
+void Synthesizer::run(const Step& s) {
+  if (o_.instructions) {
+    std::uint64_t ip = s.ip;
+    for (std::uint32_t i = 0; i < s.ninsn; ++i) {
+      ++insn_since_sample_;
+      if (s.timestamp != last_tsc_) {
+        last_tsc_ = s.timestamp;
+        insn_since_tsc_ = 0;
+      }
+      ++insn_since_tsc_;
+      if (period_ticks_) {
+        std::uint64_t est = (s.timestamp + insn_since_tsc_) & ~(period_ticks_ - 1);
+        if (est > next_tick_) {
+          if (next_tick_) sample_insn(ip, s.lengths[i], s);
+          next_tick_ = est;
+        }
+      } else if (insn_since_sample_ >= o_.period) {
+        sample_insn(ip, s.lengths[i], s);
+      }
+      ip += s.lengths[i];
+    }
+  }
+  insn_total_ += s.ninsn;
+  if (s.end == RunEnd::kBranch) {
+    branch(s.from, s.to, insn_op_flags(s.last.op), s.last.length, s);
+  } else if (s.end == RunEnd::kDisabled) {
+    branch(s.from, s.to, insn_op_flags(s.last.op) | kFlagBranch | kFlagTraceEnd, s.last.length, s);
+  }
+}
+
+void Synthesizer::error(PtError code, const Step& s) {
+  if (!o_.errors) return;
+  if (code == PtError::kOverflow && !o_.report_overflow()) return;
+  if (code == PtError::kLost && !o_.report_lost()) return;
+  SynthSample out;
+  out.kind = SampleKind::kError;
+  out.ip = s.from;
+  out.error = code;
+  out.error_msg = pt_error_message(code);
+  out.offset = s.offset;
+  emit(out, s.timestamp);
+}
+
+void Synthesizer::event(const Step& s) {
+  SynthSample out;
+  out.ip = s.has_ip ? s.from : 0;
+  out.offset = s.offset;
+  out.payload = s.payload;
+  switch (s.event) {
+    case EventKind::kOverflow:
+      error(PtError::kOverflow, s);
+      return;
+    case EventKind::kTsx:
+      // InTX without abort starts or continues a transaction; no InTX ends it.
+      in_tx_ = s.aux & 1;
+      if (!o_.transactions || (s.aux & 0x100)) return;
+      out.kind = SampleKind::kTransactions;
+      out.flags = (s.aux & 2) ? kFlagBranch | kFlagTxAbort : (s.aux & 1) ? kFlagInTx : 0u;
+      break;
+    case EventKind::kPtwrite:
+      if (!o_.ptwrites) return;
+      out.kind = SampleKind::kPtwrite;
+      out.aux = s.has_ip;
+      break;
+    case EventKind::kCbr: {
+      if (!o_.pwr_events) return;
+      out.kind = SampleKind::kCbr;
+      out.aux = s.aux;
+      out.payload = s.payload;
+      std::uint64_t tsc_hz = cfg_.perf_time_to_tsc(cfg_.time_zero + 1000000000ULL);
+      std::uint32_t mnt = cfg_.max_non_turbo_ratio ? cfg_.max_non_turbo_ratio : 1;
+      std::uint64_t khz_per_cbr = tsc_hz / mnt / 1000;
+      out.cbr_freq_mhz = static_cast<std::uint32_t>((s.aux * khz_per_cbr + 500) / 1000);
+      out.cbr_percent = s.aux * 100 / mnt;
+      break;
+    }
+    case EventKind::kMwait:
+      if (!o_.pwr_events) return;
+      out.kind = SampleKind::kMwait;
+      break;
+    case EventKind::kPwre:
+      if (!o_.pwr_events) return;
+      out.kind = SampleKind::kPwre;
+      break;
+    case EventKind::kExstop:
+      if (!o_.pwr_events) return;
+      out.kind = SampleKind::kExstop;
+      out.aux = s.has_ip;
+      break;
+    case EventKind::kPwrx:
+      if (!o_.pwr_events) return;
+      out.kind = SampleKind::kPwrx;
+      break;
+    case EventKind::kPsb:
+      if (!o_.pwr_events) return;
+      out.kind = SampleKind::kPsb;
+      out.payload = s.offset;
+      break;
+    default:
+      return;
+  }
+  if (out.kind != SampleKind::kCbr && skip()) return;
+  emit(out, s.timestamp);
+}
+
+void Synthesizer::on_step(const Step& s) {
+  switch (s.kind) {
+    case StepKind::kRun:
+      run(s);
+      return;
+    case StepKind::kBegin:
+      if (!s.from_psb) branch(0, s.to, kFlagBranch | kFlagTraceBegin, 0, s);
+      return;
+    case StepKind::kAsync:
+      if (s.end == RunEnd::kDisabled)
+        branch(s.from, s.to, kFlagBranch | kFlagTraceEnd, 0, s);
+      else
+        branch(s.from, s.to, kFlagBranch | kFlagCall | kFlagAsync | kFlagInterrupt, 0, s);
+      return;
+    case StepKind::kEvent:
+      event(s);
+      return;
+    case StepKind::kError:
+      error(s.code, s);
+      return;
+  }
+}
+
+}  // namespace perfkit::intelpt

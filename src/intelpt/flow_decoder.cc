@@ -73,8 +73,12 @@ void FlowDecoder::push_return(std::uint64_t ip) {
 }
 
 const Block* FlowDecoder::block_at(std::uint64_t ip, const Mapping** map) {
+  if (provider_ && time_ >= next_change_) {
+    space_ = provider_->space_at(time_, next_change_);
+    last_map_ = nullptr;
+  }
   const Mapping* m = last_map_;
-  if (!m || ip < m->start || ip >= m->end || generation_ != space_->generation()) {
+  if (!m || ip < m->start || ip >= m->end || !space_ || generation_ != space_->generation()) {
     m = space_ ? space_->find(ip, time_) : nullptr;
     last_map_ = m;
     generation_ = space_ ? space_->generation() : 0;
@@ -438,8 +442,13 @@ void FlowDecoder::handle_item(FlowSink& sink) {
     case ItemType::kFup:
       handle_fup(it, sink);
       return;
-    case ItemType::kOverflow:
-      emit_event(EventKind::kOverflow, it, sink);
+    case ItemType::kOverflow: {
+      // The error is where decoding stood when the trace was lost.
+      Item at = it;
+      at.has_ip = tracking;
+      at.ip = ip_;
+      emit_event(EventKind::kOverflow, at, sink);
+    }
       stack_.clear();
       tnt_count_ = 0;
       if (it.has_ip)

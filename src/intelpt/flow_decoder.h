@@ -101,6 +101,16 @@ class FlowSink {
   virtual bool stop() const { return false; }
 };
 
+// Where the address space comes from when it changes with time (a per-cpu
+// trace runs one thread, then another).
+class SpaceProvider {
+ public:
+  virtual ~SpaceProvider() = default;
+  // The address space in effect at `tsc` (nullptr: none known), and the TSC
+  // at which it may change next (UINT64_MAX: never).
+  virtual const AddressSpace* space_at(std::uint64_t tsc, std::uint64_t& next_change) = 0;
+};
+
 struct FlowOptions {
   bool return_compression = true;
   // Give up walking toward a FUP or a branch after this many blocks without
@@ -117,6 +127,11 @@ class FlowDecoder {
 
   // Lets the address space change between runs (another process on the CPU).
   void set_address_space(const AddressSpace* space) { space_ = space; }
+  // Asks `provider` for the address space as time goes on (per-cpu queues).
+  void set_space_provider(SpaceProvider* provider) {
+    provider_ = provider;
+    next_change_ = 0;
+  }
   // Decodes the whole trace, reporting every step to `sink`.
   void run(FlowSink& sink);
 
@@ -154,6 +169,8 @@ class FlowDecoder {
 
   EventDecoder ev_;
   const AddressSpace* space_;
+  SpaceProvider* provider_ = nullptr;
+  std::uint64_t next_change_ = ~0ULL;
   FlowOptions opts_;
   InsnDecoder insn_decoder_;
   std::unordered_map<std::uint64_t, BlockCache> caches_;  // by image id and mode

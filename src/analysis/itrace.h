@@ -1,0 +1,62 @@
+// Decoding the Intel PT trace of a recording: what perf script/report/inject
+// do with --itrace. The AUXTRACE buffers form queues (per cpu or per thread,
+// as AUXTRACE_INFO says); the side-band records (MMAP/MMAP2, COMM, FORK,
+// ITRACE_START, SWITCH, SWITCH_CPU_WIDE) give each queue its threads and
+// their code over time; each queue is decoded on its own thread
+// (intelpt::FlowDecoder + intelpt::Synthesizer) and the synthesized samples
+// are merged by time, in perf's order, for the visitor.
+//
+//   Reader --> PtRecording (queues, address spaces, cpu timelines)
+//          --> one decoder thread per queue --bounded batches--> merge by time --> visitor
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "base/error.h"
+#include "intelpt/itrace_options.h"
+#include "intelpt/synth.h"
+#include "perfdata/reader.h"
+
+namespace perfkit::analysis {
+
+struct ItraceSample {
+  // callchain and branch_stack point into decoder memory valid during the visit.
+  intelpt::SynthSample sample;
+  std::int32_t pid = -1, tid = -1, cpu = -1;
+};
+
+struct ItraceDecodeOptions {
+  intelpt::ItraceOptions itrace = intelpt::itrace_defaults(true);
+  // Decode queues in parallel, one thread each (false: one after another).
+  bool parallel = true;
+  // The file to read the code of a recorded path from ("": use the path).
+  std::function<std::string(const std::string& path)> locate;
+  // Problems that do not stop decoding (a DSO that cannot be read, ...).
+  std::function<void(const std::string&)> warn;
+};
+
+struct ItraceStats {
+  std::uint64_t instructions = 0;
+  std::uint64_t trace_bytes = 0;
+  std::uint64_t queues = 0;
+  std::uint64_t samples = 0;
+  std::uint64_t errors = 0;
+};
+
+using ItraceVisitor = std::function<Status(const ItraceSample&)>;
+
+// Decodes every Intel PT queue of `reader` (which must be at its first
+// record) and hands the samples to `visit` in time order (queue order for
+// equal times; queue after queue when the trace has no timestamps).
+// Errors: no AUXTRACE_INFO of type intel_pt, its priv fields, reader errors,
+// and the visitor's own errors (which stop decoding).
+Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecodeOptions& opts,
+                                    const ItraceVisitor& visit);
+
+// Whether the recording has Intel PT data (an AUXTRACE_INFO of type intel_pt
+// must be read first; this only looks at the header's AUXTRACE feature).
+bool has_auxtrace(const perfdata::Reader& reader);
+
+}  // namespace perfkit::analysis

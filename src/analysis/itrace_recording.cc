@@ -1,0 +1,233 @@
+#include "analysis/itrace_recording.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "abi/perf_event.h"
+#include "perfdata/record_stream.h"
+#include "record/records.h"
+#include "record/sample.h"
+
+namespace perfkit::analysis {
+
+namespace {
+
+// The vdso of this process: the same kernel's vdso the traced programs ran
+// (perf makes the same assumption).
+std::vector<std::uint8_t> own_vdso() {
+  std::ifstream in("/proc/self/maps");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find("[vdso]") == std::string::npos) continue;
+    std::uint64_t start = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
+    std::uint64_t end = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
+    const auto* p = reinterpret_cast<const std::uint8_t*>(start);
+    return std::vector<std::uint8_t>(p, p + (end - start));
+  }
+  return {};
+}
+
+class Builder {
+ public:
+  Builder(perfdata::Reader& reader, const ItraceDecodeOptions& opts, PtRecording& out)
+      : reader_(reader), opts_(opts), out_(out) {}
+
+  Status read();
+
+ private:
+  std::uint64_t tsc_of(const record::RecordView& v) const {
+    std::uint64_t t = perfdata::record_timestamp(reader_.events(), v);
+    if (t == perfdata::kNoTimestamp || !out_.cfg.time_mult) return 0;
+    return out_.cfg.perf_time_to_tsc(t);
+  }
+  record::SampleId sample_id(const record::RecordView& v) const {
+    int idx = reader_.events().attr_index(v);
+    if (idx < 0) return {};
+    return record::decode_sample_id(v, reader_.events()[static_cast<std::size_t>(idx)].layout);
+  }
+  void warn(const std::string& m) {
+    if (opts_.warn && warned_.insert(m).second) opts_.warn(m);
+  }
+  const intelpt::Image* image(const std::string& path);
+  void add_mapping(std::int32_t pid, std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
+                   std::string_view name, std::uint64_t tsc);
+  Status record(const perfdata::ReadRecord& rec);
+  Status auxtrace(const perfdata::ReadRecord& rec);
+
+  perfdata::Reader& reader_;
+  const ItraceDecodeOptions& opts_;
+  PtRecording& out_;
+  bool have_info_ = false;
+  std::map<std::uint32_t, std::size_t> queue_of_idx_;
+  std::unordered_map<std::string, const intelpt::Image*> by_path_;
+  const intelpt::Image* vdso_ = nullptr;
+  bool vdso_tried_ = false;
+  std::set<std::string> warned_;
+};
+
+const intelpt::Image* Builder::image(const std::string& path) {
+  if (auto it = by_path_.find(path); it != by_path_.end()) return it->second;
+  const intelpt::Image* img = nullptr;
+  if (path == "[vdso]") {
+    if (!vdso_tried_) {
+      vdso_tried_ = true;
+      auto bytes = own_vdso();
+      if (!bytes.empty()) vdso_ = out_.images.add(intelpt::Image::from_bytes(path, bytes));
+    }
+    img = vdso_;
+  } else if (!path.empty() && path[0] == '/') {
+    std::string file = opts_.locate ? opts_.locate(path) : std::string();
+    auto r = out_.images.file(file.empty() ? path : file);
+    if (r)
+      img = *r;
+    else
+      warn(fmt::format("{}: cannot read its code, its instructions will not decode", path));
+  }
+  by_path_[path] = img;
+  return img;
+}
+
+void Builder::add_mapping(std::int32_t pid, std::uint64_t start, std::uint64_t len,
+                          std::uint64_t pgoff, std::string_view name, std::uint64_t tsc) {
+  const intelpt::Image* img = image(std::string(name));
+  if (!img) return;
+  intelpt::Mapping m;
+  m.start = start;
+  m.end = start + len;
+  m.pgoff = name == "[vdso]" ? 0 : pgoff;
+  m.image = img;
+  m.time = tsc;
+  out_.spaces[pid].add(m);
+}
+
+Status Builder::auxtrace(const perfdata::ReadRecord& rec) {
+  PK_ASSIGN(auto a, record::parse_auxtrace(rec.view));
+  auto [it, fresh] = queue_of_idx_.try_emplace(a.idx, out_.queues.size());
+  if (fresh) {
+    PtQueue q;
+    q.cpu = static_cast<std::int32_t>(a.cpu);
+    q.tid = static_cast<std::int32_t>(a.tid);
+    out_.queues.push_back(std::move(q));
+  }
+  PtQueue& q = out_.queues[it->second];
+  Bytes data = rec.view.trailing;
+  if (rec.transient) {
+    out_.owned.emplace_back(data.begin(), data.end());
+    data = out_.owned.back();
+  }
+  q.buffers.push_back({data, a.offset, a.reference});
+  q.bytes += data.size();
+  return ok();
+}
+
+Status Builder::record(const perfdata::ReadRecord& rec) {
+  const record::RecordView& v = rec.view;
+  switch (v.type) {
+    case abi::kRecordAuxtraceInfo: {
+      PK_ASSIGN(auto info, record::parse_auxtrace_info(v));
+      PK_ASSIGN(out_.cfg, intelpt::parse_auxtrace_info(info));
+      have_info_ = true;
+      return ok();
+    }
+    case abi::kRecordAuxtrace:
+      return auxtrace(rec);
+    case abi::kRecordMmap: {
+      PK_ASSIGN(auto m, record::parse_mmap(v));
+      if ((v.misc & abi::kMiscMmapData) || v.cpumode() == abi::kMiscKernel) return ok();
+      add_mapping(static_cast<std::int32_t>(m.pid), m.start, m.len, m.pgoff, m.filename, tsc_of(v));
+      return ok();
+    }
+    case abi::kRecordMmap2: {
+      PK_ASSIGN(auto m, record::parse_mmap2(v));
+      if (!(m.prot & PROT_EXEC) || v.cpumode() == abi::kMiscKernel) return ok();
+      add_mapping(static_cast<std::int32_t>(m.pid), m.start, m.len, m.pgoff, m.filename, tsc_of(v));
+      return ok();
+    }
+    case abi::kRecordComm: {
+      PK_ASSIGN(auto c, record::parse_comm(v));
+      out_.pid_of_tid[static_cast<std::int32_t>(c.tid)] = static_cast<std::int32_t>(c.pid);
+      return ok();
+    }
+    case abi::kRecordFork: {
+      PK_ASSIGN(auto t, record::parse_task(v));
+      out_.pid_of_tid[static_cast<std::int32_t>(t.tid)] = static_cast<std::int32_t>(t.pid);
+      return ok();
+    }
+    case abi::kRecordItraceStart: {
+      PK_ASSIGN(auto s, record::parse_itrace_start(v));
+      auto id = sample_id(v);
+      if (id.present)
+        out_.cpu_timeline[static_cast<std::int32_t>(id.cpu)].push_back(
+            {tsc_of(v), static_cast<std::int32_t>(s.pid), static_cast<std::int32_t>(s.tid)});
+      return ok();
+    }
+    case abi::kRecordSwitch:
+    case abi::kRecordSwitchCpuWide: {
+      auto id = sample_id(v);
+      if (!id.present) return ok();
+      bool out = v.misc & abi::kMiscSwitchOut;
+      ThreadSpan span{tsc_of(v), static_cast<std::int32_t>(id.pid),
+                      static_cast<std::int32_t>(id.tid)};
+      if (out && v.type == abi::kRecordSwitchCpuWide) {
+        PK_ASSIGN(auto sw, record::parse_switch_cpu_wide(v));
+        span.pid = static_cast<std::int32_t>(sw.next_prev_pid);
+        span.tid = static_cast<std::int32_t>(sw.next_prev_tid);
+      } else if (out) {
+        span.pid = span.tid = -1;
+      }
+      out_.cpu_timeline[static_cast<std::int32_t>(id.cpu)].push_back(span);
+      return ok();
+    }
+    default:
+      return ok();
+  }
+}
+
+Status Builder::read() {
+  perfdata::RecordStreamOptions so;
+  so.ordered = false;
+  PK_TRY(perfdata::process_records(
+      reader_, so, [&](const perfdata::ReadRecord& rec, std::uint64_t) { return record(rec); }));
+  if (!have_info_)
+    return make_error("no Intel PT data: there is no AUXTRACE_INFO of type intel_pt");
+  for (const auto& e : reader_.events().events())
+    if (e.attr.type == out_.cfg.pmu_type) {
+      out_.cfg.config = e.attr.config;
+      out_.cfg.have_config = true;
+      break;
+    }
+  for (auto& [cpu, spans] : out_.cpu_timeline)
+    std::stable_sort(spans.begin(), spans.end(),
+                     [](const ThreadSpan& a, const ThreadSpan& b) { return a.tsc < b.tsc; });
+  return ok();
+}
+
+}  // namespace
+
+ThreadSpan PtRecording::thread_on(std::int32_t cpu, std::uint64_t tsc,
+                                  std::uint64_t* next_change) const {
+  if (next_change) *next_change = ~0ULL;
+  auto it = cpu_timeline.find(cpu);
+  if (it == cpu_timeline.end() || it->second.empty()) return {};
+  const auto& spans = it->second;
+  auto after = std::upper_bound(spans.begin(), spans.end(), tsc,
+                                [](std::uint64_t t, const ThreadSpan& s) { return t < s.tsc; });
+  if (next_change && after != spans.end()) *next_change = after->tsc;
+  if (after == spans.begin()) return spans.front();  // before the first record: the first thread
+  return *(after - 1);
+}
+
+Expected<std::unique_ptr<PtRecording>> read_pt_recording(perfdata::Reader& reader,
+                                                         const ItraceDecodeOptions& opts) {
+  auto rec = std::make_unique<PtRecording>();
+  Builder b(reader, opts, *rec);
+  PK_TRY(b.read());
+  return rec;
+}
+
+}  // namespace perfkit::analysis

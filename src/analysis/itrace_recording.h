@@ -1,0 +1,66 @@
+// PtRecording: what decoding needs from a recording, read in one pass over
+// its records: the decoder parameters, the trace queues with their buffers,
+// the address space of every process over time, which thread ran on which
+// cpu when, and the thread -> process map. Internal to itrace.cc.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/itrace.h"
+#include "intelpt/config.h"
+#include "intelpt/flow_decoder.h"
+#include "intelpt/image.h"
+
+namespace perfkit::analysis {
+
+struct PtBuffer {
+  Bytes data;
+  std::uint64_t offset = 0;     // offset in the AUX area
+  std::uint64_t reference = 0;  // TSC when perf read it
+};
+
+struct PtQueue {
+  std::int32_t cpu = -1;  // per-cpu queues
+  std::int32_t tid = -1;  // per-thread queues
+  std::vector<PtBuffer> buffers;
+  std::uint64_t bytes = 0;
+};
+
+// Who runs on a cpu from `tsc` on.
+struct ThreadSpan {
+  std::uint64_t tsc = 0;
+  std::int32_t pid = -1, tid = -1;
+};
+
+struct PtRecording {
+  intelpt::PtConfig cfg;
+  std::vector<PtQueue> queues;
+  intelpt::ImageSet images;
+  std::unordered_map<std::int32_t, intelpt::AddressSpace> spaces;  // by pid
+  std::unordered_map<std::int32_t, std::int32_t> pid_of_tid;
+  std::map<std::int32_t, std::vector<ThreadSpan>> cpu_timeline;
+  std::vector<std::vector<std::uint8_t>> owned;  // copies of pipe-mode buffers
+
+  std::int32_t pid_of(std::int32_t tid) const {
+    auto it = pid_of_tid.find(tid);
+    return it == pid_of_tid.end() ? tid : it->second;
+  }
+  const intelpt::AddressSpace* space_of(std::int32_t pid) const {
+    auto it = spaces.find(pid);
+    return it == spaces.end() ? nullptr : &it->second;
+  }
+  // The thread on `cpu` at `tsc` (pid -1 if unknown), and when that changes.
+  ThreadSpan thread_on(std::int32_t cpu, std::uint64_t tsc, std::uint64_t* next_change) const;
+};
+
+// Reads the recording. Errors: no intel_pt AUXTRACE_INFO, bad priv fields,
+// reader errors.
+Expected<std::unique_ptr<PtRecording>> read_pt_recording(perfdata::Reader& reader,
+                                                         const ItraceDecodeOptions& opts);
+
+}  // namespace perfkit::analysis

@@ -1,0 +1,216 @@
+// --itrace over whole recordings: pt-synth writes perf.data files, perfkit's
+// decode_itrace reads them back (queues, side-band, parallel decode, merge)
+// and its synthesized samples are compared with the ground truth and with
+// `perf script` on the same file: instructions (i0ns), branches with flags
+// (be), calls and returns (cr), errors (e).
+#include "analysis/itrace.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "pt_test_util.h"
+
+namespace perfkit {
+namespace {
+
+using analysis::PtSynthOptions;
+using analysis::PtSynthResult;
+
+std::string collapse(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (c == ' ' || c == '\t') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+struct Decoded {
+  std::vector<analysis::ItraceSample> samples;
+  analysis::ItraceStats stats;
+};
+
+Decoded decode(const std::string& file, std::string_view itrace, bool parallel = true) {
+  Decoded d;
+  auto reader = perfdata::Reader::open(file);
+  EXPECT_TRUE(reader) << (reader ? "" : reader.error().message());
+  if (!reader) return d;
+  analysis::ItraceDecodeOptions o;
+  o.itrace = {};
+  EXPECT_TRUE(intelpt::parse_itrace(itrace, true, o.itrace));
+  o.parallel = parallel;
+  auto st = analysis::decode_itrace(**reader, o, [&](const analysis::ItraceSample& s) {
+    d.samples.push_back(s);
+    return ok();
+  });
+  EXPECT_TRUE(st) << (st ? "" : st.error().message());
+  if (st) d.stats = *st;
+  return d;
+}
+
+std::string write(const PtSynthResult& r, const PtSynthOptions& o, const test::TempDir& dir,
+                  const std::string& name) {
+  std::string file = dir.path(name);
+  auto st = analysis::pt_synth_write(file, r, o);
+  EXPECT_TRUE(st) << (st ? "" : st.error().message());
+  return file;
+}
+
+std::vector<std::string> branch_lines(const std::vector<analysis::ItraceSample>& ss) {
+  std::vector<std::string> out;
+  for (const auto& s : ss)
+    if (s.sample.kind == intelpt::SampleKind::kBranches)
+      out.push_back(fmt::format("{} {:x} => {:x}",
+                                collapse(intelpt::format_ip_flags(s.sample.flags)), s.sample.ip,
+                                s.sample.addr));
+  return out;
+}
+
+std::vector<std::string> perf_branch_lines(const std::string& file, const std::string& itrace) {
+  auto r = test::run("perf script --itrace=" + itrace + " -F flags,ip,addr -i " + test::sh(file));
+  std::vector<std::string> out;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find("=>") != std::string::npos) out.push_back(collapse(line));
+  return out;
+}
+
+struct Case {
+  const char* name;
+  void (*apply)(PtSynthOptions&);
+};
+
+const Case kCases[] = {
+    {"default", [](PtSynthOptions&) {}},
+    {"noretcomp", [](PtSynthOptions& o) { o.encode.return_compression = false; }},
+    {"per_cpu_split",
+     [](PtSynthOptions& o) {
+       o.per_cpu = true;
+       o.aux_buffer_size = 3000;
+     }},
+    {"mtc_cyc",
+     [](PtSynthOptions& o) {
+       o.encode.mtc = true;
+       o.encode.cyc = true;
+       o.encode.psb_period = 512;
+     }},
+};
+
+class ItraceMatrix : public ::testing::TestWithParam<std::tuple<int, int>> {
+ protected:
+  PtSynthResult make(PtSynthOptions& o) {
+    static const std::vector<std::vector<std::string>> programs = {{pttest::ptflow(true), "200"},
+                                                                   {pttest::ptflow(false), "30"}};
+    auto [prog, c] = GetParam();
+    kCases[c].apply(o);
+    return pttest::reencode(pttest::traced(programs[prog]), o);
+  }
+};
+
+TEST_P(ItraceMatrix, InstructionsAreTheSteppedSequence) {
+  PtSynthOptions o;
+  auto r = make(o);
+  test::TempDir dir;
+  auto file = write(r, o, dir, "pt.data");
+  for (bool parallel : {true, false}) {
+    auto d = decode(file, "i0nse", parallel);
+    std::vector<std::uint64_t> ips;
+    for (const auto& s : d.samples) {
+      ASSERT_NE(s.sample.kind, intelpt::SampleKind::kError) << s.sample.error_msg;
+      ips.push_back(s.sample.ip);
+      EXPECT_EQ(s.pid, r.trace.pid);
+      EXPECT_EQ(s.tid, r.trace.pid);
+    }
+    pttest::expect_same_seq(analysis::pt_synth_expected_ips(r), ips, "perfkit i0ns",
+                            pttest::show_hex);
+    EXPECT_EQ(d.stats.instructions, ips.size());
+  }
+}
+
+TEST_P(ItraceMatrix, BranchesMatchPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  PtSynthOptions o;
+  auto r = make(o);
+  test::TempDir dir;
+  auto file = write(r, o, dir, "pt.data");
+  auto mine = branch_lines(decode(file, "be").samples);
+  ASSERT_GT(mine.size(), 100u);
+  pttest::expect_same_seq(perf_branch_lines(file, "be"), mine, "branches vs perf",
+                          pttest::show_str);
+}
+
+TEST_P(ItraceMatrix, CallsAndReturnsMatchPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  PtSynthOptions o;
+  auto r = make(o);
+  test::TempDir dir;
+  auto file = write(r, o, dir, "pt.data");
+  auto mine = branch_lines(decode(file, "cr").samples);
+  pttest::expect_same_seq(perf_branch_lines(file, "cr"), mine, "calls/returns vs perf",
+                          pttest::show_str);
+}
+
+std::string case_name(const ::testing::TestParamInfo<std::tuple<int, int>>& p) {
+  static const char* progs[] = {"ptflow_static", "ptflow"};
+  return std::string(progs[std::get<0>(p.param)]) + "_" + kCases[std::get<1>(p.param)].name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, ItraceMatrix,
+                         ::testing::Combine(::testing::Values(0, 1),
+                                            ::testing::Range(0,
+                                                             static_cast<int>(std::size(kCases)))),
+                         case_name);
+
+TEST(ItraceTest, OverflowsAreErrorsAtPerfsIps) {
+  PK_SKIP_WITHOUT_PERF();
+  PtSynthOptions o;
+  o.encode.ovf_every = 2501;
+  o.encode.ovf_length = 300;
+  auto r = pttest::reencode(pttest::traced({pttest::ptflow(true), "200"}), o);
+  ASSERT_GT(r.encoded.overflows, 3u);
+  test::TempDir dir;
+  auto file = write(r, o, dir, "ovf.data");
+  std::vector<std::string> mine;
+  for (const auto& s : decode(file, "e").samples)
+    if (s.sample.kind == intelpt::SampleKind::kError)
+      mine.push_back(fmt::format("ip {:#x} code {}: {}", s.sample.ip,
+                                 static_cast<int>(s.sample.error), s.sample.error_msg));
+  EXPECT_EQ(mine.size(), r.encoded.overflows);
+  auto out = test::run("perf script --itrace=e -i " + test::sh(file));
+  std::vector<std::string> perf;
+  std::istringstream in(out.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto at = line.find(" ip ");
+    if (line.find("instruction trace error") != std::string::npos && at != std::string::npos)
+      perf.push_back(line.substr(at + 1));
+  }
+  pttest::expect_same_seq(perf, mine, "errors vs perf", pttest::show_str);
+  // e-o suppresses overflow errors.
+  for (const auto& s : decode(file, "e-o").samples)
+    EXPECT_NE(s.sample.kind, intelpt::SampleKind::kError);
+}
+
+TEST(ItraceTest, NoIntelPtDataIsAnError) {
+  test::TempDir dir;
+  auto reader = perfdata::Reader::open(test::corpus_dir().empty()
+                                           ? std::string("/nonexistent")
+                                           : test::corpus_dir() + "/quipper/perf.data.branch-4.14");
+  if (!reader) GTEST_SKIP() << "corpus not found";
+  analysis::ItraceDecodeOptions opts;
+  auto st =
+      analysis::decode_itrace(**reader, opts, [](const analysis::ItraceSample&) { return ok(); });
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().message(), "no Intel PT data: there is no AUXTRACE_INFO of type intel_pt");
+}
+
+}  // namespace
+}  // namespace perfkit

@@ -115,7 +115,7 @@ struct FlowOptions {
   bool return_compression = true;
   // Give up walking toward a FUP or a branch after this many blocks without
   // trace (a decode that went wrong can loop forever).
-  std::uint32_t max_blocks_without_trace = 100000;
+  std::uint32_t max_blocks_without_trace = 10000;
 };
 
 // One decoder per trace queue; it owns the block caches of the images it

@@ -196,7 +196,11 @@ void Writer::run(const Execution& exec) {
       tsc_ += o_.tsc_per_kernel_entry;
     }
     if (!enabled_) enable(step.ip);
-    if (enc_.size() - psb_at_ >= o_.psb_period) psb_plus(true, step.ip);
+    if (enc_.size() - psb_at_ >= o_.psb_period) {
+      flush_tnt();
+      t_.psb_steps.emplace_back(enc_.size(), i);
+      psb_plus(true, step.ip);
+    }
     maybe_mtc();
     if (o_.cbr_change_every && i && i % o_.cbr_change_every == 0) {
       cbr_ = cbr_ == o_.cbr ? o_.cbr + 4u : o_.cbr;

@@ -68,6 +68,9 @@ struct EncodedTrace {
   std::vector<bool> lost;               // steps lost in an injected overflow
   std::uint64_t end_tsc = 0;
   std::uint64_t overflows = 0, ptwrites = 0, psbs = 0;
+  // Where each PSB+ with a FUP went: its trace offset and the step it
+  // precedes (a decoder that syncs there goes on with that step).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> psb_steps;
 };
 
 EncodedTrace encode_trace(const Execution& exec, const TraceEncodeOptions& opts);

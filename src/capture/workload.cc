@@ -19,8 +19,10 @@ void close_fd(int& fd) {
 
 // Runs in the forked child: waits for the go byte, then execs. Only
 // async-signal-safe calls here (the parent may have threads).
-[[noreturn]] void run_child(int go_read, int err_write, char* const* argv, bool to_stderr) {
-  if (to_stderr) ::dup2(2, 1);
+[[noreturn]] void run_child(int go_read, int err_write, char* const* argv,
+                            const WorkloadOptions& opts) {
+  if (opts.stdout_to_stderr) ::dup2(2, 1);
+  if (opts.child_sigmask) ::sigprocmask(SIG_SETMASK, &*opts.child_sigmask, nullptr);
   char go = 0;
   ssize_t n;
   do {
@@ -113,7 +115,7 @@ Expected<Workload> Workload::prepare(std::vector<std::string> argv, WorkloadOpti
   if (pid == 0) {
     ::close(go[1]);
     ::close(err[0]);
-    run_child(go[0], err[1], args.data(), opts.stdout_to_stderr);
+    run_child(go[0], err[1], args.data(), opts);
   }
   ::close(go[0]);
   ::close(err[1]);

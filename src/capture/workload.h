@@ -14,6 +14,7 @@
 // Workload without start(), the child exits without ever running the command.
 #pragma once
 
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -42,6 +43,9 @@ struct ExitInfo {
 struct WorkloadOptions {
   // The child's stdout goes to stderr (perf record -o -: the data owns stdout).
   bool stdout_to_stderr = false;
+  // The signal mask the command runs with, when the caller has blocked
+  // signals since (for a signalfd); unset: the mask at prepare().
+  std::optional<sigset_t> child_sigmask;
 };
 
 class Workload {

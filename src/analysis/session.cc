@@ -54,6 +54,7 @@ Status Session::apply_build_id_record(const record::RecordView& r) {
 
 Status Session::run(SampleVisitor& visitor) {
   perfdata::RecordStreamOptions so;
+  so.ordered = !opts_.unordered;
   std::uint64_t next_progress = 0;
   return perfdata::process_records(*reader_, so,
                                    [&](const perfdata::ReadRecord& rec, std::uint64_t) -> Status {
@@ -74,19 +75,21 @@ Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
     case kRecordLostSamples: {
       PK_ASSIGN(auto l, record::parse_lost_samples(r));
       stats_.total_lost_samples += l.lost;
-      return ok();
+      break;
     }
     case kRecordLost: {
       PK_ASSIGN(auto l, record::parse_lost(r));
       stats_.total_lost += l.lost;
-      return ok();
+      break;
     }
     case kRecordHeaderBuildId:
       return apply_build_id_record(r);
     default:
-      if (r.type < kRecordUserTypeStart) return machine_->apply(r);
-      return ok();
+      break;
   }
+  PK_TRY(v.before_record(rec));
+  if (r.type < kRecordUserTypeStart) PK_TRY(machine_->apply(r));
+  return v.after_record(rec);
 }
 
 void Session::resolve_callchain(const record::Sample& s, machine::Thread& t) {
@@ -126,6 +129,18 @@ void Session::resolve_callchain(const record::Sample& s, machine::Thread& t) {
     f.loc = machine_->resolve(t, static_cast<std::uint8_t>(f.loc.level), f.ip);
 }
 
+// perf appends the unwound user frames after the recorded (kernel) chain,
+// or before it in caller order, each part limited to max_stack on its own.
+void Session::unwind_user_stack(const record::Sample& s, machine::Thread& t) {
+  if (!opts_.caller_order) {
+    opts_.unwinder->unwind(*machine_, t, s, false, opts_.max_stack, frames_);
+    return;
+  }
+  unwound_.clear();
+  opts_.unwinder->unwind(*machine_, t, s, true, opts_.max_stack, unwound_);
+  frames_.insert(frames_.begin(), unwound_.begin(), unwound_.end());
+}
+
 Status Session::on_sample(const record::RecordView& r, SampleVisitor& v) {
   int idx = reader_->events().attr_index(r);
   if (idx < 0) {
@@ -148,6 +163,9 @@ Status Session::on_sample(const record::RecordView& r, SampleVisitor& v) {
   rs.loc = machine_->resolve(t, rs.cpumode, sample_.ip);
   if (opts_.resolve_callchains && (sample_.sample_type & kSampleCallchain)) {
     resolve_callchain(sample_, t);
+    constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
+    if (opts_.unwinder && (sample_.sample_type & kUserStack) == kUserStack)
+      unwind_user_stack(sample_, t);
     rs.callchain = frames_;
   }
   return v.on_sample(rs);

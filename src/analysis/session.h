@@ -33,6 +33,10 @@ struct Frame {
   std::uint64_t ip = 0;
   machine::Location loc;
   const char* srcline = nullptr;  // filled by a source-line resolver when there is one
+  // A frame of a function inlined at `ip` (DWARF inline info, added by the
+  // user-stack unwinder as perf does): its name; loc.symbol is the function
+  // it was inlined into. nullptr for an ordinary frame.
+  const char* inlined = nullptr;
 };
 
 struct ResolvedSample {
@@ -51,6 +55,22 @@ class SampleVisitor {
  public:
   virtual ~SampleVisitor() = default;
   virtual Status on_sample(const ResolvedSample& s) = 0;
+  // Every record that is not a sample, in delivery order, before and after
+  // the machine applies it (perf script prints EXIT before, the rest after).
+  virtual Status before_record(const perfdata::ReadRecord&) { return ok(); }
+  virtual Status after_record(const perfdata::ReadRecord&) { return ok(); }
+};
+
+// Unwinds the user stack copy of a sample (REGS_USER + STACK_USER, perf
+// record --call-graph dwarf) into frames, as perf's DWARF post-unwinder
+// does. Implemented over the dwarf module (analysis/unwind_callchain.h).
+class UserStackUnwinder {
+ public:
+  virtual ~UserStackUnwinder() = default;
+  // Appends at most `max_stack` user frames of `s` (callee first, or caller
+  // first when `caller_order`), resolved in `t`, with inlined frames.
+  virtual void unwind(machine::Machine& m, machine::Thread& t, const record::Sample& s,
+                      bool caller_order, int max_stack, std::vector<Frame>& out) = 0;
 };
 
 struct SessionOptions {
@@ -58,6 +78,10 @@ struct SessionOptions {
   bool resolve_callchains = true;
   bool caller_order = false;  // callchain frames root first
   int max_stack = 127;
+  // Deliver records in file order rather than perf's time order.
+  bool unordered = false;
+  // Unwinds user stacks of samples that carry them; nullptr: none.
+  std::shared_ptr<UserStackUnwinder> unwinder;
   // Called for problems that do not stop reading.
   std::function<void(const std::string&)> warn;
   // Called with (bytes done, bytes total) now and then, for a progress bar.
@@ -90,6 +114,8 @@ class Session {
     opts_.caller_order = caller_order;
     opts_.max_stack = max_stack;
   }
+  // Unwinds user stacks from now on (perf script and report with dwarf callchains).
+  void set_unwinder(std::shared_ptr<UserStackUnwinder> u) { opts_.unwinder = std::move(u); }
   // The event's name: EVENT_DESC / EVENT_UPDATE name, else perf's default.
   std::string event_name(std::size_t event) const;
 
@@ -100,6 +126,7 @@ class Session {
   Status on_record(const perfdata::ReadRecord& rec, SampleVisitor& v);
   Status on_sample(const record::RecordView& r, SampleVisitor& v);
   void resolve_callchain(const record::Sample& s, machine::Thread& t);
+  void unwind_user_stack(const record::Sample& s, machine::Thread& t);
 
   SessionOptions opts_;
   std::unique_ptr<perfdata::Reader> reader_;
@@ -108,6 +135,7 @@ class Session {
   SessionStats stats_;
   record::Sample sample_;
   std::vector<Frame> frames_;
+  std::vector<Frame> unwound_;
 };
 
 }  // namespace perfkit::analysis

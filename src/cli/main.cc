@@ -16,6 +16,7 @@ constexpr Command kCommands[] = {
     {"inject", "Read a perf.data file and write it back, filtering or augmenting it", cmd_inject},
     {"report", "Read perf.data and display the profile", cmd_report},
     {"buildid-list", "List the buildids in a perf.data file", cmd_buildid_list},
+    {"script", "Read perf.data and display trace output", cmd_script},
 };
 
 void print_usage() {

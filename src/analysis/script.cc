@@ -1,0 +1,108 @@
+#include "analysis/script.h"
+
+#include "abi/perf_event.h"
+#include "analysis/dump_records_impl.h"
+#include "analysis/script_printer.h"
+#include "analysis/unwind_callchain.h"
+#include "perfdata/features.h"
+
+namespace perfkit::analysis {
+
+using namespace perfkit::abi;
+
+ScriptPrinter::ScriptPrinter(Session& session, ScriptOptions opts, FdWriter& out)
+    : session_(session), opts_(std::move(opts)), out_(out), b_(out.buffer()) {
+  for (auto c : opts_.cpus)
+    if (c >= 0) {
+      if (static_cast<std::size_t>(c) >= cpu_set_.size()) cpu_set_.resize(c + 1, false);
+      cpu_set_[static_cast<std::size_t>(c)] = true;
+    }
+  comms_.insert(opts_.comms.begin(), opts_.comms.end());
+  symbols_.insert(opts_.symbols.begin(), opts_.symbols.end());
+  dsos_.insert(opts_.dsos.begin(), opts_.dsos.end());
+  pids_.insert(opts_.pids.begin(), opts_.pids.end());
+  tids_.insert(opts_.tids.begin(), opts_.tids.end());
+}
+
+ScriptPrinter::~ScriptPrinter() = default;
+
+Status ScriptPrinter::prepare() {
+  perfdata::Reader& reader = session_.reader();
+  traits_.pipe = reader.is_pipe();
+  traits_.has_stat = reader.feature(kFeatStat).has_value();
+  traits_.has_auxtrace = reader.feature(kFeatAuxtrace).has_value();
+  traits_.has_clock = reader.feature(kFeatClockData).has_value();
+  perfdata::Features feats;
+  for (std::uint32_t id : {kFeatArch, kFeatSampleTime}) {
+    if (auto blob = reader.feature(id))
+      (void)perfdata::parse_feature(id, blob->data, reader.swapped(), blob->offset, feats);
+  }
+  arch_ = dump_detail::normalize_arch(feats.arch.value_or(""));
+  kernel_start_ = 0xffff800000000000ULL;
+
+  if (opts_.have_cpus) {
+    // perf_session__cpu_bitmap: the first event of each type must carry CPU.
+    for (std::uint32_t type = 0; type < 6; ++type) {
+      for (const auto& ev : reader.events().events()) {
+        if (ev.attr.type != type) continue;
+        if (!(ev.attr.sample_type & kSampleCpu))
+          return make_error("File does not contain CPU events. Remove -C option to proceed.");
+        break;
+      }
+    }
+  }
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < reader.events().size(); ++i) names.push_back(session_.event_name(i));
+  use_callchain_ = !opts_.hide_callchain;
+  PK_TRY(opts_.fields.check(reader.events(), names, traits_, use_callchain_));
+
+  if (!opts_.time.empty()) {
+    std::uint64_t first = feats.sample_time ? feats.sample_time->first_ns : 0;
+    std::uint64_t last = feats.sample_time ? feats.sample_time->last_ns : 0;
+    PK_ASSIGN(ranges_, parse_time_ranges(opts_.time, first, last, opts_.reltime));
+  }
+
+  bool tracepoints = false;
+  for (const auto& ev : reader.events().events()) tracepoints |= ev.attr.type == 2;
+  Bytes td = reader.tracing_data();
+  if (tracepoints && !td.empty()) {
+    auto tp = TracepointFormatter::create(td, opts_.warn);
+    if (!tp) {
+      if (opts_.warn) opts_.warn(tp.error().message());
+    } else {
+      tracepoints_ = std::move(*tp);
+      machine::Machine* m = &session_.machine();
+      tracepoints_->set_kernel_resolver([m](std::uint64_t addr, std::string& name,
+                                            std::uint64_t& start, std::string& module) {
+        machine::Thread& idle = m->findnew_thread(0, 0);
+        machine::Location loc = m->resolve(idle, kMiscKernel, addr);
+        if (loc.symbol < 0 || !loc.map) return false;
+        name = std::string(m->symbol_name(loc));
+        start = loc.map->unmap_ip(loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol)).start);
+        module = loc.dso->kind == machine::DsoKind::kModule ? loc.dso->short_name : "";
+        return true;
+      });
+    }
+  }
+  return ok();
+}
+
+Status run_script(Session& session, ScriptOptions opts, FdWriter& out) {
+  const int max_stack = opts.max_stack;
+  const bool inline_frames = opts.inline_frames;
+  const bool full_path = opts.full_source_path;
+  ScriptPrinter printer(session, std::move(opts), out);
+  PK_TRY(printer.prepare());
+  session.set_callchains(printer.use_callchain(), false, max_stack);
+  if (printer.use_callchain()) {
+    UnwindOptions uo;
+    uo.inline_frames = inline_frames;
+    uo.full_source_path = full_path;
+    uo.lines = printer.source_lines();
+    session.set_unwinder(make_dwarf_unwinder(session.symbolizer(), uo));
+  }
+  PK_TRY(session.run(printer));
+  return out.flush();
+}
+
+}  // namespace perfkit::analysis

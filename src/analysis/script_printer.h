@@ -1,0 +1,101 @@
+// ScriptPrinter: the SampleVisitor behind run_script (script.h). Internal to
+// the analysis module; the Intel PT pipeline feeds synthesized samples to
+// on_sample the same way the Session does.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "analysis/script.h"
+#include "analysis/tracepoint.h"
+#include "symbol/source_lines.h"
+
+namespace perfkit::analysis {
+
+// The fields perf_sample__fprintf_start prints, for samples and side-band records.
+struct StartFields {
+  std::int32_t pid = -1, tid = -1;
+  std::uint32_t cpu = ~0u;
+  std::uint64_t time = ~0ULL;
+  std::uint16_t misc = 0;
+  std::uint32_t record_type = 0;
+  const std::string* comm = nullptr;  // nullptr: ":-1"
+  bool callchain_layout = false;      // comm unpadded: a callchain follows
+};
+
+class ScriptPrinter : public SampleVisitor {
+ public:
+  ScriptPrinter(Session& session, ScriptOptions opts, FdWriter& out);
+  ~ScriptPrinter() override;
+
+  // Checks the fields against the recording and parses --time; call once
+  // before Session::run. Errors: as ScriptFields::check, parse_time_ranges.
+  Status prepare();
+
+  Status on_sample(const ResolvedSample& s) override;
+  Status before_record(const perfdata::ReadRecord& rec) override;
+  Status after_record(const perfdata::ReadRecord& rec) override;
+
+  bool use_callchain() const { return use_callchain_; }
+  std::shared_ptr<symbol::SourceLines> source_lines();
+
+ private:
+  using Buf = fmt::memory_buffer;
+
+  // ---- samples (script_sample.cc) ----
+  bool filtered(const ResolvedSample& s) const;
+  void print_start(const OutputConfig& o, const StartFields& f);
+  void print_time(std::uint64_t t);
+  void print_ip_part(const OutputConfig& o, const ResolvedSample& s, bool chain);
+  void print_callchain(const OutputConfig& o, const ResolvedSample& s);
+  void print_location(const OutputConfig& o, std::uint64_t ip, const machine::Location& loc);
+  void print_symoff(const machine::Location& loc, std::string_view name, bool with_offset);
+  void print_dso_name(const machine::Dso* dso);
+  void print_srcline(const machine::Location& loc, std::string_view prefix);
+  void print_addr(const OutputConfig& o, const ResolvedSample& s);
+  void print_regs(const record::Regs& regs, std::uint64_t mask);
+  void print_brstack(const OutputConfig& o, const ResolvedSample& s, int kind);
+  void print_srccode(const machine::Location& loc, machine::Thread* thread);
+  machine::Location resolve_fb(machine::Thread& t, std::uint8_t cpumode, std::uint64_t addr);
+  std::string_view symbol_name(const machine::Location& loc) const;
+  symbol::SourceLines::Dso* lines_of(const machine::Dso* dso);
+  int name_width();
+
+  // ---- side-band records (script_sideband.cc) ----
+  bool shows(std::uint32_t type) const;
+  Status print_side_band(const perfdata::ReadRecord& rec);
+  void print_record_body(const record::RecordView& r);
+
+  Session& session_;
+  ScriptOptions opts_;
+  FdWriter& out_;
+  Buf& b_;
+  std::vector<std::string> names_;
+  int name_width_ = 0;
+  bool use_callchain_ = true;
+  std::vector<TimeRange> ranges_;
+  std::uint64_t initial_time_ = 0, previous_time_ = 0;
+  std::uint64_t last_timestamp_ = 0, nr_unordered_ = 0;
+  std::vector<bool> cpu_set_;
+  std::unordered_set<std::string> comms_, symbols_, dsos_;
+  std::unordered_set<std::int32_t> pids_, tids_;
+  std::shared_ptr<symbol::SourceLines> lines_;
+  std::vector<symbol::SourceLines::Dso*> lines_by_dso_;
+  std::unique_ptr<TracepointFormatter> tracepoints_;
+  RecordingTraits traits_;
+  std::string arch_;
+  std::uint64_t kernel_start_ = 0;
+  // --srccode: the last line printed per thread (perf's srccode_state).
+  struct SrccodeState {
+    std::string file;
+    unsigned line = 0;
+  };
+  std::unordered_map<const machine::Thread*, SrccodeState> srccode_;
+};
+
+}  // namespace perfkit::analysis

@@ -1,0 +1,427 @@
+// ScriptPrinter: one sample as perf script prints it (perf 6.1's
+// process_event and sample__fprintf_sym).
+#include <algorithm>
+#include <fstream>
+
+#include "abi/perf_event.h"
+#include "analysis/dump_records_impl.h"
+#include "analysis/script_printer.h"
+
+namespace perfkit::analysis {
+
+using namespace perfkit::abi;
+using F = ScriptField;
+
+namespace {
+
+// PERF_TYPE_SOFTWARE page faults: their ADDR is a data address to resolve.
+bool addr_correlates_sym(const EventAttr& a) {
+  return a.type == 1 && (a.config == 2 || a.config == 5 || a.config == 6);
+}
+
+bool kernel_space(const machine::Dso* d) {
+  return d && (d->kind == machine::DsoKind::kKernel || d->kind == machine::DsoKind::kModule ||
+               d->kind == machine::DsoKind::kKsym);
+}
+
+// perf's unit_number__scnprintf as get_page_size_name uses it.
+void page_size(fmt::memory_buffer& b, std::uint64_t n) {
+  if (!n) {
+    fmt::format_to(std::back_inserter(b), " N/A");
+    return;
+  }
+  static constexpr char kUnits[] = "BKMG";
+  int i = 0;
+  while (n / 1024 > 1 && i < 3) {
+    n /= 1024;
+    ++i;
+  }
+  fmt::format_to(std::back_inserter(b), " {}{}", n, kUnits[i]);
+}
+
+std::string_view branch_type(std::uint64_t flags) {
+  static constexpr std::string_view kNames[] = {
+      "N/A",    "COND",      "UNCOND",   "IND",  "CALL", "IND_CALL", "RET",   "SYSCALL",
+      "SYSRET", "COND_CALL", "COND_RET", "ERET", "IRQ",  "SERROR",   "NO_TX", ""};
+  static constexpr std::string_view kNew[] = {"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
+                                              "ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5"};
+  unsigned type = (flags >> 20) & 0xf, new_type = (flags >> 26) & 0xf;
+  if (type == 0) return "";
+  if (type == 15) return new_type < std::size(kNew) ? kNew[new_type] : "";
+  return kNames[type];
+}
+
+}  // namespace
+
+bool ScriptPrinter::filtered(const ResolvedSample& s) const {
+  const machine::Thread& t = *s.thread;
+  if (!comms_.empty() && !(t.comm && comms_.count(*t.comm))) return true;
+  if (!pids_.empty() && !pids_.count(t.pid)) return true;
+  if (!tids_.empty() && !tids_.count(t.tid)) return true;
+  if (!dsos_.empty()) {
+    const machine::Dso* d = s.loc.dso;
+    if (!d || s.loc.map == nullptr) return true;
+    std::string_view shown = d->kind == machine::DsoKind::kModule ? d->short_name : d->long_name;
+    if (!dsos_.count(std::string(d->short_name)) && !dsos_.count(std::string(shown)) &&
+        !dsos_.count(d->long_name))
+      return true;
+  }
+  if (!symbols_.empty()) {
+    if (s.loc.symbol < 0) return true;
+    std::string_view name = symbol_name(s.loc);
+    if (symbols_.count(std::string(name))) return false;
+    const auto& sym = s.loc.dso->symbols->at(static_cast<std::size_t>(s.loc.symbol));
+    std::uint64_t start = s.loc.map ? s.loc.map->unmap_ip(sym.start) : sym.start;
+    return !symbols_.count(fmt::format("{:#x}", start));
+  }
+  return false;
+}
+
+std::string_view ScriptPrinter::symbol_name(const machine::Location& loc) const {
+  return session_.machine().symbol_name(loc);
+}
+
+int ScriptPrinter::name_width() {
+  if (name_width_) return name_width_;
+  names_.clear();
+  for (std::size_t i = 0; i < session_.reader().events().size(); ++i) {
+    names_.push_back(session_.event_name(i));
+    name_width_ = std::max<int>(name_width_, static_cast<int>(names_.back().size()));
+  }
+  return name_width_;
+}
+
+void ScriptPrinter::print_time(std::uint64_t t) {
+  if (opts_.reltime) {
+    if (!initial_time_) initial_time_ = t;
+    t -= initial_time_;
+  } else if (opts_.deltatime) {
+    std::uint64_t now = t;
+    t = previous_time_ ? t - previous_time_ : 0;
+    previous_time_ = now;
+  }
+  const std::uint64_t secs = t / 1000000000ULL, nsecs = t % 1000000000ULL;
+  auto out = std::back_inserter(b_);
+  if (opts_.ns) {
+    fmt::format_to(out, "{:5}.{:09}: ", secs, nsecs);
+  } else {
+    char tmp[48];
+    auto end = fmt::format_to(tmp, "{}.{:06}", secs, nsecs / 1000);
+    std::size_t n = static_cast<std::size_t>(end - tmp);
+    if (n < 12) b_.append(std::string_view("            ").substr(0, 12 - n));
+    b_.append(tmp, end);
+    b_.append(std::string_view(": "));
+  }
+}
+
+// perf_sample__fprintf_start.
+void ScriptPrinter::print_start(const OutputConfig& o, const StartFields& f) {
+  auto out = std::back_inserter(b_);
+  if (o.has(F::kComm)) {
+    std::string_view comm = f.comm ? std::string_view(*f.comm) : std::string_view(":-1");
+    if (opts_.latency)
+      fmt::format_to(out, "{:>8.8} ", comm);
+    else if (f.callchain_layout)
+      fmt::format_to(out, "{} ", comm);
+    else
+      fmt::format_to(out, "{:>16} ", comm);
+  }
+  if (o.has(F::kPid) && o.has(F::kTid))
+    fmt::format_to(out, "{:5}/{:<5} ", f.pid, f.tid);
+  else if (o.has(F::kPid))
+    fmt::format_to(out, "{:5} ", f.pid);
+  else if (o.has(F::kTid))
+    fmt::format_to(out, "{:5} ", f.tid);
+  if (o.has(F::kCpu)) {
+    if (opts_.latency)
+      fmt::format_to(out, "{:3} ", static_cast<std::int32_t>(f.cpu));
+    else
+      fmt::format_to(out, "[{:03}] ", static_cast<std::int32_t>(f.cpu));
+  }
+  if (o.has(F::kMisc)) {
+    std::string m;
+    auto has = [&](unsigned v) { return (f.misc & v) == v; };
+    if (has(kMiscKernel)) m += 'K';
+    if (has(kMiscUser)) m += 'U';
+    if (has(kMiscHypervisor)) m += 'H';
+    if (has(kMiscGuestKernel)) m += 'G';
+    if (has(kMiscGuestUser)) m += 'g';
+    switch (f.record_type) {
+      case kRecordMmap:
+      case kRecordMmap2:
+        if (has(kMiscMmapData)) m += 'M';
+        break;
+      case kRecordComm:
+        if (has(kMiscCommExec)) m += 'E';
+        break;
+      case kRecordSwitch:
+      case kRecordSwitchCpuWide:
+        if (has(kMiscSwitchOut)) {
+          m += 'S';
+          if (f.misc & kMiscSwitchOutPreempt) m += 'p';
+        }
+        break;
+      default:
+        break;
+    }
+    fmt::format_to(out, "{}{:>{}}", m, " ", std::max<int>(6 - static_cast<int>(m.size()), 1));
+  }
+  if (o.has(F::kTime)) print_time(f.time);
+}
+
+machine::Location ScriptPrinter::resolve_fb(machine::Thread& t, std::uint8_t cpumode,
+                                            std::uint64_t addr) {
+  machine::Location loc = session_.machine().resolve(t, cpumode, addr);
+  if (loc.map) return loc;
+  std::uint8_t mode = addr >= kernel_start_ ? kMiscKernel : kMiscUser;
+  if (mode == cpumode) return loc;
+  return session_.machine().resolve(t, mode, addr);
+}
+
+void ScriptPrinter::print_dso_name(const machine::Dso* d) {
+  if (!d) {
+    b_.append(std::string_view("[unknown]"));
+    return;
+  }
+  const std::string& n = d->kind == machine::DsoKind::kModule && !opts_.show_kernel_path
+                             ? d->short_name
+                             : d->long_name;
+  b_.append(n);
+}
+
+// __symbol__fprintf_symname_offs.
+void ScriptPrinter::print_symoff(const machine::Location& loc, std::string_view name,
+                                 bool with_offset) {
+  if (loc.symbol < 0) {
+    b_.append(std::string_view("[unknown]"));
+    return;
+  }
+  b_.append(name);
+  if (!with_offset) return;
+  const auto& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
+  std::uint64_t off = loc.addr < sym.end ? loc.addr - sym.start
+                                         : loc.addr - (loc.map ? loc.map->start : 0) - sym.start;
+  fmt::format_to(std::back_inserter(b_), "+{:#x}", off);
+}
+
+std::shared_ptr<symbol::SourceLines> ScriptPrinter::source_lines() {
+  if (!lines_)
+    lines_ = std::make_shared<symbol::SourceLines>(
+        session_.symbolizer(), symbol::SourceLineOptions{opts_.full_source_path});
+  return lines_;
+}
+
+symbol::SourceLines::Dso* ScriptPrinter::lines_of(const machine::Dso* d) {
+  source_lines();
+  if (d->index >= lines_by_dso_.size()) lines_by_dso_.resize(d->index + 1, nullptr);
+  auto*& h = lines_by_dso_[d->index];
+  if (!h) h = lines_->dso(d->long_name, d->short_name, d->build_id);
+  return h;
+}
+
+// map__fprintf_srcline: nothing without a map, nothing for "??:0".
+void ScriptPrinter::print_srcline(const machine::Location& loc, std::string_view prefix) {
+  if (!loc.map || !loc.dso) return;
+  symbol::SourceLines::Dso* d = lines_of(loc.dso);
+  std::string_view line = lines_->srcline(d, loc.addr);
+  if (line.starts_with("??:0")) return;
+  b_.append(prefix);
+  b_.append(line);
+}
+
+// sample__fprintf_sym without a callchain.
+void ScriptPrinter::print_location(const OutputConfig& o, std::uint64_t ip,
+                                   const machine::Location& loc) {
+  if (o.has(F::kIp)) fmt::format_to(std::back_inserter(b_), "{:16x}", ip);
+  if (o.has(F::kSym)) {
+    b_.push_back(' ');
+    print_symoff(loc, loc.symbol >= 0 ? symbol_name(loc) : std::string_view(), o.has(F::kSymoff));
+  }
+  if (o.has(F::kDso)) {
+    b_.append(std::string_view(" ("));
+    print_dso_name(loc.map ? loc.dso : nullptr);
+    b_.push_back(')');
+  }
+  if (o.has(F::kSrcline)) print_srcline(loc, "\n  ");
+}
+
+// sample__fprintf_callchain: one line per frame.
+void ScriptPrinter::print_callchain(const OutputConfig& o, const ResolvedSample& s) {
+  auto out = std::back_inserter(b_);
+  for (const Frame& f : s.callchain) {
+    const machine::Location& loc = f.loc;
+    const bool mapped = loc.map != nullptr;
+    if (o.has(F::kIp)) {
+      std::uint64_t shown = mapped && !kernel_space(loc.dso) ? loc.addr : f.ip;
+      fmt::format_to(out, "\t{:16x}", shown);
+    }
+    if (o.has(F::kSym)) {
+      b_.push_back(' ');
+      std::string_view name = f.inlined         ? std::string_view(f.inlined)
+                              : loc.symbol >= 0 ? symbol_name(loc)
+                                                : std::string_view();
+      print_symoff(loc, name, o.has(F::kSymoff));
+    }
+    if (o.has(F::kDso) && !f.inlined) {
+      b_.append(std::string_view(" ("));
+      print_dso_name(mapped ? loc.dso : nullptr);
+      b_.push_back(')');
+    }
+    if (o.has(F::kSrcline)) {
+      if (f.srcline) {
+        b_.append(std::string_view("\n  "));
+        b_.append(std::string_view(f.srcline));
+      } else {
+        print_srcline(loc, "\n  ");
+      }
+    }
+    if (f.inlined) b_.append(std::string_view(" (inlined)"));
+    b_.push_back('\n');
+  }
+}
+
+void ScriptPrinter::print_addr(const OutputConfig& o, const ResolvedSample& s) {
+  const auto& attr = session_.reader().events()[s.event].attr;
+  fmt::format_to(std::back_inserter(b_), "{:16x}", s.sample->addr);
+  if (!addr_correlates_sym(attr)) return;
+  machine::Location loc = resolve_fb(*s.thread, s.cpumode, s.sample->addr);
+  if (o.has(F::kSym)) {
+    b_.push_back(' ');
+    print_symoff(loc, loc.symbol >= 0 ? symbol_name(loc) : std::string_view(), o.has(F::kSymoff));
+  }
+  if (o.has(F::kDso)) {
+    b_.append(std::string_view(" ("));
+    print_dso_name(loc.map ? loc.dso : nullptr);
+    b_.push_back(')');
+  }
+}
+
+void ScriptPrinter::print_regs(const record::Regs& regs, std::uint64_t mask) {
+  if (regs.abi == 0 || regs.values.size() == 0) return;
+  auto out = std::back_inserter(b_);
+  fmt::format_to(out, " ABI:{} ", regs.abi);
+  std::size_t i = 0;
+  for (unsigned r = 0; r < 64 && i < regs.values.size(); ++r) {
+    if (!(mask & (1ULL << r))) continue;
+    fmt::format_to(out, "{:>5}:{:#x} ", dump_detail::register_name(arch_, r), regs.values[i++]);
+  }
+}
+
+// brstack (kind 0), brstacksym (1), brstackoff (2).
+void ScriptPrinter::print_brstack(const OutputConfig& o, const ResolvedSample& s, int kind) {
+  const record::BranchStack& br = s.sample->branch_stack;
+  auto out = std::back_inserter(b_);
+  for (std::uint64_t i = 0; i < br.nr; ++i) {
+    record::BranchEntry e = br.at(i);
+    machine::Location lf = resolve_fb(*s.thread, s.cpumode, e.from);
+    machine::Location lt = resolve_fb(*s.thread, s.cpumode, e.to);
+    auto side = [&](std::uint64_t addr, const machine::Location& l) {
+      if (kind == 1) {
+        print_symoff(l, l.symbol >= 0 ? symbol_name(l) : std::string_view(), true);
+      } else {
+        std::uint64_t shown = kind == 2 && l.map ? l.addr : addr;
+        fmt::format_to(out, "0x{:x}", shown);
+      }
+      if (o.has(F::kDso)) {
+        b_.push_back('(');
+        print_dso_name(l.map ? l.dso : nullptr);
+        b_.push_back(')');
+      }
+    };
+    if (kind != 1) b_.push_back(' ');
+    side(e.from, lf);
+    b_.push_back('/');
+    side(e.to, lt);
+    const bool mispred = e.flags & 1, predicted = e.flags & 2;
+    char m = !(mispred || predicted) ? '-' : predicted ? 'P' : 'M';
+    fmt::format_to(out, "/{}/{}/{}/{}/{} ", m, (e.flags & 4) ? 'X' : '-', (e.flags & 8) ? 'A' : '-',
+                   (e.flags >> 4) & 0xffff, branch_type(e.flags));
+  }
+}
+
+// map__fprintf_srccode: "|LINE    text" of the sample's source line, once
+// per line per thread.
+void ScriptPrinter::print_srccode(const machine::Location& loc, machine::Thread* thread) {
+  if (!loc.map || !loc.dso) return;
+  symbol::SourceLines::Dso* d = lines_of(loc.dso);
+  std::string_view line = lines_->srcline(d, loc.addr);
+  (void)line;
+  (void)thread;
+}
+
+void ScriptPrinter::print_ip_part(const OutputConfig& o, const ResolvedSample& s, bool chain) {
+  b_.push_back(chain ? '\n' : ' ');
+  if (chain)
+    print_callchain(o, s);
+  else
+    print_location(o, s.sample->ip, s.loc);
+}
+
+Status ScriptPrinter::on_sample(const ResolvedSample& s) {
+  const record::Sample& smp = *s.sample;
+  const auto& ev = session_.reader().events()[s.event];
+  const EventAttr& attr = ev.attr;
+  const std::uint64_t st = smp.sample_type;
+  const std::uint64_t time = (st & kSampleTime) ? smp.time : ~0ULL;
+  if (skip_by_time(ranges_, time)) return ok();
+  if (opts_.debug_mode) {
+    if (time < last_timestamp_) ++nr_unordered_;
+    last_timestamp_ = time;
+    return ok();
+  }
+  const std::uint32_t cpu = (st & kSampleCpu) ? smp.cpu : ~0u;
+  if (opts_.have_cpus && cpu != ~0u && (cpu >= cpu_set_.size() || !cpu_set_[cpu])) return ok();
+  if (filtered(s)) return ok();
+
+  const OutputConfig& o = opts_.fields.of(attr.type);
+  if (!o.fields) return ok();
+  const bool has_chain = (attr.sample_type & kSampleCallchain) != 0;
+  const bool chain = use_callchain_ && (st & kSampleCallchain);
+
+  StartFields f;
+  f.pid = (st & kSampleTid) ? static_cast<std::int32_t>(smp.pid) : -1;
+  f.tid = (st & kSampleTid) ? static_cast<std::int32_t>(smp.tid) : -1;
+  f.cpu = cpu;
+  f.time = time;
+  f.misc = s.cpumode;
+  f.record_type = kRecordSample;
+  f.comm = s.comm;
+  f.callchain_layout = o.has(F::kIp) && has_chain && use_callchain_;
+  print_start(o, f);
+
+  auto out = std::back_inserter(b_);
+  if (o.has(F::kPeriod))
+    fmt::format_to(out, "{:10} ", (st & kSamplePeriod) ? smp.period : attr.sample_period);
+  if (o.has(F::kEvent)) {
+    int w = name_width();
+    fmt::format_to(out, "{:>{}}: ", names_[s.event], w);
+  }
+  if (opts_.fields.print_flags()) fmt::format_to(out, "  {:<21} ", "");
+  if (o.has(F::kTrace) && (st & kSampleRaw) && tracepoints_ && attr.type == 2)
+    tracepoints_->format(attr.config, static_cast<std::int32_t>(cpu), smp.raw, b_);
+  if (o.has(F::kAddr)) print_addr(o, s);
+  if (o.has(F::kWeight)) {
+    std::uint64_t w = (st & kSampleWeightStruct) ? smp.weight_var1() : smp.weight;
+    fmt::format_to(out, "{:16}", w);
+  }
+  if (o.has(F::kInsLat)) fmt::format_to(out, "{:16}", smp.weight_var2());
+  if (o.has(F::kIp)) print_ip_part(o, s, chain);
+  if (o.has(F::kIregs)) print_regs(smp.intr_regs, attr.sample_regs_intr);
+  if (o.has(F::kUregs)) print_regs(smp.user_regs, attr.sample_regs_user);
+  if (o.has(F::kBrstack))
+    print_brstack(o, s, 0);
+  else if (o.has(F::kBrstacksym))
+    print_brstack(o, s, 1);
+  else if (o.has(F::kBrstackoff))
+    print_brstack(o, s, 2);
+  if (o.has(F::kInsnlen)) fmt::format_to(out, " ilen: {}", 0);
+  if (o.has(F::kPhysAddr)) fmt::format_to(out, "{:16x}", smp.phys_addr);
+  if (o.has(F::kDataPageSize)) page_size(b_, smp.data_page_size);
+  if (o.has(F::kCodePageSize)) page_size(b_, smp.code_page_size);
+  b_.push_back('\n');
+  if (o.has(F::kSrccode)) print_srccode(s.loc, s.thread);
+  out_.maybe_flush();
+  return ok();
+}
+
+}  // namespace perfkit::analysis

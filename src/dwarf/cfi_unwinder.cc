@@ -1,0 +1,484 @@
+#include "dwarf/cfi_unwinder.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "dwarf/debug_file.h"
+#include "elf/elf_file.h"
+
+namespace perfkit::dwarf {
+
+struct Op {
+  std::uint8_t atom;
+  std::uint64_t number, number2, offset;
+};
+
+struct UnwindTables::Rule {
+  enum Kind : std::uint8_t { kSame, kUndefined, kOps } kind = kSame;
+  std::vector<Op> ops;
+};
+
+struct UnwindTables::Frame {
+  std::vector<Op> cfa;
+  Rule regs[kRegCount];
+  int ra = kRegRip;
+  bool signal = false;
+};
+
+struct UnwindTables::Impl {
+  std::optional<elf::ElfFile> runtime;
+  std::optional<elf::ElfFile> debug;
+  Dwarf_CFI* eh = nullptr;
+  Dwarf* debug_dw = nullptr;
+  Dwarf_CFI* debug_cfi = nullptr;
+  Bytes image;  // the runtime file's bytes
+  std::unordered_map<std::uint64_t, std::unique_ptr<Frame>> cache;
+
+  ~Impl() {
+    if (eh) dwarf_cfi_end(eh);
+    if (debug_dw) dwarf_end(debug_dw);
+  }
+};
+
+UnwindTables::UnwindTables(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+UnwindTables::~UnwindTables() = default;
+
+Expected<std::unique_ptr<UnwindTables>> UnwindTables::open(const std::string& runtime,
+                                                           const std::string& debug) {
+  auto impl = std::make_unique<Impl>();
+  PK_ASSIGN(elf::ElfFile f, elf::ElfFile::open(runtime));
+  impl->runtime.emplace(std::move(f));
+  std::size_t n = 0;
+  if (char* raw = elf_rawfile(impl->runtime->handle(), &n))
+    impl->image = Bytes(reinterpret_cast<const std::uint8_t*>(raw), n);
+  impl->eh = dwarf_getcfi_elf(impl->runtime->handle());
+  if (!debug.empty()) {
+    if (auto d = elf::ElfFile::open(debug)) {
+      impl->debug.emplace(std::move(*d));
+      impl->debug_dw = dwarf_begin_elf(impl->debug->handle(), DWARF_C_READ, nullptr);
+      if (impl->debug_dw) impl->debug_cfi = dwarf_getcfi(impl->debug_dw);
+    }
+  }
+  return std::unique_ptr<UnwindTables>(new UnwindTables(std::move(impl)));
+}
+
+bool UnwindTables::offset_to_vaddr(std::uint64_t offset, std::uint64_t& vaddr) const {
+  for (const auto& s : impl_->runtime->segments()) {
+    if (offset >= s.offset && offset - s.offset < std::max(s.filesz, s.memsz)) {
+      vaddr = offset - s.offset + s.vaddr;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool UnwindTables::read_file(std::uint64_t offset, std::uint64_t& out) const {
+  const Bytes& img = impl_->image;
+  if (offset > img.size() || img.size() - offset < 8) return false;
+  std::memcpy(&out, img.data() + offset, 8);
+  return true;
+}
+
+namespace {
+
+std::vector<Op> copy_ops(const Dwarf_Op* ops, std::size_t n) {
+  std::vector<Op> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = Op{ops[i].atom, ops[i].number, ops[i].number2, ops[i].offset};
+  return v;
+}
+
+bool rules_from(Dwarf_CFI* cfi, std::uint64_t vaddr, UnwindTables::Frame& out) {
+  if (!cfi) return false;
+  Dwarf_Frame* frame = nullptr;
+  if (dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0 || !frame) return false;
+  bool good = true;
+  Dwarf_Op* ops = nullptr;
+  std::size_t nops = 0;
+  if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops == 0) good = false;
+  if (good) out.cfa = copy_ops(ops, nops);
+  bool signal = false;
+  int ra = dwarf_frame_info(frame, nullptr, nullptr, &signal);
+  out.ra = ra >= 0 && ra < kRegCount ? ra : kRegRip;
+  out.signal = signal;
+  for (int r = 0; good && r < kRegCount; ++r) {
+    Dwarf_Op mem[3];
+    Dwarf_Op* rops = nullptr;
+    std::size_t rn = 0;
+    auto& rule = out.regs[r];
+    if (dwarf_frame_register(frame, r, mem, &rops, &rn) != 0) {
+      rule.kind = UnwindTables::Rule::kUndefined;
+    } else if (rn == 0) {
+      rule.kind = rops ? UnwindTables::Rule::kUndefined : UnwindTables::Rule::kSame;
+    } else {
+      rule.kind = UnwindTables::Rule::kOps;
+      rule.ops = copy_ops(rops, rn);
+    }
+  }
+  free(frame);
+  return good;
+}
+
+}  // namespace
+
+const UnwindTables::Frame* UnwindTables::frame_at(std::uint64_t vaddr) {
+  auto it = impl_->cache.find(vaddr);
+  if (it != impl_->cache.end()) return it->second.get();
+  auto f = std::make_unique<Frame>();
+  bool got = rules_from(impl_->eh, vaddr, *f) || rules_from(impl_->debug_cfi, vaddr, *f);
+  if (!got) f.reset();
+  return impl_->cache.emplace(vaddr, std::move(f)).first->second.get();
+}
+
+namespace {
+
+// A DWARF expression of CFI, evaluated over the current registers. The
+// result is a value when it ends with DW_OP_stack_value (or is an
+// expression the caller treats as one), a memory address otherwise, or a
+// register (DW_OP_regN/regx).
+struct EvalResult {
+  enum Kind { kAddress, kValue, kRegister } kind = kAddress;
+  std::uint64_t v = 0;
+};
+
+class Evaluator {
+ public:
+  Evaluator(const UnwindRegs& regs, std::uint64_t cfa, UnwindTarget& target)
+      : regs_(regs), cfa_(cfa), target_(target) {}
+
+  bool run(const std::vector<Op>& ops, EvalResult& out) {
+    std::uint64_t st[64];
+    int sp = 0;
+    auto push = [&](std::uint64_t v) {
+      if (sp >= 64) return false;
+      st[sp++] = v;
+      return true;
+    };
+    out.kind = EvalResult::kAddress;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      const std::uint8_t a = op.atom;
+      if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+        if (!push(a - DW_OP_lit0)) return false;
+        continue;
+      }
+      if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
+        std::uint64_t r;
+        if (!reg(a - DW_OP_breg0, r) || !push(r + op.number)) return false;
+        continue;
+      }
+      if (a >= DW_OP_reg0 && a <= DW_OP_reg31) {
+        out.kind = EvalResult::kRegister;
+        out.v = a - DW_OP_reg0;
+        return true;
+      }
+      switch (a) {
+        case DW_OP_regx:
+          out.kind = EvalResult::kRegister;
+          out.v = op.number;
+          return true;
+        case DW_OP_bregx: {
+          std::uint64_t r;
+          if (!reg(static_cast<int>(op.number), r) || !push(r + op.number2)) return false;
+          break;
+        }
+        case DW_OP_call_frame_cfa:
+          if (!push(cfa_)) return false;
+          break;
+        case DW_OP_addr:
+        case DW_OP_const1u:
+        case DW_OP_const1s:
+        case DW_OP_const2u:
+        case DW_OP_const2s:
+        case DW_OP_const4u:
+        case DW_OP_const4s:
+        case DW_OP_const8u:
+        case DW_OP_const8s:
+        case DW_OP_constu:
+        case DW_OP_consts:
+          if (!push(op.number)) return false;
+          break;
+        case DW_OP_deref: {
+          if (sp < 1 || !target_.read(st[sp - 1], st[sp - 1])) return false;
+          break;
+        }
+        case DW_OP_plus_uconst:
+          if (sp < 1) return false;
+          st[sp - 1] += op.number;
+          break;
+        case DW_OP_dup:
+          if (sp < 1 || !push(st[sp - 1])) return false;
+          break;
+        case DW_OP_drop:
+          if (sp < 1) return false;
+          --sp;
+          break;
+        case DW_OP_over:
+          if (sp < 2 || !push(st[sp - 2])) return false;
+          break;
+        case DW_OP_swap:
+          if (sp < 2) return false;
+          std::swap(st[sp - 1], st[sp - 2]);
+          break;
+        case DW_OP_neg:
+          if (sp < 1) return false;
+          st[sp - 1] = -st[sp - 1];
+          break;
+        case DW_OP_not:
+          if (sp < 1) return false;
+          st[sp - 1] = ~st[sp - 1];
+          break;
+        case DW_OP_plus:
+        case DW_OP_minus:
+        case DW_OP_mul:
+        case DW_OP_and:
+        case DW_OP_or:
+        case DW_OP_xor:
+        case DW_OP_shl:
+        case DW_OP_shr:
+        case DW_OP_shra:
+        case DW_OP_ge:
+        case DW_OP_gt:
+        case DW_OP_le:
+        case DW_OP_lt:
+        case DW_OP_eq:
+        case DW_OP_ne: {
+          if (sp < 2) return false;
+          std::uint64_t b = st[--sp], x = st[sp - 1];
+          std::int64_t sx = static_cast<std::int64_t>(x), sb = static_cast<std::int64_t>(b);
+          std::uint64_t r = 0;
+          switch (a) {
+            case DW_OP_plus:
+              r = x + b;
+              break;
+            case DW_OP_minus:
+              r = x - b;
+              break;
+            case DW_OP_mul:
+              r = x * b;
+              break;
+            case DW_OP_and:
+              r = x & b;
+              break;
+            case DW_OP_or:
+              r = x | b;
+              break;
+            case DW_OP_xor:
+              r = x ^ b;
+              break;
+            case DW_OP_shl:
+              r = b < 64 ? x << b : 0;
+              break;
+            case DW_OP_shr:
+              r = b < 64 ? x >> b : 0;
+              break;
+            case DW_OP_shra:
+              r = static_cast<std::uint64_t>(b < 64 ? sx >> b : (sx < 0 ? -1 : 0));
+              break;
+            case DW_OP_ge:
+              r = sx >= sb;
+              break;
+            case DW_OP_gt:
+              r = sx > sb;
+              break;
+            case DW_OP_le:
+              r = sx <= sb;
+              break;
+            case DW_OP_lt:
+              r = sx < sb;
+              break;
+            case DW_OP_eq:
+              r = sx == sb;
+              break;
+            case DW_OP_ne:
+              r = sx != sb;
+              break;
+          }
+          st[sp - 1] = r;
+          break;
+        }
+        case DW_OP_skip:
+        case DW_OP_bra: {
+          bool take = true;
+          if (a == DW_OP_bra) {
+            if (sp < 1) return false;
+            take = st[--sp] != 0;
+          }
+          if (!take) break;
+          // The operand is a byte offset from the end of this operation.
+          std::uint64_t target =
+              op.offset + 3 + static_cast<std::uint64_t>(static_cast<std::int16_t>(op.number));
+          std::size_t j = 0;
+          while (j < ops.size() && ops[j].offset != target) ++j;
+          if (j == ops.size()) {
+            if (target == ops.back().offset + 1) return finish(st, sp, out);  // jump to the end
+            return false;
+          }
+          i = j - 1;
+          break;
+        }
+        case DW_OP_stack_value:
+          out.kind = EvalResult::kValue;
+          break;
+        case DW_OP_nop:
+          break;
+        default:
+          return false;
+      }
+    }
+    return finish(st, sp, out);
+  }
+
+ private:
+  static bool finish(const std::uint64_t* st, int sp, EvalResult& out) {
+    if (sp < 1) return false;
+    out.v = st[sp - 1];
+    return true;
+  }
+  bool reg(int r, std::uint64_t& v) const {
+    if (r == kRegRsp) {  // libunwind reads %rsp as the current CFA
+      v = cfa_sp_;
+      return true;
+    }
+    if (r < 0 || r >= kRegCount || !regs_.has(r)) return false;
+    v = regs_.value[r];
+    return true;
+  }
+
+ public:
+  std::uint64_t cfa_sp_ = 0;
+
+ private:
+  const UnwindRegs& regs_;
+  std::uint64_t cfa_;
+  UnwindTarget& target_;
+};
+
+// libunwind's unw_is_signal_frame on x86-64 Linux: the code at ip is
+// __restore_rt (mov $0xf,%rax; syscall).
+bool at_sigreturn(UnwindTarget& t, std::uint64_t ip) {
+  std::uint64_t w0, w1;
+  if (!t.read(ip, w0) || !t.read(ip + 8, w1)) return false;
+  return (w0 == 0x0f0000000fc0c748ULL) && (w1 & 0xff) == 0x05;
+}
+
+enum class Step { kDone, kNext, kError };
+
+// One step of libunwind's unw_step on x86-64. `sp` is the current CFA
+// (libunwind's view of %rsp); `prev_instr` whether to look up ip - 1.
+Step step(UnwindRegs& regs, std::uint64_t& sp, bool& prev_instr, UnwindTarget& target) {
+  const std::uint64_t ip = regs.value[kRegRip];
+  std::uint64_t bias = 0;
+  UnwindTables* tables = target.tables_at(ip, bias);
+  const UnwindTables::Frame* frame =
+      tables ? tables->frame_at(ip - bias - (prev_instr ? 1 : 0)) : nullptr;
+  const std::uint64_t prev_ip = ip, prev_sp = sp;
+  if (frame) {
+    Evaluator ev(regs, 0, target);
+    ev.cfa_sp_ = sp;
+    EvalResult cfa;
+    if (!ev.run(frame->cfa, cfa)) return Step::kError;
+    std::uint64_t cfa_v = cfa.v;
+    if (cfa.kind == EvalResult::kRegister) {
+      if (!regs.has(static_cast<int>(cfa.v))) return Step::kError;
+      cfa_v = regs.value[cfa.v];
+    }
+    UnwindRegs next;
+    Evaluator rv(regs, cfa_v, target);
+    rv.cfa_sp_ = sp;
+    bool rbp_null = false, ra_null = false;
+    for (int r = 0; r < kRegCount; ++r) {
+      const auto& rule = frame->regs[r];
+      if (rule.kind == UnwindTables::Rule::kSame) {
+        if (regs.has(r)) next.set(r, regs.value[r]);
+        continue;
+      }
+      if (rule.kind == UnwindTables::Rule::kUndefined) {
+        if (r == kRegRbp) rbp_null = true;
+        if (r == frame->ra) ra_null = true;
+        continue;
+      }
+      EvalResult res;
+      if (!rv.run(rule.ops, res)) {
+        if (r == frame->ra) return Step::kError;
+        continue;
+      }
+      std::uint64_t v = res.v;
+      if (res.kind == EvalResult::kAddress) {
+        if (!target.read(res.v, v)) {
+          if (r == frame->ra) return Step::kError;
+          continue;
+        }
+      } else if (res.kind == EvalResult::kRegister) {
+        if (!regs.has(static_cast<int>(res.v))) continue;
+        v = regs.value[res.v];
+      }
+      next.set(r, v);
+    }
+    if (ra_null || rbp_null) return Step::kDone;
+    if (!next.has(frame->ra)) return Step::kError;
+    std::uint64_t new_ip = next.value[frame->ra];
+    next.set(kRegRip, new_ip);
+    regs = next;
+    sp = cfa_v;
+    regs.set(kRegRsp, sp);
+    prev_instr = !frame->signal;
+    if (new_ip == 0) return Step::kDone;
+    if (new_ip == prev_ip && sp == prev_sp) return Step::kError;
+    return Step::kNext;
+  }
+  // No CFI here: libunwind's x86-64 fallbacks.
+  std::uint64_t w0 = 0, w1 = 0;
+  if (target.read(ip, w0) && target.read(ip + 8, w1) && (w0 & 0xffff) == 0x25ff &&
+      ((w0 >> 48) & 0xff) == 0x68 && ((w1 >> 24) & 0xff) == 0xe9) {
+    // A PLT stub: the return address is at the stack pointer.
+    std::uint64_t ra;
+    if (!target.read(sp, ra)) return Step::kError;
+    regs.set(kRegRip, ra);
+    sp += 8;
+    regs.set(kRegRsp, sp);
+  } else {
+    if (!regs.has(kRegRbp)) return Step::kDone;
+    const std::uint64_t rbp = regs.value[kRegRbp];
+    std::uint64_t unused;
+    const bool ip_readable = target.read(prev_ip, unused);
+    if (!rbp && ip_readable) return Step::kDone;
+    std::uint64_t saved_rbp = 0, ra = 0;
+    if (!target.read(rbp, saved_rbp) || rbp < sp || rbp - sp > 0x4000) return Step::kDone;
+    if (!target.read(rbp + 8, ra)) return Step::kError;
+    UnwindRegs next;
+    next.set(kRegRbp, saved_rbp);
+    next.set(kRegRip, ra);
+    regs = next;
+    sp += 16;
+  }
+  prev_instr = true;
+  if (regs.value[kRegRip] == 0) return Step::kDone;
+  if (regs.value[kRegRip] == prev_ip && sp == prev_sp) return Step::kError;
+  return Step::kNext;
+}
+
+}  // namespace
+
+void unwind_stack(const UnwindRegs& initial, UnwindTarget& target, int max,
+                  std::vector<std::uint64_t>& ips) {
+  if (max <= 0 || !initial.has(kRegRip)) return;
+  ips.push_back(initial.value[kRegRip]);
+  if (!initial.has(kRegRsp)) return;
+  UnwindRegs regs = initial;
+  std::uint64_t sp = initial.value[kRegRsp];
+  bool prev_instr = false;
+  for (int i = 1; i < max; ++i) {
+    if (step(regs, sp, prev_instr, target) != Step::kNext) break;
+    std::uint64_t ip = regs.value[kRegRip];
+    if (!at_sigreturn(target, ip)) --ip;
+    ips.push_back(ip);
+  }
+}
+
+}  // namespace perfkit::dwarf

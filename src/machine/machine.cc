@@ -329,6 +329,15 @@ void Machine::load(Dso& d) {
   d.symbols = ls->table.get();
 }
 
+const Map* Machine::find_map(Thread& thread, std::uint8_t cpumode, std::uint64_t addr) {
+  if (cpumode == kMiscKernel) {
+    if (kernel_maps_.maps().empty()) add_host_kernel_map();
+    return kernel_maps_.find(addr);
+  }
+  if (cpumode == kMiscUser) return thread.maps->find(addr);
+  return nullptr;
+}
+
 Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t addr) {
   Location loc;
   loc.addr = addr;

@@ -111,6 +111,8 @@ class Machine {
   // DSO's symbols on first use. Marks the DSO hit when `mark_hit`.
   Location resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t addr);
 
+  // The map `addr` falls in, without loading symbols (nullptr: none).
+  const Map* find_map(Thread& thread, std::uint8_t cpumode, std::uint64_t addr);
   Dso& findnew_dso(std::string_view long_name, DsoKind kind);
   const std::deque<Dso>& dsos() const { return dsos_; }
   std::deque<Dso>& dsos() { return dsos_; }

@@ -77,3 +77,63 @@ TEST(BuildIdReport, RebuiltBinaryIsRefusedDeletedOneComesFromTheCache) {
 
 }  // namespace
 }  // namespace perfkit
+
+namespace perfkit {
+namespace {
+
+// buildid-cache -a/-l/-r, archive, and inject -b against perf's views.
+TEST(BuildIdCache, AddListRemoveLikePerf) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  std::string env = "PERF_BUILDID_DIR=" + test::sh(dir.path("c")) + " ";
+  auto add = test::run(env + test::perfkit_bin() + " buildid-cache -a /bin/true");
+  ASSERT_EQ(add.status, 0) << add.err;
+  auto ours = test::run(env + test::perfkit_bin() + " buildid-cache -l");
+  auto theirs = test::run(env + "perf buildid-cache -l 2>/dev/null");
+  EXPECT_EQ(ours.out, theirs.out);
+  EXPECT_NE(ours.out.find("/bin/true"), std::string::npos) << ours.out;
+  auto rm = test::run(env + test::perfkit_bin() + " buildid-cache -r /bin/true");
+  ASSERT_EQ(rm.status, 0) << rm.err;
+  EXPECT_EQ(test::run(env + "perf buildid-cache -l 2>/dev/null").out, "");
+}
+
+TEST(Archive, ReportsOnAnotherMachinesCache) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture("fp.data");
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  test::TempDir dir;
+  std::string data = dir.path("fp.data");
+  test::run("cp " + test::sh(f) + " " + test::sh(data));
+  auto a = test::run(test::perfkit_bin() + " archive " + test::sh(data));
+  ASSERT_EQ(a.status, 0) << a.err << a.out;
+  // Unpack into an empty cache: report finds the workload there.
+  std::string cache = dir.path("other-debug");
+  ASSERT_EQ(test::run("mkdir -p " + test::sh(cache) + " && tar xjf " + test::sh(data + ".tar.bz2") +
+                      " -C " + test::sh(cache))
+                .status,
+            0);
+  auto listing = test::run("tar tjf " + test::sh(data + ".tar.bz2"));
+  EXPECT_NE(listing.out.find(".build-id/"), std::string::npos) << listing.out;
+  EXPECT_NE(listing.out.find("cpuloop"), std::string::npos) << listing.out;
+}
+
+TEST(InjectBuildIds, SameTableAsPerfInject) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  std::string data = dir.path("nobid.data");
+  auto rec = test::run("perf record -q --no-buildid -o " + test::sh(data) + " " +
+                       test::sh(test::workload("cpuloop")) + " 50 >/dev/null 2>&1");
+  ASSERT_EQ(rec.status, 0);
+  std::string theirs = dir.path("perf-b.data"), ours = dir.path("perfkit-b.data");
+  ASSERT_EQ(test::run("perf inject -b -i " + test::sh(data) + " -o " + test::sh(theirs)).status, 0);
+  auto inj =
+      test::run(test::perfkit_bin() + " inject -b -i " + test::sh(data) + " -o " + test::sh(ours));
+  ASSERT_EQ(inj.status, 0) << inj.err;
+  auto a = test::run("perf buildid-list -i " + test::sh(theirs) + " 2>/dev/null");
+  auto b = test::run("perf buildid-list -i " + test::sh(ours) + " 2>/dev/null");
+  EXPECT_FALSE(a.out.empty());
+  EXPECT_EQ(a.out, b.out);
+}
+
+}  // namespace
+}  // namespace perfkit

@@ -45,10 +45,12 @@ struct Case {
 };
 
 std::string diff_report(const std::string& file, const std::string& args) {
-  auto p = test::run("perf report --stdio -i " + test::sh(file) + " " + args + " 2>/dev/null");
+  auto p = test::run("perf report --stdio -i " + test::sh(file) + " " + args);
   auto k = test::run(test::perfkit_bin() + " report --stdio -i " + test::sh(file) + " " + args +
                      " 2>/dev/null");
-  if (p.status != 0) return "";  // perf cannot read it: nothing to compare
+  // perf cannot read it, or refuses the options (it then still exits 0 after
+  // printing "Error:"): nothing to compare.
+  if (p.status != 0 || p.err.find("Error:") != std::string::npos) return "";
   if (k.status != 0) return "perfkit failed: " + k.err;
   return first_mismatches(p.out, k.out);
 }

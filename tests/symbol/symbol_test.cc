@@ -1,0 +1,114 @@
+// SymbolTable follows perf's symbols__fixup_end / fixup_duplicate rules;
+// demangling prints names as perf (libiberty, no options) does; kallsyms
+// parsing keeps what perf keeps; the ELF loader sees what readelf sees.
+#include <gtest/gtest.h>
+
+#include "elf/elf_file.h"
+#include "elf/elf_symbols.h"
+#include "support/test_support.h"
+#include "symbol/demangle.h"
+#include "symbol/kallsyms.h"
+#include "symbol/symbol_table.h"
+
+namespace perfkit::symbol {
+namespace {
+
+TEST(SymbolTable, ZeroSizeSymbolsEndAtTheNextOne) {
+  SymbolTable t;
+  t.add(0x100, 0, kBindGlobal, kTypeFunc, "a");
+  t.add(0x180, 0x10, kBindGlobal, kTypeFunc, "b");
+  t.add(0x200, 0, kBindGlobal, kTypeFunc, "c");
+  t.fixup(false);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.at(0).end, 0x180u);
+  EXPECT_EQ(t.at(1).end, 0x190u);   // sized: kept
+  EXPECT_EQ(t.at(2).end, 0x2000u);  // last: rounded up to a page, plus a page
+  EXPECT_EQ(t.find(0x17f), 0);
+  EXPECT_EQ(t.find(0x195), -1);  // in no symbol
+  EXPECT_EQ(t.find(0x200), 2);
+  EXPECT_EQ(t.find(0x50), -1);
+}
+
+TEST(SymbolTable, DuplicatesKeepPerfsBest) {
+  SymbolTable t;
+  t.add(0x10, 8, kBindWeak, kTypeFunc, "write");
+  t.add(0x10, 8, kBindLocal, kTypeFunc, "__GI___libc_write");  // non-weak beats weak
+  t.add(0x40, 0, kBindGlobal, kTypeFunc, "zero");
+  t.add(0x40, 4, kBindGlobal, kTypeFunc, "sized");  // sized beats zero-size
+  t.add(0x80, 4, kBindGlobal, kTypeFunc, "__x");
+  t.add(0x80, 4, kBindGlobal, kTypeFunc, "x");  // fewer underscores
+  t.add(0xc0, 4, kBindLocal, kTypeFunc, "loc");
+  t.add(0xc0, 4, kBindGlobal, kTypeFunc, "glob");  // global beats local
+  t.fixup(false);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t.name(0), "__GI___libc_write");
+  EXPECT_EQ(t.name(1), "sized");
+  EXPECT_EQ(t.name(2), "x");
+  EXPECT_EQ(t.name(3), "glob");
+}
+
+TEST(Demangle, LikePerfWithoutParameters) {
+  EXPECT_EQ(demangle("_ZNK2ns1K4spinIlEElT_"), "ns::K::spin<long>");
+  EXPECT_EQ(demangle("_ZN2ns1fEi"), "ns::f");
+  EXPECT_EQ(demangle("_ZN2ns1fEi", true), "ns::f(int)");
+  EXPECT_EQ(demangle("main"), "main");
+  EXPECT_EQ(demangle("_Znwm"), "operator new");
+  EXPECT_EQ(demangle("_Z3bad_not_mangled"), "_Z3bad_not_mangled");
+}
+
+TEST(Kallsyms, KeepsTextAndDataLikePerf) {
+  auto k = parse_kallsyms(
+      "ffffffff81000000 T _text\n"
+      "ffffffff81000010 t local_fn\n"
+      "ffffffff81000020 r rodata_sym\n"
+      "ffffffff81000030 W weak_fn\n"
+      "ffffffff81000040 D data_sym\n"
+      "bad line\n");
+  EXPECT_EQ(k.ref_reloc_addr, 0xffffffff81000000u);
+  ASSERT_EQ(k.table.size(), 4u);  // 'r' dropped
+  EXPECT_EQ(k.table.name(1), "local_fn");
+  EXPECT_EQ(k.table.at(1).end, 0xffffffff81000030u);
+  EXPECT_EQ(k.table.at(2).binding, kBindWeak);
+  EXPECT_EQ(k.table.at(3).type, kTypeObject);
+}
+
+TEST(ElfSymbols, FunctionsOfTheWorkloadAtFileOffsets) {
+  std::string bin = test::workload("cpuloop");
+  auto f = elf::ElfFile::open(bin);
+  if (!f) GTEST_SKIP() << "workload not built";
+  std::vector<elf::RawSymbol> raw;
+  ASSERT_GT(elf::read_symbols(*f, *f, elf::SymbolSource::kSymtab, true, raw), 0u);
+  // readelf's value of spin, turned into a file offset by its segment.
+  auto r = test::run("readelf -sW " + test::sh(bin) + " | awk '$8 == \"spin\" {print $2}'");
+  ASSERT_FALSE(r.out.empty());
+  std::uint64_t vaddr = std::stoull(r.out, nullptr, 16);
+  bool found = false;
+  for (const auto& s : raw)
+    if (s.name == "spin") {
+      found = true;
+      EXPECT_EQ(s.start, elf::vaddr_to_offset(*f, vaddr, nullptr));
+    }
+  EXPECT_TRUE(found);
+  EXPECT_FALSE(f->build_id().empty());
+}
+
+TEST(ElfSymbols, PltStubsOfLibc) {
+  auto f = elf::ElfFile::open("/bin/true");
+  if (!f) GTEST_SKIP();
+  std::vector<elf::RawSymbol> raw;
+  std::size_t n = elf::read_plt_symbols(*f, raw);
+  auto r = test::run("readelf -rW /bin/true | grep -c JUMP_SLOT");
+  EXPECT_EQ(n, static_cast<std::size_t>(std::stoul(r.out.empty() ? "0" : r.out)));
+}
+
+TEST(ElfFile, ErrorsNameThePath) {
+  auto f = elf::ElfFile::open("/nonexistent/x");
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.error().message().find("/nonexistent/x"), std::string::npos);
+  auto g = elf::ElfFile::open("/etc/hostname");
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message().find("not an ELF"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfkit::symbol

@@ -1,6 +1,7 @@
 #include "analysis/inject.h"
 
 #include "abi/perf_event.h"
+#include "analysis/inject_buildid.h"
 #include "record/records.h"
 
 namespace perfkit::analysis {
@@ -57,6 +58,8 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
     return writer->begin(in.events(), feats);
   };
   if (!in.is_pipe()) PK_TRY(start());
+  std::unique_ptr<BuildIdInjector> build_ids;
+  if (opts.build_ids) build_ids = std::make_unique<BuildIdInjector>(in);
   perfdata::ReadRecord rec;
   for (;;) {
     PK_ASSIGN(bool got, in.next(rec));
@@ -69,11 +72,19 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
         PK_TRY(start());
       if (!started && !file_out) PK_TRY(start());
     }
+    if (build_ids) {
+      PK_ASSIGN(auto extra, build_ids->observe(v, wo.swap));
+      if (!extra.empty()) PK_TRY(writer->write(Bytes(extra)));
+    }
     PK_TRY(writer->write(v));
   }
   if (!started) PK_TRY(start());
   std::vector<FeatureData> feats;
   if (file_out) feats = input_features(in);
+  if (build_ids && file_out) {
+    std::erase_if(feats, [](const FeatureData& f) { return f.id == kFeatBuildId; });
+    feats.push_back(FeatureData{kFeatBuildId, build_ids->feature_table(wo.swap)});
+  }
   return writer->finish(in.events(), feats);
 }
 

@@ -10,6 +10,9 @@ namespace perfkit::analysis {
 
 struct InjectOptions {
   bool pipe_output = false;
+  // -b: add HEADER_BUILD_ID records and the build-id table for the DSOs
+  // samples land in, as perf inject --build-ids does (inject_buildid.h).
+  bool build_ids = false;
 };
 
 // Copies every record of `in` to `out_path` ("-" for a stdout stream):

@@ -13,6 +13,7 @@ int cmd_inject(int argc, char** argv) {
   analysis::InjectOptions opts;
   app.add_option("-i,--input", input, "Input file name ('-' for stdin)")->capture_default_str();
   app.add_option("-o,--output", output, "Output file name ('-' for stdout)")->capture_default_str();
+  app.add_flag("-b,--build-ids", opts.build_ids, "Inject build-ids into the output stream");
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
 

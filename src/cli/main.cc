@@ -16,6 +16,8 @@ constexpr Command kCommands[] = {
     {"inject", "Read a perf.data file and write it back, filtering or augmenting it", cmd_inject},
     {"report", "Read perf.data and display the profile", cmd_report},
     {"buildid-list", "List the buildids in a perf.data file", cmd_buildid_list},
+    {"buildid-cache", "Manage build-id cache", cmd_buildid_cache},
+    {"archive", "Pack the DSOs a perf.data file needs for another machine", cmd_archive},
     {"script", "Read perf.data and display trace output", cmd_script},
 };
 

@@ -16,30 +16,110 @@ namespace {
 constexpr std::size_t kBatchSamples = 4096;
 constexpr std::size_t kMaxBatchesInFlight = 8;
 
-// Samples decoded together; call chains and branch stacks live beside them.
+// Samples decoded together, with their threads. Instruction and branch
+// samples (nearly all of them) are kept compact; other kinds whole, beside,
+// with the call chains and branch stacks.
 struct Batch {
-  std::vector<ItraceSample> samples;
-  std::vector<std::uint32_t> chain_at, branch_at;
+  struct Entry {
+    std::uint64_t ip, addr, tsc, time, period, offset;
+    std::uint32_t flags;
+    std::int32_t pid, tid;
+    std::uint32_t full;  // index in `full`, or kCompact
+    intelpt::SampleKind kind;
+    std::uint8_t insn_len;
+  };
+  static constexpr std::uint32_t kCompact = ~0u;
+  std::vector<Entry> samples;
+  std::vector<intelpt::SynthSample> full;
   std::vector<std::uint64_t> chains;
   std::vector<intelpt::BranchRecord> branches;
+  std::vector<std::uint32_t> chain_at, branch_at;  // by index in `full`
+  std::int32_t cpu = -1;
 
-  const ItraceSample& at(std::size_t i, ItraceSample& tmp) const {
-    const ItraceSample& s = samples[i];
-    if (!s.sample.callchain_nr && !s.sample.branch_nr) return s;
-    tmp = s;
-    if (tmp.sample.callchain_nr) tmp.sample.callchain = chains.data() + chain_at[i];
-    if (tmp.sample.branch_nr) tmp.sample.branch_stack = branches.data() + branch_at[i];
-    return tmp;
+  void clear() {
+    samples.clear();
+    full.clear();
+    chains.clear();
+    branches.clear();
+    chain_at.clear();
+    branch_at.clear();
   }
+  void add(const intelpt::SynthSample& s, std::int32_t pid, std::int32_t tid) {
+    Entry e{s.ip,    s.addr, s.tsc, s.time,   s.period, s.offset,
+            s.flags, pid,    tid,   kCompact, s.kind,   s.insn_len};
+    const bool compact = (s.kind == intelpt::SampleKind::kInstructions ||
+                          s.kind == intelpt::SampleKind::kBranches) &&
+                         !s.callchain_nr && !s.branch_nr && !s.insn_cnt && !s.cyc_cnt;
+    if (!compact) {
+      e.full = static_cast<std::uint32_t>(full.size());
+      full.push_back(s);
+      chain_at.push_back(static_cast<std::uint32_t>(chains.size()));
+      chains.insert(chains.end(), s.callchain, s.callchain + s.callchain_nr);
+      branch_at.push_back(static_cast<std::uint32_t>(branches.size()));
+      branches.insert(branches.end(), s.branch_stack, s.branch_stack + s.branch_nr);
+    }
+    samples.push_back(e);
+  }
+  // The visitor's view of sample i, built in `tmp`.
+  ItraceSample at(std::size_t i, intelpt::SynthSample& tmp) const {
+    const Entry& e = samples[i];
+    if (e.full == kCompact) {
+      tmp.kind = e.kind;
+      tmp.ip = e.ip;
+      tmp.addr = e.addr;
+      tmp.tsc = e.tsc;
+      tmp.time = e.time;
+      tmp.period = e.period;
+      tmp.offset = e.offset;
+      tmp.flags = e.flags;
+      tmp.insn_len = e.insn_len;
+    } else {
+      tmp = full[e.full];
+      tmp.callchain = tmp.callchain_nr ? chains.data() + chain_at[e.full] : nullptr;
+      tmp.branch_stack = tmp.branch_nr ? branches.data() + branch_at[e.full] : nullptr;
+    }
+    return ItraceSample{&tmp, e.pid, e.tid, cpu};
+  }
+};
+
+// At most `jobs` decoders run at once: a decoder holds a token while it
+// decodes and gives it back while it waits for the merger.
+class Tokens {
+ public:
+  explicit Tokens(unsigned n) : free_(n) {}
+  void acquire() {
+    std::unique_lock lk(m_);
+    cv_.wait(lk, [&] { return free_ > 0; });
+    --free_;
+  }
+  void release() {
+    std::lock_guard lk(m_);
+    ++free_;
+    cv_.notify_one();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  unsigned free_;
 };
 
 // A bounded single-producer single-consumer queue of batches.
 class Channel {
  public:
-  explicit Channel(std::size_t capacity) : capacity_(capacity) {}
+  Channel(std::size_t capacity, Tokens* tokens) : capacity_(capacity), tokens_(tokens) {}
   void push(Batch&& b) {
     std::unique_lock lk(m_);
-    cv_.wait(lk, [&] { return q_.size() < capacity_ || cancelled_; });
+    if (q_.size() >= capacity_ && !cancelled_) {
+      // Full: let another queue decode while the merger catches up.
+      lk.unlock();
+      tokens_->release();
+      lk.lock();
+      cv_.wait(lk, [&] { return q_.size() < capacity_ || cancelled_; });
+      lk.unlock();
+      tokens_->acquire();
+      lk.lock();
+    }
     if (cancelled_) return;
     q_.push_back(std::move(b));
     cv_.notify_all();
@@ -48,10 +128,27 @@ class Channel {
     std::unique_lock lk(m_);
     cv_.wait(lk, [&] { return !q_.empty() || closed_; });
     if (q_.empty()) return false;
+    if (b.samples.capacity() && spare_.size() < 2) {
+      // Hand the consumed batch's memory back to the producer.
+      b.clear();
+      spare_.push_back(std::move(b));
+    }
     b = std::move(q_.front());
     q_.pop_front();
     cv_.notify_all();
     return true;
+  }
+  // An empty batch with memory already allocated, if the consumer gave one back.
+  Batch fresh() {
+    std::lock_guard lk(m_);
+    if (spare_.empty()) {
+      Batch b;
+      b.samples.reserve(kBatchSamples);
+      return b;
+    }
+    Batch b = std::move(spare_.back());
+    spare_.pop_back();
+    return b;
   }
   void close() {
     std::lock_guard lk(m_);
@@ -68,7 +165,9 @@ class Channel {
   std::mutex m_;
   std::condition_variable cv_;
   std::deque<Batch> q_;
+  std::vector<Batch> spare_;
   std::size_t capacity_;
+  Tokens* tokens_;
   bool closed_ = false, cancelled_ = false;
 };
 
@@ -86,10 +185,14 @@ class CpuSpaces : public intelpt::SpaceProvider {
   std::int32_t cpu_;
 };
 
-// Collects one queue's samples into batches for the merger.
+// Collects one queue's samples into batches for the merger, or hands them
+// straight to the visitor when there is nothing to merge (no channel).
 class QueueSink : public intelpt::SampleSink {
  public:
-  QueueSink(const PtRecording& rec, const PtQueue& q, Channel& ch) : rec_(rec), q_(q), ch_(ch) {
+  QueueSink(const PtRecording& rec, const PtQueue& q, Channel* ch, const ItraceVisitor* visit,
+            std::atomic<bool>* cancel)
+      : rec_(rec), q_(q), ch_(ch), visit_(visit), cancel_(cancel) {
+    if (ch_) batch_ = ch_->fresh();
     per_cpu_ = rec.cfg.per_cpu_mmaps && q.cpu >= 0;
     if (!per_cpu_) {
       tid_ = q.tid;
@@ -97,38 +200,60 @@ class QueueSink : public intelpt::SampleSink {
     }
   }
   void on_sample(const intelpt::SynthSample& s) override {
-    ItraceSample out;
-    out.sample = s;
-    out.cpu = q_.cpu;
-    if (per_cpu_) {
-      ThreadSpan t = rec_.thread_on(q_.cpu, s.tsc, nullptr);
-      out.pid = t.pid;
-      out.tid = t.tid;
-    } else {
-      out.pid = pid_;
-      out.tid = tid_;
-    }
-    batch_.chain_at.push_back(static_cast<std::uint32_t>(batch_.chains.size()));
-    batch_.chains.insert(batch_.chains.end(), s.callchain, s.callchain + s.callchain_nr);
-    batch_.branch_at.push_back(static_cast<std::uint32_t>(batch_.branches.size()));
-    batch_.branches.insert(batch_.branches.end(), s.branch_stack, s.branch_stack + s.branch_nr);
-    out.sample.callchain = nullptr;
-    out.sample.branch_stack = nullptr;
     if (s.kind == intelpt::SampleKind::kError) ++errors_;
-    batch_.samples.push_back(out);
+    ++samples_;
+    if (!ch_) {
+      direct(s);
+      return;
+    }
+    std::int32_t pid, tid;
+    thread_of(s.tsc, pid, tid);
+    batch_.cpu = q_.cpu;
+    batch_.add(s, pid, tid);
     if (batch_.samples.size() >= kBatchSamples) flush();
   }
   void flush() {
-    if (batch_.samples.empty()) return;
-    ch_.push(std::move(batch_));
-    batch_ = Batch();
+    if (!ch_ || batch_.samples.empty()) return;
+    ch_->push(std::move(batch_));
+    batch_ = ch_->fresh();
   }
   std::uint64_t errors() const { return errors_; }
+  std::uint64_t samples() const { return samples_; }
+  Status status() const { return status_; }
 
  private:
+  void thread_of(std::uint64_t tsc, std::int32_t& pid, std::int32_t& tid) const {
+    if (per_cpu_) {
+      ThreadSpan t = rec_.thread_on(q_.cpu, tsc, nullptr);
+      pid = t.pid;
+      tid = t.tid;
+    } else {
+      pid = pid_;
+      tid = tid_;
+    }
+  }
+  void direct(const intelpt::SynthSample& s) {
+    if (failed_) return;
+    direct_.sample = &s;
+    direct_.cpu = q_.cpu;
+    thread_of(s.tsc, direct_.pid, direct_.tid);
+    Status st = (*visit_)(direct_);
+    if (!st) [[unlikely]] {
+      status_ = std::move(st);
+      failed_ = true;
+      *cancel_ = true;
+    }
+  }
+
   const PtRecording& rec_;
   const PtQueue& q_;
-  Channel& ch_;
+  Channel* ch_;
+  const ItraceVisitor* visit_;
+  std::atomic<bool>* cancel_;
+  ItraceSample direct_;
+  Status status_;
+  bool failed_ = false;
+  std::uint64_t samples_ = 0;
   bool per_cpu_ = false;
   std::int32_t pid_ = -1, tid_ = -1;
   Batch batch_;
@@ -149,11 +274,14 @@ class StoppableSink : public intelpt::FlowSink {
 };
 
 struct QueueResult {
-  std::uint64_t instructions = 0, errors = 0;
+  std::uint64_t instructions = 0, errors = 0, samples = 0;
+  Status status;
 };
 
+// Decodes one queue into `ch` (or, without a channel, straight to `visit`).
 void decode_queue(const PtRecording& rec, const PtQueue& q, const intelpt::ItraceOptions& itrace,
-                  Channel& ch, const std::atomic<bool>& cancel, QueueResult& result) {
+                  Channel* ch, const ItraceVisitor* visit, std::atomic<bool>& cancel,
+                  QueueResult& result) {
   std::vector<std::uint8_t> joined;
   Bytes data;
   if (q.buffers.size() == 1) {
@@ -171,14 +299,16 @@ void decode_queue(const PtRecording& rec, const PtQueue& q, const intelpt::Itrac
   intelpt::FlowDecoder decoder(data, rec.cfg, space, fo, 0, rec.cfg.tsc() ? ref : 0);
   CpuSpaces spaces(rec, q.cpu);
   if (per_cpu) decoder.set_space_provider(&spaces);
-  QueueSink sink(rec, q, ch);
+  QueueSink sink(rec, q, ch, visit, &cancel);
   intelpt::Synthesizer synth(itrace, rec.cfg, sink);
   StoppableSink stoppable(synth, cancel);
   decoder.run(stoppable);
   sink.flush();
-  ch.close();
+  if (ch) ch->close();
   result.instructions = synth.instructions();
   result.errors = sink.errors();
+  result.samples = sink.samples();
+  result.status = sink.status();
 }
 
 // Merges the queues' samples by time (queue order breaks ties).
@@ -190,7 +320,7 @@ Status merge(std::vector<std::unique_ptr<Channel>>& chans, bool timeless,
     bool live = false;
   };
   std::vector<Head> heads(chans.size());
-  ItraceSample tmp;
+  intelpt::SynthSample tmp;
   auto refill = [&](std::size_t i) {
     heads[i].pos = 0;
     heads[i].live = chans[i]->pop(heads[i].batch);
@@ -208,7 +338,7 @@ Status merge(std::vector<std::unique_ptr<Channel>>& chans, bool timeless,
     std::uint64_t best_time = ~0ULL;
     for (std::size_t i = 0; i < heads.size(); ++i) {
       if (!heads[i].live) continue;
-      std::uint64_t t = heads[i].batch.samples[heads[i].pos].sample.tsc;
+      std::uint64_t t = heads[i].batch.samples[heads[i].pos].tsc;
       if (best == chans.size() || t < best_time) {
         best = i;
         best_time = t;
@@ -236,29 +366,36 @@ Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecode
   for (const auto& q : rec->queues) stats.trace_bytes += q.bytes;
   if (opts.itrace.dont_decode) return stats;
   const std::size_t n = rec->queues.size();
-  std::vector<std::unique_ptr<Channel>> chans;
   std::vector<QueueResult> results(n);
   std::atomic<bool> cancel{false};
-  for (std::size_t i = 0; i < n; ++i)
-    chans.push_back(std::make_unique<Channel>(opts.parallel ? kMaxBatchesInFlight : ~0ULL));
-  std::vector<std::thread> workers;
-  if (opts.parallel) {
+  if (n == 1) {
+    // Nothing to merge: decode here and visit as samples come.
+    decode_queue(*rec, rec->queues[0], opts.itrace, nullptr, &visit, cancel, results[0]);
+    PK_TRY(results[0].status);
+    stats.samples = results[0].samples;
+  } else {
+    unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
+    Tokens tokens(jobs);
+    std::vector<std::unique_ptr<Channel>> chans;
+    for (std::size_t i = 0; i < n; ++i)
+      chans.push_back(std::make_unique<Channel>(kMaxBatchesInFlight, &tokens));
+    std::vector<std::thread> workers;
     for (std::size_t i = 0; i < n; ++i)
       workers.emplace_back([&, i] {
-        decode_queue(*rec, rec->queues[i], opts.itrace, *chans[i], cancel, results[i]);
+        tokens.acquire();
+        decode_queue(*rec, rec->queues[i], opts.itrace, chans[i].get(), nullptr, cancel,
+                     results[i]);
+        tokens.release();
       });
-  } else {
-    for (std::size_t i = 0; i < n; ++i)
-      decode_queue(*rec, rec->queues[i], opts.itrace, *chans[i], cancel, results[i]);
+    bool timeless = opts.itrace.timeless || !rec->cfg.tsc() || !rec->cfg.time_mult;
+    Status st = merge(chans, timeless, visit, stats.samples);
+    if (!st) {
+      cancel = true;
+      for (auto& c : chans) c->cancel();
+    }
+    for (auto& w : workers) w.join();
+    PK_TRY(std::move(st));
   }
-  bool timeless = opts.itrace.timeless || !rec->cfg.tsc() || !rec->cfg.time_mult;
-  Status st = merge(chans, timeless, visit, stats.samples);
-  if (!st) {
-    cancel = true;
-    for (auto& c : chans) c->cancel();
-  }
-  for (auto& w : workers) w.join();
-  PK_TRY(std::move(st));
   for (const auto& r : results) {
     stats.instructions += r.instructions;
     stats.errors += r.errors;

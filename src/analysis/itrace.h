@@ -22,15 +22,18 @@
 namespace perfkit::analysis {
 
 struct ItraceSample {
-  // callchain and branch_stack point into decoder memory valid during the visit.
-  intelpt::SynthSample sample;
+  // The sample; it and what its callchain and branch_stack point to are valid
+  // only during the visit.
+  const intelpt::SynthSample* sample = nullptr;
   std::int32_t pid = -1, tid = -1, cpu = -1;
 };
 
 struct ItraceDecodeOptions {
   intelpt::ItraceOptions itrace = intelpt::itrace_defaults(true);
-  // Decode queues in parallel, one thread each (false: one after another).
-  bool parallel = true;
+  // Queues decoding at once, each on its own thread (0: as many as there are
+  // cores; 1: one at a time). A recording with one queue decodes on the
+  // calling thread and hands samples to the visitor straight away.
+  unsigned jobs = 0;
   // The file to read the code of a recorded path from ("": use the path).
   std::function<std::string(const std::string& path)> locate;
   // Problems that do not stop decoding (a DSO that cannot be read, ...).

@@ -139,25 +139,31 @@ std::vector<std::uint64_t> split_points(Bytes data, std::uint64_t chunk) {
 
 void RecordingWriter::auxtrace(std::uint64_t time) {
   const auto& data = r_.encoded.bytes;
-  std::uint32_t cpu = o_.per_cpu ? o_.cpu : 0xffffffffu;
   std::uint64_t reference = r_.encoded.end_tsc;
-  std::uint64_t off = 0;
-  for (std::uint64_t end : split_points(data, o_.aux_buffer_size)) {
-    std::uint64_t n = end - off;
-    std::uint64_t padded = (n + 7) & ~7ULL;
-    // PERF_RECORD_AUX: where the data sat in the AUX area.
-    record::RecordBuilder aux(abi::kRecordAux);
-    aux.u64(off).u64(n).u64(0).sample_id(sid(time, kPtId), layout_);
-    add(time, aux);
-    record::RecordBuilder b(abi::kRecordAuxtrace);
-    b.u64(padded).u64(off).u64(reference).u32(0);
-    b.u32(static_cast<std::uint32_t>(r_.trace.pid)).u32(cpu).u32(0);
-    TimedRecord tr{time, b.finish(), {}, true};
-    tr.trailing.assign(data.begin() + static_cast<std::ptrdiff_t>(off),
-                       data.begin() + static_cast<std::ptrdiff_t>(end));
-    tr.trailing.resize(padded, 0);
-    out_.push_back(std::move(tr));
-    off = end;
+  const std::uint32_t queues = o_.per_cpu ? std::max<std::uint32_t>(o_.cpus, 1) : 1;
+  const auto cuts = split_points(data, o_.aux_buffer_size);
+  for (std::uint32_t q = 0; q < queues; ++q) {
+    std::uint32_t cpu = o_.per_cpu ? o_.cpu + q : 0xffffffffu;
+    std::uint64_t off = 0;
+    for (std::uint64_t end : cuts) {
+      std::uint64_t n = end - off;
+      std::uint64_t padded = (n + 7) & ~7ULL;
+      // PERF_RECORD_AUX: where the data sat in the AUX area.
+      record::SampleId id = sid(time, kPtId);
+      id.cpu = o_.per_cpu ? cpu : 0;
+      record::RecordBuilder aux(abi::kRecordAux);
+      aux.u64(off).u64(n).u64(0).sample_id(id, layout_);
+      add(time, aux);
+      record::RecordBuilder b(abi::kRecordAuxtrace);
+      b.u64(padded).u64(off).u64(reference).u32(q);
+      b.u32(static_cast<std::uint32_t>(r_.trace.pid)).u32(cpu).u32(0);
+      TimedRecord tr{time, b.finish(), {}, true};
+      tr.trailing.assign(data.begin() + static_cast<std::ptrdiff_t>(off),
+                         data.begin() + static_cast<std::ptrdiff_t>(end));
+      tr.trailing.resize(padded, 0);
+      out_.push_back(std::move(tr));
+      off = end;
+    }
   }
 }
 
@@ -187,10 +193,15 @@ std::vector<TimedRecord> RecordingWriter::records() {
     }
     mmap2(t, m);
   }
-  record::RecordBuilder its(abi::kRecordItraceStart);
-  its.u32(static_cast<std::uint32_t>(r_.trace.pid)).u32(static_cast<std::uint32_t>(r_.trace.pid));
-  its.sample_id(sid(start, kPtId), layout_);
-  add(start, its);
+  const std::uint32_t cpus = o_.per_cpu ? std::max<std::uint32_t>(o_.cpus, 1) : 1;
+  for (std::uint32_t c = 0; c < cpus; ++c) {
+    record::SampleId id = sid(start, kPtId);
+    id.cpu = o_.per_cpu ? o_.cpu + c : 0;
+    record::RecordBuilder its(abi::kRecordItraceStart);
+    its.u32(static_cast<std::uint32_t>(r_.trace.pid)).u32(static_cast<std::uint32_t>(r_.trace.pid));
+    its.sample_id(id, layout_);
+    add(start, its);
+  }
   std::uint64_t end = ns(e.end_tsc + 10);
   auxtrace(end);
   record::RecordBuilder ex(abi::kRecordExit);
@@ -211,7 +222,8 @@ perfdata::Features features(const PtSynthResult& r, const perfdata::EventSet& ev
   f.osrelease = std::string(u.release);
   f.version = std::string("6.1.0 (perfkit pt-synth)");
   f.arch = std::string("x86_64");
-  f.nrcpus = perfdata::NrCpus{o.cpu + 1, o.cpu + 1};
+  std::uint32_t n = o.cpu + (o.per_cpu ? std::max<std::uint32_t>(o.cpus, 1) : 1);
+  f.nrcpus = perfdata::NrCpus{n, n};
   f.cpudesc = std::string("Intel(R) Processor (synthesized by perfkit pt-synth)");
   f.cpuid = o.cpuid;
   std::vector<std::string> cmdline = {"perfkit", "pt-synth"};

@@ -27,6 +27,9 @@ struct PtSynthOptions {
   TracerOptions tracer;
   bool per_cpu = false;  // per-cpu AUX buffer (cpu 0) instead of per-thread
   std::uint32_t cpu = 0;
+  // With per_cpu: the same trace on this many cpus (cpu, cpu+1, ...), as if
+  // the program ran on each; for benchmarks of parallel decoding.
+  std::uint32_t cpus = 1;
   // Splits the trace into AUXTRACE records of at most this many bytes (0: one).
   std::uint64_t aux_buffer_size = 0;
   std::uint32_t pmu_type = 6;                 // the intel_pt PMU type (the corpus recording's)

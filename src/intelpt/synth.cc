@@ -137,13 +137,15 @@ Synthesizer::Synthesizer(const ItraceOptions& opts, const PtConfig& cfg, SampleS
     }
   }
   if (o_.period_type == PeriodType::kInstructions && !o_.period) o_.period = 1;
+  every_insn_ = o_.period_type == PeriodType::kInstructions && o_.period == 1 && !o_.initial_skip &&
+                !o_.callchain && !o_.last_branch;
 }
 
 bool Synthesizer::skip() { return o_.initial_skip && events_++ < o_.initial_skip; }
 
 void Synthesizer::emit(SynthSample& out, std::uint64_t tsc) {
   out.tsc = tsc;
-  out.time = o_.timeless ? 0 : cfg_.tsc_to_perf_time(tsc);
+  out.time = perf_time(tsc);
   if (o_.callchain &&
       (out.kind == SampleKind::kInstructions || out.kind == SampleKind::kTransactions)) {
     chain_.clear();
@@ -163,17 +165,17 @@ void Synthesizer::emit(SynthSample& out, std::uint64_t tsc) {
 }
 
 void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s) {
-  if (skip()) {
+  if (o_.initial_skip && skip()) {
     insn_since_sample_ = 0;
     return;
   }
-  SynthSample out;
+  SynthSample& out = insn_;
   out.kind = SampleKind::kInstructions;
   out.ip = ip;
   out.insn_len = len;
   out.period = insn_since_sample_;
   insn_since_sample_ = 0;
-  if (in_tx_) out.flags |= kFlagInTx;
+  out.flags = in_tx_ ? static_cast<std::uint32_t>(kFlagInTx) : 0u;
   out.offset = s.offset;
   emit(out, s.timestamp);
 }
@@ -215,7 +217,23 @@ void Synthesizer::branch(std::uint64_t from, std::uint64_t to, std::uint32_t fla
 }
 
 void Synthesizer::run(const Step& s) {
-  if (o_.instructions) {
+  if (o_.instructions && every_insn_) {
+    // Every instruction a sample (i0ns, i1i): only the IP changes.
+    SynthSample& out = insn_;
+    out.kind = SampleKind::kInstructions;
+    out.period = 1;
+    out.flags = in_tx_ ? static_cast<std::uint32_t>(kFlagInTx) : 0u;
+    out.offset = s.offset;
+    out.tsc = s.timestamp;
+    out.time = perf_time(s.timestamp);
+    std::uint64_t ip = s.ip;
+    for (std::uint32_t i = 0; i < s.ninsn; ++i) {
+      out.ip = ip;
+      out.insn_len = s.lengths[i];
+      sink_.on_sample(out);
+      ip += s.lengths[i];
+    }
+  } else if (o_.instructions) {
     std::uint64_t ip = s.ip;
     for (std::uint32_t i = 0; i < s.ninsn; ++i) {
       ++insn_since_sample_;

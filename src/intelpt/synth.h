@@ -113,11 +113,19 @@ class Synthesizer : public FlowSink {
   void sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s);
   void track_stack(std::uint64_t from, std::uint64_t to, std::uint32_t flags, std::uint8_t len);
   bool skip();
+  std::uint64_t perf_time(std::uint64_t tsc) {
+    if (tsc != time_tsc_) {
+      time_tsc_ = tsc;
+      time_ns_ = o_.timeless ? 0 : cfg_.tsc_to_perf_time(tsc);
+    }
+    return time_ns_;
+  }
 
   ItraceOptions o_;
   const PtConfig& cfg_;
   SampleSink& sink_;
   std::uint32_t branch_filter_ = 0;
+  bool every_insn_ = false;         // a sample for every instruction, nothing else on it
   std::uint64_t period_ticks_ = 0;  // ticks/ns periods: a power of two of TSC ticks
   std::uint64_t insn_total_ = 0;
   std::uint64_t insn_since_sample_ = 0;
@@ -129,6 +137,8 @@ class Synthesizer : public FlowSink {
   std::vector<std::uint64_t> chain_;
   std::deque<BranchRecord> last_branches_;  // (l)
   std::vector<BranchRecord> branch_buf_;
+  SynthSample insn_;  // reused for every instruction sample
+  std::uint64_t time_tsc_ = ~0ULL, time_ns_ = 0;
 };
 
 }  // namespace perfkit::intelpt

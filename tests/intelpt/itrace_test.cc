@@ -32,12 +32,17 @@ std::string collapse(std::string_view s) {
   return out;
 }
 
+struct Got {
+  intelpt::SynthSample sample;  // call chains and branch stacks are not kept
+  std::int32_t pid = -1, tid = -1;
+};
+
 struct Decoded {
-  std::vector<analysis::ItraceSample> samples;
+  std::vector<Got> samples;
   analysis::ItraceStats stats;
 };
 
-Decoded decode(const std::string& file, std::string_view itrace, bool parallel = true) {
+Decoded decode(const std::string& file, std::string_view itrace, unsigned jobs = 0) {
   Decoded d;
   auto reader = perfdata::Reader::open(file);
   EXPECT_TRUE(reader) << (reader ? "" : reader.error().message());
@@ -45,9 +50,9 @@ Decoded decode(const std::string& file, std::string_view itrace, bool parallel =
   analysis::ItraceDecodeOptions o;
   o.itrace = {};
   EXPECT_TRUE(intelpt::parse_itrace(itrace, true, o.itrace));
-  o.parallel = parallel;
+  o.jobs = jobs;
   auto st = analysis::decode_itrace(**reader, o, [&](const analysis::ItraceSample& s) {
-    d.samples.push_back(s);
+    d.samples.push_back({*s.sample, s.pid, s.tid});
     return ok();
   });
   EXPECT_TRUE(st) << (st ? "" : st.error().message());
@@ -63,7 +68,7 @@ std::string write(const PtSynthResult& r, const PtSynthOptions& o, const test::T
   return file;
 }
 
-std::vector<std::string> branch_lines(const std::vector<analysis::ItraceSample>& ss) {
+std::vector<std::string> branch_lines(const std::vector<Got>& ss) {
   std::vector<std::string> out;
   for (const auto& s : ss)
     if (s.sample.kind == intelpt::SampleKind::kBranches)
@@ -120,8 +125,8 @@ TEST_P(ItraceMatrix, InstructionsAreTheSteppedSequence) {
   auto r = make(o);
   test::TempDir dir;
   auto file = write(r, o, dir, "pt.data");
-  for (bool parallel : {true, false}) {
-    auto d = decode(file, "i0nse", parallel);
+  for (unsigned jobs : {0u, 1u}) {
+    auto d = decode(file, "i0nse", jobs);
     std::vector<std::uint64_t> ips;
     for (const auto& s : d.samples) {
       ASSERT_NE(s.sample.kind, intelpt::SampleKind::kError) << s.sample.error_msg;

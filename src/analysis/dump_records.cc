@@ -4,6 +4,7 @@
 
 #include "abi/event_names.h"
 #include "abi/names.h"
+#include "analysis/byte_order.h"
 #include "analysis/dump_records_impl.h"
 #include "record/records.h"
 #include "record/swap.h"
@@ -355,7 +356,13 @@ Status RecordPrinter::print(const perfdata::ReadRecord& rec, FdWriter& out) {
     st.scratch.resize(r.bytes.size());
     const abi::RecordLayout* layout =
         idx >= 0 ? &st.events[static_cast<std::size_t>(idx)].layout : nullptr;
-    if (!record::swap_record(r, layout, st.scratch.data())) {
+    bool converted = false;
+    if (r.type == kRecordHeaderFeature)
+      converted = static_cast<bool>(convert_feature_record(r, st.scratch));
+    else
+      converted = static_cast<bool>(record::swap_record(r, layout, st.scratch.data()));
+    if (!converted) {
+      st.scratch.resize(r.bytes.size());
       // A malformed record: like perf, show at least its header in host order.
       std::memcpy(st.scratch.data(), r.bytes.data(), r.bytes.size());
       store<std::uint32_t>(st.scratch.data(), r.type, false);

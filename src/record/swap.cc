@@ -56,7 +56,12 @@ class Converter {
   }
   void branch_flags(std::size_t off) {
     if (!fits(off, 8)) return fail();
-    store<std::uint64_t>(out_ + off, mirror_branch_flags(load<std::uint64_t>(in_ + off, src_swap_)),
+    // The source's byte order is little-endian when it is the host's and the
+    // host is little-endian, or when it is swapped and the host is big-endian.
+    const ByteOrder from =
+        (kHostOrder == ByteOrder::kLittle) != src_swap_ ? ByteOrder::kLittle : ByteOrder::kBig;
+    store<std::uint64_t>(out_ + off,
+                         convert_branch_flags(load<std::uint64_t>(in_ + off, src_swap_), from),
                          !src_swap_);
   }
   void attr(std::size_t off, std::size_t n) {
@@ -380,16 +385,18 @@ void convert_user_record(Converter& c, const RecordView& r) {
 
 }  // namespace
 
-std::uint64_t mirror_branch_flags(std::uint64_t v) {
+std::uint64_t convert_branch_flags(std::uint64_t v, ByteOrder from) {
   // (position, width) of each field in the little-endian layout; in the
   // big-endian layout a field sits at 64 - position - width.
   static constexpr std::uint8_t kFields[][2] = {{0, 1},  {1, 1},  {2, 1},  {3, 1},  {4, 16},
                                                 {20, 4}, {24, 2}, {26, 4}, {30, 3}, {33, 31}};
   std::uint64_t out = 0;
   for (const auto& f : kFields) {
-    const unsigned pos = f[0], width = f[1];
-    const std::uint64_t mask = (1ULL << width) - 1;
-    out |= ((v >> pos) & mask) << (64 - pos - width);
+    const unsigned le = f[0], width = f[1], be = 64 - le - width;
+    const unsigned src = from == ByteOrder::kLittle ? le : be;
+    const unsigned dst = from == ByteOrder::kLittle ? be : le;
+    const std::uint64_t mask = width == 64 ? ~0ULL : (1ULL << width) - 1;
+    out |= ((v >> src) & mask) << dst;
   }
   return out;
 }

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "abi/layout.h"
+#include "base/bytes.h"
 #include "base/error.h"
 #include "record/record_view.h"
 
@@ -41,8 +42,9 @@ Status swap_record(const RecordView& r, const abi::RecordLayout* layout, std::ui
 void swap_attr(const std::uint8_t* in, std::size_t size, std::uint8_t* out);
 
 // Moves the fields of a branch entry's flags word (mispred, predicted, in_tx,
-// abort, cycles, type, spec, new_type, priv, reserved) between the
-// little-endian bitfield layout and the big-endian one. Its own inverse.
-std::uint64_t mirror_branch_flags(std::uint64_t flags);
+// abort, cycles, type, spec, new_type, priv, reserved) from the bitfield
+// layout of a `from` machine to the other byte order's: a big-endian machine
+// allocates bitfields from the most significant bit.
+std::uint64_t convert_branch_flags(std::uint64_t flags, ByteOrder from);
 
 }  // namespace perfkit::record

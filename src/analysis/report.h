@@ -49,7 +49,9 @@ struct ReportOptions {
   ChainValue chain_value = ChainValue::kPercent;
   int max_stack = 127;
   double percent_limit = 0;
-  bool relative = true;  // --percentage relative
+  // --percentage relative: percentages of what the filters keep. perf's
+  // default is absolute (of every sample).
+  bool relative = false;
   bool show_nr_samples = false;
   bool show_period = false;
   bool group = false;
@@ -77,6 +79,9 @@ class ReportBuilder {
   // Settles options that depend on the recording (children and callchains
   // are on only when samples carry callchains), then reads every sample.
   Status build(Session& session);
+  // perf's "# comm: X" lines for single-entry --comm/--dso/--symbols lists,
+  // whose columns are then left out.
+  void print_elided(FdWriter& out) const;
   // Prints every event's block, perf report --stdio style.
   void print(Session& session, FdWriter& out);
 

@@ -86,6 +86,8 @@ class Report : public SampleVisitor {
   bool no_callchains_for_g_ = false;
   void finish();
   void print(Session& session, FdWriter& out);
+  void print_elided(FdWriter& out) const;
+  bool elided(SortKey k) const;
 
   ReportOptions opts_;
   bool children_ = false;

@@ -80,7 +80,8 @@ class Printer {
 };
 
 void Printer::compute_widths() {
-  for (SortKey k : r_.opts_.sort) cols_.push_back({k, std::strlen(header_of(k))});
+  for (SortKey k : r_.opts_.sort)
+    if (!r_.elided(k)) cols_.push_back({k, std::strlen(header_of(k))});
   std::size_t comm_len = 0;
   for (std::uint32_t i : h_.sorted) {
     const Entry& e = h_.entries[i];
@@ -95,7 +96,8 @@ void Printer::compute_widths() {
           break;
         case SortKey::kDso:
           if (e.dso_name) c.width = std::max(c.width, e.dso_name->size());
-          if (e.sym_name.empty() && !e.key.has_sym) c.width = std::max<std::size_t>(c.width, 16);
+          if (e.sym_name.empty() && !e.key.has_sym && r_.opts_.dsos.empty())
+            c.width = std::max<std::size_t>(c.width, 16);
           break;
         case SortKey::kSym:
           c.width = std::max(c.width, e.sym_name.empty() ? std::size_t{22} : e.sym_name.size() + 4);
@@ -105,7 +107,7 @@ void Printer::compute_widths() {
       }
     }
     // An unresolved symbol widens the DSO column even when sym is not a key.
-    if (e.sym_name.empty())
+    if (e.sym_name.empty() && r_.opts_.dsos.empty())
       for (Column& c : cols_)
         if (c.key == SortKey::kDso) c.width = std::max<std::size_t>(c.width, 16);
   }
@@ -407,6 +409,30 @@ void Printer::print_block() {
 }
 
 }  // namespace
+
+bool Report::elided(SortKey k) const {
+  auto one = [](const std::vector<std::string>& l) { return l.size() == 1; };
+  auto is = [&](SortKey x) {
+    return (x == SortKey::kComm && one(opts_.comms)) || (x == SortKey::kDso && one(opts_.dsos)) ||
+           (x == SortKey::kSym && one(opts_.symbols));
+  };
+  if (!is(k)) return false;
+  // Eliding every column makes no sense: perf shows them all then.
+  for (SortKey o : opts_.sort)
+    if (!is(o)) return true;
+  return false;
+}
+
+void Report::print_elided(FdWriter& out) const {
+  for (SortKey k : opts_.sort) {
+    if (!elided(k)) continue;
+    if (k == SortKey::kSym) outf(out, "# symbol: %s\n", opts_.symbols[0].c_str());
+    if (k == SortKey::kDso) outf(out, "# dso: %s\n", opts_.dsos[0].c_str());
+    if (k == SortKey::kComm) outf(out, "# comm: %s\n", opts_.comms[0].c_str());
+  }
+}
+
+void ReportBuilder::print_elided(FdWriter& out) const { impl_->print_elided(out); }
 
 void Report::print(Session& session, FdWriter& out) {
   outf(out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", session.stats().total_lost_samples);

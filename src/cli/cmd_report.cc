@@ -89,7 +89,7 @@ int cmd_report(int argc, char** argv) {
   CLI::App app("Show perf.data histograms and call graphs, as 'perf report --stdio' does.",
                "report");
   std::string input;
-  std::string sort, fields, callgraph, percentage = "relative", time_str;
+  std::string sort, fields, callgraph, percentage = "absolute", time_str;
   std::string comms, dsos, symbols, pids, tids, cpus;
   bool children = false, no_children = false, inverted = false, stats = false;
   bool header = false, header_only = false, no_demangle = false, demangle_kernel = false;
@@ -110,8 +110,8 @@ int cmd_report(int argc, char** argv) {
   app.add_option("--max-stack", opts.max_stack, "Callchain frames to use at most");
   app.add_option("--percent-limit", opts.percent_limit, "Hide entries below this percentage");
   app.add_option("--percentage", percentage, "relative or absolute percentages with filters");
-  app.add_option("--comm", comms, "Only these comms (comma separated)");
-  app.add_option("-d,--dsos", dsos, "Only these dsos (comma separated)");
+  app.add_option("-c,--comms,--comm", comms, "Only these comms (comma separated)");
+  app.add_option("-d,--dsos,--dso", dsos, "Only these dsos (comma separated)");
   app.add_option("-S,--symbols", symbols, "Only these symbols (comma separated)");
   app.add_option("--pid", pids, "Only these process ids");
   app.add_option("--tid", tids, "Only these thread ids");
@@ -165,7 +165,9 @@ int cmd_report(int argc, char** argv) {
   if (app.count("--percent-limit")) opts.chain_min_percent = opts.percent_limit;
   if (percentage == "absolute")
     opts.relative = false;
-  else if (percentage != "relative")
+  else if (percentage == "relative")
+    opts.relative = true;
+  else
     return fail("report", make_error("--percentage: '{}' is not relative or absolute", percentage));
   opts.comms = split_list(comms);
   opts.dsos = split_list(dsos);
@@ -230,6 +232,7 @@ int cmd_report(int argc, char** argv) {
   if (!header)
     out.write(
         "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+  builder.print_elided(out);
   builder.print(s, out);
   auto fl = out.flush();
   wait_pager(pager);

@@ -98,7 +98,10 @@ TEST(ReportOptions, FiltersAndLimitsMatchPerf) {
   for (const char* args :
        {"--no-children --comm swapper", "--no-children --dso '[kernel.kallsyms]'",
         "--no-children --percent-limit 2", "--no-children -n", "--no-children --sort pid",
-        "--no-children --sort cpu", "--no-children --percentage absolute --comm swapper"}) {
+        "--no-children --sort cpu", "--no-children --percentage absolute --comm swapper",
+        "--no-children --percentage relative --comm swapper",
+        "--no-children --dsos '[kernel.kallsyms]',cpuloop",
+        "--no-children --symbols pv_native_safe_halt"}) {
     std::string d = diff_report(f, args);
     EXPECT_TRUE(d.empty()) << args << ":\n" << d;
   }

@@ -19,7 +19,8 @@ class HitMarker : public SampleVisitor {
 Status list_build_ids(Session& session, bool with_hits, FdWriter& out) {
   auto& reader = session.reader();
   if (!reader.is_pipe() && reader.header().has_feature(abi::kFeatAuxtrace)) with_hits = false;
-  if (!reader.header().has_feature(abi::kFeatBuildId) && !reader.is_pipe()) with_hits = true;
+  // A stream has no feature bits when it is opened: perf then lists hits only.
+  if (!reader.header().has_feature(abi::kFeatBuildId) || reader.is_pipe()) with_hits = true;
   if (with_hits || reader.is_pipe()) {
     session.set_callchains(false, false, 0);
     HitMarker m;

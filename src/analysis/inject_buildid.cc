@@ -75,7 +75,11 @@ Expected<std::vector<std::uint8_t>> BuildIdInjector::observe(const record::Recor
 
 std::vector<std::uint8_t> BuildIdInjector::feature_table(bool swap_output) const {
   std::vector<std::uint8_t> out;
-  for (const auto& d : machine_->dsos()) {
+  for (const auto& dso : machine_->dsos()) {
+    machine::Dso d = dso;
+    // perf lists [vdso] hit or not, with the build-id of its own vdso.
+    if (d.kind == machine::DsoKind::kVdso && d.build_id.empty() && d.long_name == "[vdso]")
+      d.build_id = symbol::local_vdso_build_id();
     if (d.build_id.empty()) continue;
     if (!d.hit && d.kind != machine::DsoKind::kVdso) continue;
     bool kernel = d.kind == machine::DsoKind::kKernel || d.kind == machine::DsoKind::kModule;

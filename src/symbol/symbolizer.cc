@@ -75,6 +75,11 @@ Expected<elf::ElfFile> local_vdso() {
 
 }  // namespace
 
+elf::BuildId local_vdso_build_id() {
+  auto v = local_vdso();
+  return v ? v->build_id() : elf::BuildId{};
+}
+
 SymbolizerOptions symbolizer_options_from_env() {
   SymbolizerOptions o;
   if (const char* d = std::getenv("PERF_BUILDID_DIR"); d && *d) {

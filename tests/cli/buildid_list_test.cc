@@ -46,7 +46,10 @@ TEST(BuildIdReport, RebuiltBinaryIsRefusedDeletedOneComesFromTheCache) {
                       test::sh(bin) + " " + test::sh(src));
   ASSERT_EQ(cc.status, 0) << cc.err;
   std::string data = dir.path("perf.data");
-  std::string env = "PERF_BUILDID_DIR=" + test::sh(cache) + " ";
+  // perf finds its cache through $HOME (PERF_BUILDID_DIR is perf archive's);
+  // it creates HOME/.debug but not HOME.
+  std::string env = "HOME=" + test::sh(cache) + " ";
+  ASSERT_EQ(test::run("mkdir -p " + test::sh(cache)).status, 0);
   auto rec = test::run(env + "perf record -q -o " + test::sh(data) + " " + test::sh(bin) +
                        " 100 >/dev/null 2>&1");
   ASSERT_EQ(rec.status, 0);
@@ -59,12 +62,12 @@ TEST(BuildIdReport, RebuiltBinaryIsRefusedDeletedOneComesFromTheCache) {
   // Rebuilt with different code: a different build-id, refused, warned once.
   auto rebuilt = test::run("cc -O0 -DREBUILT=1 -o " + test::sh(bin) + " " + test::sh(src));
   ASSERT_EQ(rebuilt.status, 0);
-  auto no_cache = test::run("PERF_BUILDID_DIR=" + test::sh(dir.path("none")) + " " + report);
+  auto no_cache = test::run("HOME=" + test::sh(dir.path("none")) + " " + report);
   ASSERT_EQ(no_cache.status, 0);
   EXPECT_EQ(no_cache.out.find("[.] spin"), std::string::npos) << no_cache.out;
   EXPECT_NE(no_cache.err.find(" with build id "), std::string::npos) << no_cache.err;
   EXPECT_NE(no_cache.err.find("not found, continuing without symbols"), std::string::npos);
-  auto perf_view = test::run("PERF_BUILDID_DIR=" + test::sh(dir.path("none")) +
+  auto perf_view = test::run("HOME=" + test::sh(dir.path("none")) +
                              " perf report --stdio --no-children --sort sym -i " + test::sh(data) +
                              " 2>/dev/null");
   EXPECT_EQ(perf_view.out.find("[.] spin"), std::string::npos);
@@ -85,7 +88,7 @@ namespace {
 TEST(BuildIdCache, AddListRemoveLikePerf) {
   PK_SKIP_WITHOUT_PERF();
   test::TempDir dir;
-  std::string env = "PERF_BUILDID_DIR=" + test::sh(dir.path("c")) + " ";
+  std::string env = "HOME=" + test::sh(dir.path("h")) + " ";
   auto add = test::run(env + test::perfkit_bin() + " buildid-cache -a /bin/true");
   ASSERT_EQ(add.status, 0) << add.err;
   auto ours = test::run(env + test::perfkit_bin() + " buildid-cache -l");

@@ -106,7 +106,9 @@ void FlowDecoder::emit_run(const Block& b, std::uint64_t start, std::uint32_t ni
   s.end = end;
   s.to = to;
   s.mode = mode_;
-  s.timestamp = time_;
+  s.timestamp = sample_time_;
+  s.last_timestamp = time_;
+  sample_time_ = time_;
   s.offset = item_offset_;
   if (ninsn == b.ninsn && b.last.cls != InsnClass::kInvalid) {
     s.last = b.last;
@@ -342,7 +344,7 @@ void FlowDecoder::handle_fup(const Item& fup, FlowSink& sink) {
   s.from = fup.ip;
   s.offset = nx.offset;
   s.timestamp = nx.timestamp;
-  time_ = nx.timestamp;
+  time_ = sample_time_ = nx.timestamp;
   switch (nx.type) {
     case ItemType::kTip:
       s.to = nx.has_ip ? nx.ip : 0;
@@ -384,6 +386,7 @@ void FlowDecoder::begin(std::uint64_t ip, ExecMode mode, const Item& it, FlowSin
   ip_ = ip;
   mode_ = mode;
   enabled_ = in_sync_ = true;
+  sample_time_ = it.timestamp;
   Step s;
   s.kind = StepKind::kBegin;
   s.to = ip;
@@ -397,9 +400,18 @@ void FlowDecoder::begin(std::uint64_t ip, ExecMode mode, const Item& it, FlowSin
 void FlowDecoder::handle_item(FlowSink& sink) {
   Item it = head_;
   consume();
+  const bool tracking = enabled_ && in_sync_;
+  if (it.type == ItemType::kPsb && tracking && it.has_ip && ip_ != it.ip) {
+    // The code up to the PSB's IP ran before the PSB+ and its timing
+    // packets (perf walks there first too).
+    if (!walk_to(it.ip, sink, false)) begin(it.ip, it.mode, it, sink, true);
+  }
   time_ = it.timestamp;
   item_offset_ = it.offset;
-  const bool tracking = enabled_ && in_sync_;
+  // Every item but a stray TNT/TIP is a point perf reports (an event, PSB,
+  // error or enable): instructions after it are timed from it.
+  if (it.type != ItemType::kTnt && it.type != ItemType::kTip && it.type != ItemType::kFup)
+    sample_time_ = time_;
   switch (it.type) {
     case ItemType::kEnd:
       return;
@@ -411,12 +423,8 @@ void FlowDecoder::handle_item(FlowSink& sink) {
       stack_.clear();
       tnt_count_ = 0;
       if (it.has_ip) {
-        if (tracking && ip_ != it.ip && !walk_to(it.ip, sink, false)) {
-          // The flow did not lead to the PSB's IP: start over from it.
-          begin(it.ip, it.mode, it, sink, true);
-        } else if (!tracking) {
-          begin(it.ip, it.mode, it, sink, true);
-        }
+        // (Walked to its IP above; a flow that did not lead there restarted.)
+        if (!tracking) begin(it.ip, it.mode, it, sink, true);
         mode_ = it.mode;
       } else {
         enabled_ = false;

@@ -83,11 +83,15 @@ struct Step {
   const std::uint8_t* lengths = nullptr;  // kRun: instruction lengths (valid during the call)
   std::uint64_t ip = 0;                   // kRun: first instruction
   std::uint64_t from = 0, to = 0;
-  bool has_ip = false;            // kEvent: `from` is where it happened
-  std::uint16_t aux = 0;          // kEvent: item aux (TSX flags, CBR ratio, types)
-  std::uint64_t payload = 0;      // kEvent
-  std::uint64_t offset = 0;       // trace offset of the item behind this step
-  std::uint64_t timestamp = 0;    // TSC ticks
+  bool has_ip = false;        // kEvent: `from` is where it happened
+  std::uint16_t aux = 0;      // kEvent: item aux (TSX flags, CBR ratio, types)
+  std::uint64_t payload = 0;  // kEvent
+  std::uint64_t offset = 0;   // trace offset of the item behind this step
+  // TSC ticks. For kRun, the time of every instruction but the last: the
+  // time as of the last branch that took trace (perf's sample time); the
+  // last instruction, and its branch, are at `last_timestamp`.
+  std::uint64_t timestamp = 0;
+  std::uint64_t last_timestamp = 0;
   const char* error = nullptr;    // kError: what went wrong, in detail
   PtError code = PtError::kNone;  // kError: the class of error
   bool from_psb = false;          // kBegin: synchronized at a PSB (perf makes no sample)
@@ -184,7 +188,8 @@ class FlowDecoder {
   bool have_head_ = false;
   std::uint64_t tnt_bits_ = 0;
   unsigned tnt_count_ = 0;
-  std::uint64_t time_ = 0;
+  std::uint64_t time_ = 0;         // as of the last item taken
+  std::uint64_t sample_time_ = 0;  // as of the last instruction reported
   std::uint64_t item_offset_ = 0;
 
   bool enabled_ = false;  // PacketEn: tracing is on

@@ -164,7 +164,8 @@ void Synthesizer::emit(SynthSample& out, std::uint64_t tsc) {
   sink_.on_sample(out);
 }
 
-void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s) {
+void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s,
+                              std::uint64_t tsc) {
   if (o_.initial_skip && skip()) {
     insn_since_sample_ = 0;
     return;
@@ -177,7 +178,7 @@ void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s)
   insn_since_sample_ = 0;
   out.flags = in_tx_ ? static_cast<std::uint32_t>(kFlagInTx) : 0u;
   out.offset = s.offset;
-  emit(out, s.timestamp);
+  emit(out, tsc);
 }
 
 void Synthesizer::track_stack(std::uint64_t from, std::uint64_t to, std::uint32_t flags,
@@ -200,7 +201,7 @@ void Synthesizer::track_stack(std::uint64_t from, std::uint64_t to, std::uint32_
 }
 
 void Synthesizer::branch(std::uint64_t from, std::uint64_t to, std::uint32_t flags,
-                         std::uint8_t len, const Step& s) {
+                         std::uint8_t len, const Step& s, std::uint64_t tsc) {
   if (in_tx_) flags |= kFlagInTx;
   track_stack(from, to, flags, len);
   if (!o_.branches) return;
@@ -213,7 +214,7 @@ void Synthesizer::branch(std::uint64_t from, std::uint64_t to, std::uint32_t fla
   out.flags = flags;
   out.insn_len = len;
   out.offset = s.offset;
-  emit(out, s.timestamp);
+  emit(out, tsc);
 }
 
 void Synthesizer::run(const Step& s) {
@@ -228,6 +229,10 @@ void Synthesizer::run(const Step& s) {
     out.time = perf_time(s.timestamp);
     std::uint64_t ip = s.ip;
     for (std::uint32_t i = 0; i < s.ninsn; ++i) {
+      if (i + 1 == s.ninsn) {
+        out.tsc = s.last_timestamp;
+        out.time = perf_time(s.last_timestamp);
+      }
       out.ip = ip;
       out.insn_len = s.lengths[i];
       sink_.on_sample(out);
@@ -236,29 +241,31 @@ void Synthesizer::run(const Step& s) {
   } else if (o_.instructions) {
     std::uint64_t ip = s.ip;
     for (std::uint32_t i = 0; i < s.ninsn; ++i) {
+      const std::uint64_t tsc = i + 1 == s.ninsn ? s.last_timestamp : s.timestamp;
       ++insn_since_sample_;
-      if (s.timestamp != last_tsc_) {
-        last_tsc_ = s.timestamp;
+      if (tsc != last_tsc_) {
+        last_tsc_ = tsc;
         insn_since_tsc_ = 0;
       }
       ++insn_since_tsc_;
       if (period_ticks_) {
-        std::uint64_t est = (s.timestamp + insn_since_tsc_) & ~(period_ticks_ - 1);
+        std::uint64_t est = (tsc + insn_since_tsc_) & ~(period_ticks_ - 1);
         if (est > next_tick_) {
-          if (next_tick_) sample_insn(ip, s.lengths[i], s);
+          if (next_tick_) sample_insn(ip, s.lengths[i], s, tsc);
           next_tick_ = est;
         }
       } else if (insn_since_sample_ >= o_.period) {
-        sample_insn(ip, s.lengths[i], s);
+        sample_insn(ip, s.lengths[i], s, tsc);
       }
       ip += s.lengths[i];
     }
   }
   insn_total_ += s.ninsn;
   if (s.end == RunEnd::kBranch) {
-    branch(s.from, s.to, insn_op_flags(s.last.op), s.last.length, s);
+    branch(s.from, s.to, insn_op_flags(s.last.op), s.last.length, s, s.last_timestamp);
   } else if (s.end == RunEnd::kDisabled) {
-    branch(s.from, s.to, insn_op_flags(s.last.op) | kFlagBranch | kFlagTraceEnd, s.last.length, s);
+    branch(s.from, s.to, insn_op_flags(s.last.op) | kFlagBranch | kFlagTraceEnd, s.last.length, s,
+           s.last_timestamp);
   }
 }
 
@@ -343,13 +350,14 @@ void Synthesizer::on_step(const Step& s) {
       run(s);
       return;
     case StepKind::kBegin:
-      if (!s.from_psb) branch(0, s.to, kFlagBranch | kFlagTraceBegin, 0, s);
+      if (!s.from_psb) branch(0, s.to, kFlagBranch | kFlagTraceBegin, 0, s, s.timestamp);
       return;
     case StepKind::kAsync:
       if (s.end == RunEnd::kDisabled)
-        branch(s.from, s.to, kFlagBranch | kFlagTraceEnd, 0, s);
+        branch(s.from, s.to, kFlagBranch | kFlagTraceEnd, 0, s, s.timestamp);
       else
-        branch(s.from, s.to, kFlagBranch | kFlagCall | kFlagAsync | kFlagInterrupt, 0, s);
+        branch(s.from, s.to, kFlagBranch | kFlagCall | kFlagAsync | kFlagInterrupt, 0, s,
+               s.timestamp);
       return;
     case StepKind::kEvent:
       event(s);

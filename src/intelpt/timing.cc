@@ -112,6 +112,9 @@ void Timer::cbr(unsigned ratio) {
   if (ratio == cbr_ || !ratio) return;
   cbr_ = ratio;
   cbr_cyc_to_tsc_ = static_cast<double>(p_.max_non_turbo_ratio) / ratio;
+  // Cycles count from here at the new rate.
+  cyc_ref_timestamp_ = timestamp_;
+  cycle_cnt_ = 0;
 }
 
 }  // namespace perfkit::intelpt

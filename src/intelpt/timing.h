@@ -13,7 +13,8 @@
 // The arithmetic follows perf's decoder so that synthesized samples carry the
 // same timestamps as perf's: a timestamp never goes backwards (MTC and CYC
 // estimates that would are ignored), MTC deltas of 0 count as a full wrap of
-// the 8-bit field, CYC only counts after a TSC or MTC that follows a CYC.
+// the 8-bit field, CYC counts from a TSC or MTC that follows a CYC, or from a
+// CBR change.
 #pragma once
 
 #include <cstdint>

@@ -219,3 +219,64 @@ TEST(ItraceTest, NoIntelPtDataIsAnError) {
 
 }  // namespace
 }  // namespace perfkit
+
+namespace perfkit {
+namespace {
+
+std::vector<std::string> timed_branch_lines(const std::vector<Got>& ss) {
+  std::vector<std::string> out;
+  for (const auto& s : ss)
+    if (s.sample.kind == intelpt::SampleKind::kBranches)
+      out.push_back(fmt::format("{}.{:09}: {:x} => {:x}", s.sample.time / 1000000000,
+                                s.sample.time % 1000000000, s.sample.ip, s.sample.addr));
+  return out;
+}
+
+std::vector<std::string> perf_timed_branch_lines(const std::string& file) {
+  auto r = test::run("perf script --itrace=be -F time,ip,addr --ns -i " + test::sh(file));
+  std::vector<std::string> out;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find("=>") != std::string::npos) out.push_back(collapse(line));
+  return out;
+}
+
+TEST_P(ItraceMatrix, BranchTimesMatchPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  PtSynthOptions o;
+  auto r = make(o);
+  test::TempDir dir;
+  auto file = write(r, o, dir, "pt.data");
+  pttest::expect_same_seq(perf_timed_branch_lines(file),
+                          timed_branch_lines(decode(file, "be").samples), "timed branches vs perf",
+                          pttest::show_str);
+}
+
+}  // namespace
+}  // namespace perfkit
+
+namespace perfkit {
+namespace {
+
+TEST_P(ItraceMatrix, InstructionTimesMatchPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  PtSynthOptions o;
+  auto r = make(o);
+  test::TempDir dir;
+  auto file = write(r, o, dir, "pt.data");
+  std::vector<std::string> mine;
+  for (const auto& s : decode(file, "i0ns").samples)
+    mine.push_back(fmt::format("{}.{:09}: {:x}", s.sample.time / 1000000000,
+                               s.sample.time % 1000000000, s.sample.ip));
+  auto out = test::run("perf script --itrace=i0ns -F time,ip --ns -i " + test::sh(file));
+  std::vector<std::string> perf;
+  std::istringstream in(out.out);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) perf.push_back(collapse(line));
+  pttest::expect_same_seq(perf, mine, "timed instructions vs perf", pttest::show_str);
+}
+
+}  // namespace
+}  // namespace perfkit

@@ -167,11 +167,11 @@ Entry Report::make_entry(const ResolvedSample& s, const machine::Location& loc, 
 }
 
 std::uint32_t Report::add_entry(Hists& h, const Entry& e, bool self, std::uint64_t period) {
-  std::uint32_t at = h.index.find(e.key);
-  if (at == FlatMap<EntryKey, EntryKeyHash>::kNone) {
+  std::uint32_t at = h.index.find(e.key, h.entries);
+  if (at == EntryIndex::kNone) {
     at = static_cast<std::uint32_t>(h.entries.size());
-    h.index.insert(e.key, at);
     h.entries.push_back(e);
+    h.index.insert(at, h.entries);
     if (use_callchain_) h.entries.back().chain = arena_.new_root();
   }
   Entry& x = h.entries[at];
@@ -363,7 +363,7 @@ namespace {
 
 // The in-order sequence of a Linux rbtree built by inserting `order` one by
 // one, going left when perf_cmp(node, new) < 0.
-std::vector<std::uint32_t> rbtree_order(const Report& r, const std::vector<Entry>& entries,
+std::vector<std::uint32_t> rbtree_order(const Report& r, const std::deque<Entry>& entries,
                                         const std::vector<std::uint32_t>& order) {
   const std::uint32_t nil = UINT32_MAX;
   std::size_t n = order.size();
@@ -574,16 +574,17 @@ void Report::merge_group(Hists& leader) {
   for (std::size_t m = 1; m < nm; ++m) {
     Hists& mh = hists_[leader.members[m]];
     for (const Entry& me : mh.entries) {
-      std::uint32_t at = leader.index.find(me.key);
-      if (at == FlatMap<EntryKey, EntryKeyHash>::kNone) {
+      std::uint32_t at = leader.index.find(me.key, leader.entries);
+      bool fresh = at == EntryIndex::kNone;
+      if (fresh) {
         at = static_cast<std::uint32_t>(leader.entries.size());
-        leader.index.insert(me.key, at);
         Entry d = me;
         d.period = d.acc_period = d.nr_events = d.acc_nr_events = 0;
         d.chain = UINT32_MAX;
         d.group_period.assign(nm, 0);
         d.group_acc.assign(nm, 0);
         leader.entries.push_back(std::move(d));
+        leader.index.insert(at, leader.entries);
       }
       Entry& le = leader.entries[at];
       le.group_period[m] = me.period;
@@ -605,13 +606,13 @@ void Report::apply_comm_renames(Hists& h) {
     if (e.key.comm) e.key.comm = c;
   }
   if (!any) return;
-  std::vector<Entry> kept;
+  std::deque<Entry> kept;
   h.index.clear();
   for (Entry& e : h.entries) {
-    std::uint32_t at = h.index.find(e.key);
-    if (at == FlatMap<EntryKey, EntryKeyHash>::kNone) {
-      h.index.insert(e.key, static_cast<std::uint32_t>(kept.size()));
+    std::uint32_t at = h.index.find(e.key, kept);
+    if (at == EntryIndex::kNone) {
       kept.push_back(std::move(e));
+      h.index.insert(static_cast<std::uint32_t>(kept.size() - 1), kept);
       continue;
     }
     Entry& k = kept[at];

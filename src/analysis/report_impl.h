@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -60,9 +61,51 @@ struct Entry {
   std::vector<std::uint64_t> group_period, group_acc;
 };
 
+// The entries of a histogram by key: an open-addressing set of indexes into
+// the entries themselves (4 bytes a slot; keys are not copied).
+class EntryIndex {
+ public:
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+  template <class Entries>
+  std::uint32_t find(const EntryKey& k, const Entries& entries) const {
+    if (slots_.empty()) return kNone;
+    for (std::size_t i = EntryKeyHash{}(k)&mask_;; i = (i + 1) & mask_) {
+      std::uint32_t v = slots_[i];
+      if (v == kNone || entries[v].key == k) return v;
+    }
+  }
+  template <class Entries>
+  void insert(std::uint32_t idx, const Entries& entries) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) {
+      std::vector<std::uint32_t> old = std::move(slots_);
+      slots_.assign(old.empty() ? 1024 : old.size() * 2, kNone);
+      mask_ = slots_.size() - 1;
+      for (std::uint32_t v : old)
+        if (v != kNone) place(v, entries);
+    }
+    place(idx, entries);
+    ++size_;
+  }
+  void clear() {
+    slots_.clear();
+    size_ = 0;
+    mask_ = 0;
+  }
+
+ private:
+  template <class Entries>
+  void place(std::uint32_t idx, const Entries& entries) {
+    std::size_t i = EntryKeyHash{}(entries[idx].key) & mask_;
+    while (slots_[i] != kNone) i = (i + 1) & mask_;
+    slots_[i] = idx;
+  }
+  std::vector<std::uint32_t> slots_;
+  std::size_t size_ = 0, mask_ = 0;
+};
+
 struct Hists {
-  std::vector<Entry> entries;
-  FlatMap<EntryKey, EntryKeyHash> index;
+  std::deque<Entry> entries;  // stable addresses, no doubling copies
+  EntryIndex index;
   std::uint64_t nr_samples = 0, nr_non_filtered_samples = 0;
   std::uint64_t total_period = 0, total_non_filtered_period = 0;
   std::uint64_t callchain_period = 0, callchain_non_filtered_period = 0;

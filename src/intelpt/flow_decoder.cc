@@ -174,6 +174,7 @@ bool FlowDecoder::branch_end(const Block& b, const Mapping& map, std::uint64_t s
       bool taken;
       if (!take_tnt(taken)) {
         emit_run(b, start, b.ninsn - 1, RunEnd::kCut, last_ip, sink);
+        if (peek().type == ItemType::kEnd) return false;  // the trace just ends here
         error(PtError::kMismatch, "trace has no TNT bit for a conditional branch", last_ip, sink);
         resync();
         return false;
@@ -208,7 +209,20 @@ bool FlowDecoder::branch_end(const Block& b, const Mapping& map, std::uint64_t s
   }
   (void)map;
   // Indirect branches, far transfers and uncompressed returns need a TIP;
-  // it may come after TNT bits of later branches (a deferred TIP).
+  // it may come after the TNT packet that holds the bits of later branches
+  // (a deferred TIP): take those bits now, they are used after the TIP.
+  if (tnt_count_ == 0 && peek().type == ItemType::kTnt) {
+    tnt_bits_ = head_.bits;
+    tnt_count_ = head_.count;
+    consume();
+    if (peek().type != ItemType::kTip) {
+      emit_run(b, start, b.ninsn - 1, RunEnd::kCut, last_ip, sink);
+      error(PtError::kMismatch, "trace has a TNT bit where an indirect branch needs a TIP", last_ip,
+            sink);
+      resync();
+      return false;
+    }
+  }
   const Item& it = peek();
   if (it.type == ItemType::kTip && it.has_ip) {
     time_ = it.timestamp;
@@ -233,6 +247,7 @@ bool FlowDecoder::branch_end(const Block& b, const Mapping& map, std::uint64_t s
     return true;
   }
   emit_run(b, start, b.ninsn - 1, RunEnd::kCut, last_ip, sink);
+  if (it.type == ItemType::kEnd) return false;  // the trace just ends here
   error(PtError::kMismatch,
         it.type == ItemType::kTnt ? "trace has a TNT bit where an indirect branch needs a TIP"
                                   : "trace has no TIP for an indirect branch",

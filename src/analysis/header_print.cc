@@ -91,7 +91,7 @@ Status print_file_mode(const perfdata::Reader& reader, const HeaderPrintOptions&
   FeaturePrinter p{reader.events(), f, failed, opts.full, reader.swapped()};
   print_banner(reader, opts, out);
   for (const auto& blob : reader.features())
-    if (blob.id > 0 && blob.id < kPerfLastFeature) p.print(blob.id, out);
+    if (blob.id > 0 && blob.id < kPerfLastFeature) p.print(blob, out);
   out.print("# missing features: ");
   for (std::uint32_t id = 1; id < kPerfLastFeature; ++id)
     if (!reader.header().has_feature(id)) out.print("{} ", feature_name(id));
@@ -109,7 +109,7 @@ void print_pipe_feature(const perfdata::Reader& reader, const FeatureBlob& blob,
   // perf stops at a feature record it cannot process, printing nothing of it.
   if (!failed.empty()) return;
   FeaturePrinter p{reader.events(), seen, failed, opts.full, reader.swapped()};
-  p.print(blob.id, out);
+  p.print(blob, out);
 }
 
 Status print_header_info(const perfdata::Reader& reader, const HeaderPrintOptions& opts,

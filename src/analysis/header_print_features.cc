@@ -42,20 +42,29 @@ std::string unit_number(std::uint64_t n) {
 
 // perf's bitmap_scnprintf into its 100-byte buffer: ranges of set bits.
 std::string bitmap_ranges(const MemoryNode& n) {
-  auto test = [&](std::uint64_t bit) {
-    return bit / 64 < n.set.size() && ((n.set[bit / 64] >> (bit % 64)) & 1);
+  // The next set bit at or after `bit`, or n.size; zero words are skipped.
+  auto next_set = [&](std::uint64_t bit) {
+    while (bit < n.size && bit / 64 < n.set.size()) {
+      std::uint64_t word = n.set[bit / 64] >> (bit % 64);
+      if (word) return std::min(n.size, bit + static_cast<std::uint64_t>(std::countr_zero(word)));
+      bit = (bit / 64 + 1) * 64;
+    }
+    return n.size;
+  };
+  auto next_clear = [&](std::uint64_t bit) {
+    while (bit < n.size && bit / 64 < n.set.size()) {
+      std::uint64_t word = ~n.set[bit / 64] >> (bit % 64);
+      if (word) return std::min(n.size, bit + static_cast<std::uint64_t>(std::countr_zero(word)));
+      bit = (bit / 64 + 1) * 64;
+    }
+    return std::min(bit, n.size);
   };
   std::string out;
-  for (std::uint64_t bit = 0; bit < n.size;) {
-    if (!test(bit)) {
-      ++bit;
-      continue;
-    }
-    std::uint64_t end = bit;
-    while (end + 1 < n.size && test(end + 1)) ++end;
+  for (std::uint64_t bit = next_set(0); bit < n.size && out.size() < 100;) {
+    std::uint64_t end = next_clear(bit) - 1;
     if (!out.empty()) out += ',';
     out += end == bit ? fmt::format("{}", bit) : fmt::format("{}-{}", bit, end);
-    bit = end + 1;
+    bit = next_set(end + 1);
   }
   if (out.size() > 99) out.resize(99);
   return out;
@@ -118,7 +127,8 @@ void print_caps(std::string_view pmu, const std::vector<PmuCapability>& caps, Fd
 
 }  // namespace
 
-void FeaturePrinter::print(std::uint32_t id, FdWriter& out) const {
+void FeaturePrinter::print(const FeatureBlob& blob, FdWriter& out) const {
+  const std::uint32_t id = blob.id;
   if (full_only(id) && !full) {
     out.print("# {} info available, use -I to display\n", feature_name(id));
     return;
@@ -148,7 +158,7 @@ void FeaturePrinter::print(std::uint32_t id, FdWriter& out) const {
     case kFeatEventDesc:
       return event_desc(out);
     case kFeatCpuTopology:
-      return cpu_topology(out);
+      return cpu_topology(blob, out);
     case kFeatNumaTopology:
       return numa_topology(out);
     case kFeatBranchStack:
@@ -250,19 +260,23 @@ void FeaturePrinter::event_desc(FdWriter& out) const {
   }
 }
 
-void FeaturePrinter::cpu_topology(FdWriter& out) const {
+void FeaturePrinter::cpu_topology(const FeatureBlob& blob, FdWriter& out) const {
   const CpuTopology& t = or_empty(f.cpu_topology);
+  // perf sized its per-cpu table by NRCPUS, and decides from its own count of
+  // the section's bytes whether the ids are there.
+  const std::uint32_t nr_cpus = or_empty(f.nrcpus).available;
+  const CpuTopologyView view = perf_cpu_topology_view(blob.data, swapped, nr_cpus);
+  const bool dies = view.dies && !t.die_cpus_lists.empty();
   for (const auto& s : t.package_cpus_lists) out.print("# sibling sockets : {}\n", s);
-  const bool dies = !t.die_cpus_lists.empty();
-  for (const auto& s : t.die_cpus_lists) out.print("# sibling dies    : {}\n", s);
+  if (dies)
+    for (const auto& s : t.die_cpus_lists) out.print("# sibling dies    : {}\n", s);
   for (const auto& s : t.core_cpus_lists) out.print("# sibling threads : {}\n", s);
-  if (!t.has_cpu_ids || failed.count(kFeatCpuTopology)) {
+  if (!t.has_cpu_ids || !view.cpu_ids || failed.count(kFeatCpuTopology)) {
     out.write(dies ? "# Core ID, Die ID and Socket ID information is not available\n"
                    : "# Core ID and Socket ID information is not available\n");
     return;
   }
-  // perf sized its per-cpu table by NRCPUS.
-  std::size_t n = std::min<std::size_t>(t.cpus.size(), or_empty(f.nrcpus).available);
+  std::size_t n = std::min<std::size_t>(t.cpus.size(), nr_cpus);
   for (std::size_t i = 0; i < n; ++i) {
     const auto& c = t.cpus[i];
     if (dies)

@@ -21,14 +21,16 @@ struct FeaturePrinter {
   bool full;
   bool swapped;
 
-  void print(std::uint32_t id, FdWriter& out) const;
+  // Prints the feature of `blob` (whose bytes decide what perf reads of a
+  // CPU_TOPOLOGY) from `f`.
+  void print(const perfdata::FeatureBlob& blob, FdWriter& out) const;
 
  private:
   void string_line(std::string_view label, const std::optional<std::string>& v, std::uint32_t id,
                    FdWriter& out) const;
   void cmdline(FdWriter& out) const;
   void event_desc(FdWriter& out) const;
-  void cpu_topology(FdWriter& out) const;
+  void cpu_topology(const perfdata::FeatureBlob& blob, FdWriter& out) const;
   void numa_topology(FdWriter& out) const;
   void pmu_mappings(FdWriter& out) const;
   void group_desc(FdWriter& out) const;

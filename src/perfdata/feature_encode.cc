@@ -107,8 +107,8 @@ void encode_mem_topology(Out& o, const MemTopology& m) {
   o.u64(m.version).u64(m.block_size).u64(m.nodes.size());
   for (const auto& n : m.nodes) {
     o.u64(n.node).u64(n.size).u64(n.size);
-    std::size_t words = (n.size + 63) / 64;
-    for (std::size_t i = 0; i < words; ++i) o.u64(i < n.set.size() ? n.set[i] : 0);
+    std::uint64_t words = n.size / 64 + (n.size % 64 != 0);
+    for (std::uint64_t i = 0; i < words; ++i) o.u64(i < n.set.size() ? n.set[i] : 0);
   }
 }
 

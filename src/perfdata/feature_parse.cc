@@ -200,26 +200,14 @@ std::uint32_t infer_topology_cpus(const Cursor& c) {
   return static_cast<std::uint32_t>(left / 8);
 }
 
-// perf's idea of how many bytes a string list takes: it counts each string
-// as if padded to 64 bytes, whatever the writer did.
-std::uint64_t perf_list_size(const std::vector<std::string>& list) {
-  std::uint64_t n = 4;
-  for (const auto& s : list) n += 4 + align_up(s.size() + 1, 64);
-  return n;
-}
-
 Expected<CpuTopology> parse_cpu_topology(Section& s, const std::optional<NrCpus>& nrcpus) {
   CpuTopology t;
   PK_ASSIGN(t.package_cpus_lists, string_list(s, "package cpu list"));
   PK_ASSIGN(t.core_cpus_lists, string_list(s, "core cpu list"));
-  // Older perf stops here; 4.1 added core and socket ids, 5.2 dies. perf
-  // decides what follows from the section size and its own count of the
-  // bytes read so far (which differs from the bytes read for writers that pad
-  // strings less): the rest of such a section is kept as trailing bytes.
-  const std::uint64_t section = s.c.view().size();
-  std::uint64_t perf_size =
-      perf_list_size(t.package_cpus_lists) + perf_list_size(t.core_cpus_lists);
-  if (section <= perf_size || s.c.at_end()) return t;
+  // Older perf stops here; 4.1 added core and socket ids, 5.2 dies. (perf
+  // itself decides from its own count of the bytes read, see
+  // perf_reads_cpu_ids.)
+  if (s.c.at_end()) return t;
   std::uint32_t nr = nrcpus ? nrcpus->available : infer_topology_cpus(s.c);
   PK_TRY(s.check_count(s.c.file_offset(), nr, 8, "per-cpu core and socket ids of cpu count"));
   t.has_cpu_ids = true;
@@ -228,8 +216,9 @@ Expected<CpuTopology> parse_cpu_topology(Section& s, const std::optional<NrCpus>
     cpu.core_id = s.c.i32();
     cpu.socket_id = s.c.i32();
   }
-  perf_size += std::uint64_t{nr} * 8;
-  if (section <= perf_size || s.c.at_end()) return t;
+  if (s.c.at_end()) return t;
+  Cursor probe = s.c;
+  if (probe.u32() == 0) return t;  // no die lists: perf writes none then; kept as trailing bytes
   PK_ASSIGN(t.die_cpus_lists, string_list(s, "die cpu list"));
   PK_TRY(s.check_count(s.c.file_offset(), nr, 4, "die ids of cpu count"));
   for (auto& cpu : t.cpus) cpu.die_id = s.c.i32();
@@ -326,7 +315,7 @@ Expected<MemTopology> parse_mem_topology(Section& s) {
     if (bits != node.size)
       return s.invalid(node_at, "memory node {} has size {} but a bitmap of {} bits", node.node,
                        node.size, bits);
-    std::uint64_t words = (bits + 63) / 64;
+    std::uint64_t words = bits / 64 + (bits % 64 != 0);
     PK_TRY(s.check_count(node_at + 16, words, 8, "bitmap words of bit count"));
     node.set.resize(words);
     for (auto& w : node.set) w = s.c.u64();
@@ -568,6 +557,26 @@ Expected<Features> parse_features(std::span<const FeatureBlob> blobs, bool swap)
   Features f;
   for (const auto& b : blobs) PK_TRY(parse_feature(b.id, b.data, swap, b.offset, f));
   return f;
+}
+
+CpuTopologyView perf_cpu_topology_view(Bytes section, bool swap, std::uint32_t nr_cpus) {
+  // perf counts each string of the lists as padded to 64 bytes, whatever the
+  // writer did, and compares that count with the section size.
+  Cursor c(section, swap);
+  std::uint64_t counted = 0;
+  for (int list = 0; list < 2 && c.ok(); ++list) {
+    std::uint32_t n = c.u32();
+    counted += 4;
+    for (std::uint32_t i = 0; i < n && c.ok(); ++i) {
+      std::uint32_t len = c.u32();
+      std::string_view str = c_string(c.bytes(len));
+      counted += 4 + align_up(str.size() + 1, 64);
+    }
+  }
+  CpuTopologyView v;
+  v.cpu_ids = c.ok() && section.size() > counted;
+  v.dies = v.cpu_ids && section.size() > counted + std::uint64_t{nr_cpus} * 8;
+  return v;
 }
 
 Status name_events_from_event_desc(const FeatureBlob& event_desc, bool swap, EventSet& events) {

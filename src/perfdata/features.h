@@ -292,6 +292,16 @@ Expected<std::vector<std::uint8_t>> encode_feature(const Features& f, std::uint3
 // Errors: as encode_feature.
 Expected<std::vector<FeatureData>> encode_features(const Features& f, bool swap);
 
+// What perf reads of a CPU_TOPOLOGY section: it takes the per-cpu ids (and
+// then the die lists) to be there when the section is longer than its count
+// of the bytes before them, which pads every string to 64 bytes. For writers
+// that pad less (quipper) perf sees no ids where the model has them.
+struct CpuTopologyView {
+  bool cpu_ids = false;
+  bool dies = false;
+};
+CpuTopologyView perf_cpu_topology_view(Bytes section, bool swap, std::uint32_t nr_cpus);
+
 // Names events from an EVENT_DESC section, as perf does: event i gets the
 // name of entry i unless it already has one. A section that does not parse
 // names nothing; its error is returned for the caller to warn about.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "abi/names.h"
+#include "perfdata/feature_bpf.h"
 #include "record/encode.h"
 #include "support/test_support.h"
 
@@ -359,6 +360,98 @@ TEST(Features, UnknownIdsAreKeptByteForByte) {
   EXPECT_TRUE(f.has(130));
   EXPECT_EQ(*encode_feature(f, 130, true), bytes);
   EXPECT_EQ(f.ids(), std::vector<std::uint32_t>{130});
+}
+
+// A BTF blob with [1] int, [2] a function prototype, [3] FUNC "my_func".
+std::vector<std::uint8_t> sample_btf() {
+  const std::string strings = std::string("\0int\0my_func\0", 13);
+  std::vector<std::uint8_t> types;
+  auto type = [&](std::uint32_t name, std::uint32_t kind, std::uint32_t vlen, std::uint32_t t) {
+    append<std::uint32_t>(types, name);
+    append<std::uint32_t>(types, (kind << 24) | vlen);
+    append<std::uint32_t>(types, t);
+  };
+  type(1, 1, 0, 4);  // INT, 4 more bytes
+  append<std::uint32_t>(types, 32);
+  type(0, 13, 1, 1);  // FUNC_PROTO with one parameter
+  append<std::uint32_t>(types, 0);
+  append<std::uint32_t>(types, 1);
+  type(5, 12, 0, 2);  // FUNC my_func
+  std::vector<std::uint8_t> b;
+  append<std::uint16_t>(b, 0xeb9f);
+  b.push_back(1);
+  b.push_back(0);
+  append<std::uint32_t>(b, 24);
+  append<std::uint32_t>(b, 0);
+  append<std::uint32_t>(b, static_cast<std::uint32_t>(types.size()));
+  append<std::uint32_t>(b, static_cast<std::uint32_t>(types.size()));
+  append<std::uint32_t>(b, static_cast<std::uint32_t>(strings.size()));
+  append_bytes(b, types);
+  append_bytes(b, as_bytes(strings));
+  return b;
+}
+
+// A bpf_prog_info of program 5 with `subs` sub-programs, its arrays in data.
+BpfProgInfo sample_prog(std::uint32_t subs) {
+  BpfProgInfo p;
+  p.info.assign(232, 0);
+  auto put32 = [&](std::size_t off, std::uint32_t v) {
+    store<std::uint32_t>(p.info.data() + off, v, false);
+  };
+  auto put64 = [&](std::size_t off, std::uint64_t v) {
+    store<std::uint64_t>(p.info.data() + off, v, false);
+  };
+  put32(4, 5);  // id
+  std::copy_n("short", 5, p.info.begin() + 64);
+  put32(104, subs);       // nr_jited_ksyms
+  put32(108, subs);       // nr_jited_func_lens
+  put32(180, subs);       // nr_prog_tags
+  put32(128, 10);         // btf_id
+  put32(132, 8);          // func_info_rec_size
+  put32(144, subs);       // nr_func_info
+  put64(112, 0);          // jited_ksyms at data + 0
+  put64(120, 8 * subs);   // jited_func_lens
+  put64(184, 12 * subs);  // prog_tags
+  put64(136, 20 * subs);  // func_info
+  for (std::uint32_t i = 0; i < subs; ++i) append<std::uint64_t>(p.data, 0xffffffffc0000000 + i);
+  for (std::uint32_t i = 0; i < subs; ++i) append<std::uint32_t>(p.data, 100 + i);
+  for (std::uint32_t i = 0; i < subs; ++i)
+    p.data.insert(p.data.end(), {0xde, 0xad, 0xbe, 0xef, 0, 1, 2, static_cast<std::uint8_t>(i)});
+  for (std::uint32_t i = 0; i < subs; ++i) {
+    append<std::uint32_t>(p.data, 0);
+    append<std::uint32_t>(p.data, 3);
+  }
+  return p;
+}
+
+TEST(BpfFeatures, ProgramNamesAsPerfSynthesizesThem) {
+  auto btf_bytes = sample_btf();
+  EXPECT_EQ(btf_type_name(btf_bytes, 3), "my_func");
+  EXPECT_EQ(btf_type_name(btf_bytes, 1), "int");
+  EXPECT_FALSE(btf_type_name(btf_bytes, 9));
+  BpfBtf btf{10, btf_bytes};
+  auto one = summarize_bpf_prog(sample_prog(1), false);
+  ASSERT_TRUE(one) << one.error().message();
+  EXPECT_EQ(one->id, 5u);
+  EXPECT_EQ(one->jited_ksyms, std::vector<std::uint64_t>{0xffffffffc0000000});
+  EXPECT_EQ(one->jited_func_lens, std::vector<std::uint32_t>{100});
+  EXPECT_EQ(bpf_prog_name(*one, 0, &btf), "bpf_prog_deadbeef00010200_my_func");
+  EXPECT_EQ(bpf_prog_name(*one, 0, nullptr), "bpf_prog_deadbeef00010200_short");
+  auto two = summarize_bpf_prog(sample_prog(2), false);
+  ASSERT_TRUE(two);
+  EXPECT_EQ(bpf_prog_name(*two, 1, nullptr), "bpf_prog_deadbeef00010201_F");
+  EXPECT_EQ(bpf_prog_name(*two, 1, &btf), "bpf_prog_deadbeef00010201_my_func");
+}
+
+TEST(BpfFeatures, ArraysOutsideTheDataAreErrors) {
+  BpfProgInfo p = sample_prog(1);
+  store<std::uint64_t>(p.info.data() + 120, 1000, false);  // jited_func_lens past the data
+  auto s = summarize_bpf_prog(p, false);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message().find("jited_func_lens"), std::string::npos);
+  auto bad = sample_btf();
+  bad[0] = 0;  // not BTF
+  EXPECT_FALSE(btf_type_name(bad, 3));
 }
 
 // A recording of two events whose EVENT_DESC names only the first: the

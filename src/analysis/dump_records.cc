@@ -208,7 +208,7 @@ void print_mmap2(const record::Mmap2Record& m, Buf& b) {
 
 // PERF_RECORD_READ as perf 6.1's dump_read() shows it: the event's name and
 // the fields at perf_record_read's fixed offsets, whatever the read_format.
-void print_read(PrinterState& st, const RecordView& r, const Stamp& s, int idx, Buf& b) {
+void print_read(PrinterState& st, const RecordView& r, const Stamp& s, Buf& b) {
   auto u64_at = [&](std::size_t off) {
     return off + 8 <= r.bytes.size() ? load<std::uint64_t>(r.bytes.data() + off, r.swap) : 0;
   };
@@ -218,7 +218,6 @@ void print_read(PrinterState& st, const RecordView& r, const Stamp& s, int idx, 
   // perf looks the event up by the trailer's id (evlist__id2evsel).
   int ev = st.events.size() == 1 || s.id == 0 ? 0 : st.events.index_of_id(s.id);
   if (ev < 0 && !st.sample_id_all()) ev = 0;
-  (void)idx;
   std::string name = ev >= 0 ? st.event_name(static_cast<std::size_t>(ev)) : "(null)";
   fmt::format_to(std::back_inserter(b), ": {} {} {} {}\n", static_cast<std::int32_t>(u32_at(8)),
                  static_cast<std::int32_t>(u32_at(12)), name, u64_at(16));
@@ -233,7 +232,7 @@ void print_read(PrinterState& st, const RecordView& r, const Stamp& s, int idx, 
 
 // The tail of a kernel record's line (after "PERF_RECORD_<NAME>") and what
 // perf report prints for it.
-void print_kernel_record(PrinterState& st, const RecordView& r, const Stamp& s, int idx, Buf& b) {
+void print_kernel_record(PrinterState& st, const RecordView& r, const Stamp& s, Buf& b) {
   auto out = std::back_inserter(b);
   auto unhandled = [&] { put(b, ": unhandled!\n"); };
   switch (r.type) {
@@ -270,7 +269,7 @@ void print_kernel_record(PrinterState& st, const RecordView& r, const Stamp& s, 
       unhandled();
       break;
     case kRecordRead:
-      print_read(st, r, s, idx, b);
+      print_read(st, r, s, b);
       break;
     case kRecordAux:
       if (auto a = record::parse_aux(r))
@@ -411,7 +410,7 @@ Status RecordPrinter::print(const perfdata::ReadRecord& rec, FdWriter& out) {
       count_sample(st, idx, st.sample);
     }
   } else {
-    print_kernel_record(st, r, stamp, idx, b);
+    print_kernel_record(st, r, stamp, b);
   }
   out.maybe_flush();
   return out.status();

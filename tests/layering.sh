@@ -14,7 +14,7 @@ declare -A allowed=(
   [symbol]="symbol dwarf elf base"
   [machine]="machine symbol dwarf elf record abi base"
   [intelpt]="intelpt elf record abi base"
-  [analysis]="analysis perfdata machine symbol dwarf elf intelpt record abi base"
+  [analysis]="analysis capture perfdata machine symbol dwarf elf intelpt record abi base"
   [export]="export analysis perfdata machine symbol dwarf elf intelpt record abi base"
   [cli]="cli analysis export capture perfdata machine symbol dwarf elf intelpt record abi base"
 )

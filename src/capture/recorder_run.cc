@@ -1,0 +1,361 @@
+// The Recorder's side-band synthesis and its poll-driven reading loop.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "abi/layout.h"
+#include "abi/perf_event.h"
+#include "capture/recorder.h"
+#include "capture/text_util.h"
+
+namespace perfkit::capture {
+
+using namespace perfkit::abi;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Lets the DSO tracker see the synthesized maps on their way out.
+class ObservingSink : public RecordSink {
+ public:
+  ObservingSink(RecordSink& out, DsoHits& hits) : out_(out), hits_(hits) {}
+  Status write(Bytes records) override {
+    for (std::size_t at = 0; at + kHeaderSize <= records.size();) {
+      std::uint16_t size = load<std::uint16_t>(records.data() + at + 6, false);
+      if (size < kHeaderSize || size > records.size() - at) break;
+      hits_.on_record(records.subspan(at, size));
+      at += size;
+    }
+    return out_.write(records);
+  }
+
+ private:
+  RecordSink& out_;
+  DsoHits& hits_;
+};
+
+}  // namespace
+
+Status Recorder::synthesize(RecordSink& out, bool pipe, SynthOptions synth) {
+  ObservingSink sink(out, *hits_);
+  TimeConversion tc = time_conversion();
+  if (tc.cap_user_time_zero) PK_TRY(sink.write(time_conv_record(tc)));
+  std::vector<IdIndexEntry> index;
+  for (std::size_t e = 0; e < ids_.size(); ++e)
+    for (std::size_t c = 0; c < cpus_.size(); ++c)
+      for (std::size_t t = 0; t < threads_.size(); ++t) {
+        IdIndexEntry x;
+        x.id = ids_[e][c * threads_.size() + t];
+        x.idx = per_thread_ ? t : c;
+        x.cpu = static_cast<std::uint64_t>(static_cast<std::int64_t>(cpus_[c]));
+        x.tid = static_cast<std::uint64_t>(static_cast<std::int64_t>(threads_[t]));
+        index.push_back(x);
+      }
+  PK_TRY(sink.write(id_index_record(index)));
+  synth.id_hdr_size = trailer_size(config_.events.front().attr.sample_type);
+  synth.mmap_data = opts_.sample_address || opts_.call_graph.mode == CallGraphMode::kDwarf;
+  synth.namespaces = opts_.namespaces;
+  Synthesizer s(paths_, std::move(synth), sink);
+  bool exclude_kernel =
+      std::all_of(config_.events.begin(), config_.events.end(),
+                  [](const RecordEvent& e) { return e.attr.has(kAttrExcludeKernel); });
+  if (!exclude_kernel) {
+    // perf warns and goes on when the kernel map is hidden.
+    (void)s.kernel_mmap();
+    PK_TRY(s.modules());
+  }
+  for (std::size_t e = 0; e < config_.events.size(); ++e) {
+    const RecordEvent& ev = config_.events[e];
+    if (ids_[e].empty()) continue;
+    if (!ev.unit.empty()) PK_TRY(sink.write(event_update_unit_record(ids_[e][0], ev.unit)));
+    if (ev.scale && *ev.scale != 1.0)
+      PK_TRY(sink.write(event_update_scale_record(ids_[e][0], *ev.scale)));
+    if (pipe) PK_TRY(sink.write(event_update_name_record(ids_[e][0], ev.name)));
+  }
+  std::vector<std::string> comms;
+  if (opts_.target.has_task())
+    for (pid_t t : threads_) {
+      auto st = read_proc_status(paths_, t, t);
+      comms.push_back(st ? st->name : "");
+    }
+  PK_TRY(sink.write(thread_map_record(threads_, comms)));
+  PK_TRY(sink.write(cpu_map_record(cpus_)));
+  if (opts_.all_cgroups) PK_TRY(s.cgroups());
+  if (opts_.target.has_task()) {
+    PK_TRY(s.thread_map_threads(threads_));
+  } else if (opts_.target.has_cpu()) {
+    PK_TRY(s.all_threads());
+  }
+  if (workload_) {
+    auto tgid = s.comm(workload_->pid());
+    if (!tgid) return tgid.error();
+  }
+  return ok();
+}
+
+namespace {
+
+std::uint64_t payload_u64(Bytes rec, std::size_t offset) {
+  return rec.size() >= offset + 8 ? load<std::uint64_t>(rec.data() + offset, false) : 0;
+}
+
+}  // namespace
+
+std::uint64_t Recorder::sample_time(Bytes rec) const {
+  int off = time_offset_;
+  if (off == -2) {
+    // Every event has IDENTIFIER when their layouts differ: it comes first.
+    std::uint64_t id = payload_u64(rec, 8);
+    auto it =
+        std::lower_bound(id_time_offset_.begin(), id_time_offset_.end(), std::make_pair(id, -100));
+    off = it != id_time_offset_.end() && it->first == id ? it->second : -1;
+  }
+  return off > 0 ? payload_u64(rec, static_cast<std::size_t>(off)) : 0;
+}
+
+void Recorder::scan(SplitBytes data) {
+  RecordCursor c(data);
+  Bytes rec;
+  while (c.next(rec, scratch_)) {
+    ++stats_.records;
+    switch (load<std::uint32_t>(rec.data(), false)) {
+      case kRecordSample: {
+        ++stats_.samples;
+        std::uint64_t t = sample_time(rec);
+        if (t) {
+          if (!stats_.first_sample_time || t < stats_.first_sample_time)
+            stats_.first_sample_time = t;
+          stats_.last_sample_time = std::max(stats_.last_sample_time, t);
+        }
+        break;
+      }
+      case kRecordLost:
+        stats_.lost += payload_u64(rec, 16);
+        break;
+      case kRecordLostSamples:
+        stats_.lost_samples += payload_u64(rec, 8);
+        break;
+      case kRecordThrottle:
+        ++stats_.throttles;
+        break;
+      default:
+        break;
+    }
+    hits_->on_record(rec);
+  }
+  if (c.failed()) stats_.corrupt_buffer = true;
+}
+
+Expected<bool> Recorder::pass(RecordSink& sink, bool final) {
+  bool wrote = false;
+  for (auto& rb : rings_) {
+    SplitBytes data = rb.pending();
+    if (data.size() == 0) continue;
+    if (!final && data.size() < opts_.mmap_flush) continue;
+    scan(data);
+    stats_.bytes += data.size();
+    PK_TRY(sink.write_ring(data));
+    rb.consume(data.size());
+    wrote = true;
+  }
+  if (wrote) {
+    hits_->end_pass();
+    PK_TRY(sink.write(header_only_record(kRecordFinishedRound)));
+  }
+  return wrote;
+}
+
+struct Recorder::Control {
+  int ctl = -1;
+  int ack = -1;
+  bool owns = false;
+  std::string pending;
+  ~Control() {
+    if (owns) {
+      if (ctl >= 0) ::close(ctl);
+      if (ack >= 0) ::close(ack);
+    }
+  }
+};
+
+Status Recorder::handle_control(Control& c, bool& stop,
+                                const std::function<void(const std::string&)>& say) {
+  char buf[256];
+  ssize_t n;
+  while ((n = ::read(c.ctl, buf, sizeof buf)) > 0)
+    c.pending.append(buf, static_cast<std::size_t>(n));
+  std::size_t nl;
+  while ((nl = c.pending.find_first_of("\n", 0)) != std::string::npos) {
+    std::string cmd(trim(std::string_view(c.pending).substr(0, nl)));
+    c.pending.erase(0, nl + 1);
+    if (cmd.empty()) continue;
+    std::string_view verb = std::string_view(cmd).substr(0, cmd.find(' '));
+    std::string arg = cmd.size() > verb.size() ? std::string(trim(cmd.substr(verb.size()))) : "";
+    if (verb == "enable" || verb == "disable") {
+      PK_TRY(enable_all(verb == "enable", arg));
+      if (!opts_.quiet) say(verb == "enable" ? "Events enabled" : "Events disabled");
+    } else if (verb == "stop") {
+      stop = true;
+      stop_reason_ = StopReason::kControl;
+    } else if (verb == "evlist") {
+      for (const auto& e : config_.events) say(e.name);
+    } else if (verb != "ping" && verb != "snapshot" && verb != "ack") {
+      say(fmt::format("Warning: unknown control command '{}'", cmd));
+      continue;
+    }
+    if (c.ack >= 0) {
+      ssize_t w = ::write(c.ack, "ack\n", 4);
+      (void)w;
+    }
+  }
+  return ok();
+}
+
+namespace {
+
+Status open_control(const ControlOptions& o, int& ctl, int& ack, bool& owns) {
+  if (o.ctl_fd >= 0) {
+    ctl = o.ctl_fd;
+    ack = o.ack_fd;
+    owns = false;
+    return ok();
+  }
+  owns = true;
+  ctl = ::open(o.ctl_fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (ctl < 0) return make_error("--control: cannot open {}: {}", o.ctl_fifo, std::strerror(errno));
+  if (!o.ack_fifo.empty()) {
+    // Read-write so that opening never waits for the other side.
+    ack = ::open(o.ack_fifo.c_str(), O_RDWR | O_CLOEXEC);
+    if (ack < 0)
+      return make_error("--control: cannot open {}: {}", o.ack_fifo, std::strerror(errno));
+  }
+  return ok();
+}
+
+}  // namespace
+
+Status Recorder::run(RecordSink& sink, const RunControl& rc,
+                     const std::function<void(const std::string&)>& say) {
+  Control control;
+  if (opts_.control.enabled())
+    PK_TRY(open_control(opts_.control, control.ctl, control.ack, control.owns));
+  const bool delayed = opts_.initial_delay_ms != 0;
+  if (!opts_.target.none() && !delayed) PK_TRY(enable_all(true));
+  if (workload_) {
+    if (auto st = workload_->start(); !st)
+      return make_error("Failed to collect '{}' for the workload: {}", config_.events.front().name,
+                        st.error().message());
+  }
+  // A pidfd tells poll when the workload exits (kernels since 5.3).
+  int pidfd = -1;
+  if (workload_) {
+    long fd = ::syscall(SYS_pidfd_open, workload_->pid(), 0);
+    pidfd = fd >= 0 ? static_cast<int>(fd) : -1;
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() {
+      if (fd >= 0) ::close(fd);
+    }
+  } pidfd_closer{pidfd};
+  const auto start = Clock::now();
+  if (delayed && !opts_.quiet) say("Events disabled");
+  PK_TRY(sink.write(header_only_record(kRecordFinishedInit)));
+
+  std::optional<Clock::time_point> enable_at, stop_at;
+  if (opts_.initial_delay_ms > 0)
+    enable_at = start + std::chrono::milliseconds(opts_.initial_delay_ms);
+  if (opts_.duration_s > 0)
+    stop_at = start + std::chrono::microseconds(static_cast<std::int64_t>(opts_.duration_s * 1e6));
+
+  // poll set: the rings, then the stop fd, the workload's pidfd, the control fd.
+  std::vector<pollfd> pfds;
+  for (int fd : ring_fds_) pfds.push_back({fd, POLLIN, 0});
+  const std::size_t nrings = pfds.size();
+  auto add = [&](int fd) {
+    pfds.push_back({fd, POLLIN, 0});
+    return fd >= 0 ? static_cast<int>(pfds.size() - 1) : -1;
+  };
+  const int stop_i = rc.stop_fd >= 0 ? add(rc.stop_fd) : -1;
+  const int child_i = pidfd >= 0 ? add(pidfd) : -1;
+  const int ctl_i = control.ctl >= 0 ? add(control.ctl) : -1;
+
+  bool stop = false, disabled = false;
+  for (;;) {
+    PK_ASSIGN(bool got, pass(sink, false));
+    if (sink.full()) {
+      // --max-size: stop writing at once.
+      stop_reason_ = StopReason::kSizeLimit;
+      if (workload_) (void)workload_->signal(SIGTERM);
+      break;
+    }
+    if (!got) {
+      if (stop) break;
+      int timeout = -1;
+      auto now = Clock::now();
+      for (auto& at : {enable_at, stop_at})
+        if (at) {
+          auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*at - now).count();
+          timeout = static_cast<int>(
+              std::max<std::int64_t>(0, timeout < 0 ? ms : std::min<std::int64_t>(ms, timeout)));
+        }
+      // Without a pidfd, look at the workload now and then.
+      if (workload_ && child_i < 0 && (timeout < 0 || timeout > 100)) timeout = 100;
+      int n = ::poll(pfds.data(), pfds.size(), timeout);
+      if (n < 0 && errno != EINTR) return make_error("poll: {}", std::strerror(errno));
+      ++stats_.wakeups;
+      now = Clock::now();
+      if (enable_at && now >= *enable_at) {
+        enable_at.reset();
+        PK_TRY(enable_all(true));
+        if (!opts_.quiet) say("Events enabled");
+      }
+      if (stop_at && now >= *stop_at) {
+        stop = true;
+        stop_reason_ = StopReason::kDuration;
+        if (workload_) (void)workload_->signal(SIGTERM);
+      }
+      if (stop_i >= 0 && (pfds[static_cast<std::size_t>(stop_i)].revents & POLLIN)) {
+        stop = true;
+        stop_reason_ = StopReason::kSignal;
+      }
+      if (workload_ && (child_i >= 0 ? (pfds[static_cast<std::size_t>(child_i)].revents != 0)
+                                     : workload_->wait(false).has_value())) {
+        stop = true;
+        if (stop_reason_ == StopReason::kNone) stop_reason_ = StopReason::kWorkloadExit;
+        if (child_i >= 0) pfds[static_cast<std::size_t>(child_i)].fd = -1;
+      }
+      if (ctl_i >= 0 && (pfds[static_cast<std::size_t>(ctl_i)].revents & POLLIN))
+        PK_TRY(handle_control(control, stop, say));
+      // A ring whose events all died (the -p process exited) hangs up.
+      std::size_t alive = 0;
+      for (std::size_t i = 0; i < nrings; ++i) {
+        if (pfds[i].revents & (POLLHUP | POLLERR)) pfds[i].fd = -1;
+        alive += pfds[i].fd >= 0;
+      }
+      if (alive == 0 && !stop) {
+        stop = true;
+        stop_reason_ = StopReason::kTargetGone;
+      }
+    }
+    if (stop && !disabled && !opts_.target.none()) {
+      PK_TRY(enable_all(false));
+      disabled = true;
+    }
+  }
+  if (!disabled && !opts_.target.none()) PK_TRY(enable_all(false));
+  if (stop_reason_ != StopReason::kSizeLimit) PK_TRY(pass(sink, true));
+  // A workload still running when recording stops gets SIGTERM, as perf sends it.
+  if (workload_ && !workload_->wait(false)) (void)workload_->signal(SIGTERM);
+  if (workload_) workload_->wait(true);
+  return ok();
+}
+
+}  // namespace perfkit::capture

@@ -1,0 +1,319 @@
+// perfkit record: sample a command, processes, threads or the whole system
+// into perf.data, as 'perf record' does. Options and messages follow perf.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "analysis/record.h"
+#include "capture/event_spec.h"
+#include "capture/record_options.h"
+#include "capture/text_util.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+
+namespace perfkit::cli {
+
+namespace {
+
+// The signal pipe: the handler writes the signal number, the recorder polls
+// the read end. (Signals are process-wide by nature; this is their only state.)
+int g_signal_pipe[2] = {-1, -1};
+
+void on_signal(int sig) {
+  unsigned char c = static_cast<unsigned char>(sig);
+  ssize_t n = ::write(g_signal_pipe[1], &c, 1);
+  (void)n;
+}
+
+void on_sigpipe(int) {}
+
+void install_signals() {
+  if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  // A handler, not SIG_IGN: exec resets it, so the workload keeps the default.
+  sa.sa_handler = on_sigpipe;
+  sigaction(SIGPIPE, &sa, nullptr);
+}
+
+int received_signal() {
+  unsigned char c = 0;
+  return g_signal_pipe[0] >= 0 && ::read(g_signal_pipe[0], &c, 1) == 1 ? c : 0;
+}
+
+// perf's options whose argument is optional only take it attached
+// ("-z3", "--user-regs=ax"); a bare one takes its default. CLI11 wants a
+// value, so the bare forms are spelled out before parsing.
+std::vector<std::string> normalize_args(int argc, char** argv) {
+  std::vector<std::string> out;
+  bool after_dashes = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (after_dashes || i == 0) {
+      out.push_back(a);
+      continue;
+    }
+    if (a == "--") after_dashes = true;
+    if (a == "-z" || a == "--compression-level")
+      a = "--compression-level=1";
+    else if (a.size() > 2 && a.starts_with("-z") && std::isdigit(static_cast<unsigned char>(a[2])))
+      a = "--compression-level=" + a.substr(2);
+    else if (a == "--user-regs")
+      a = "--user-regs=";
+    else if (a == "-I" || a == "--intr-regs")
+      a = "--intr-regs=";
+    else if (a.size() > 2 && a.starts_with("-I"))
+      a = "--intr-regs=" + a.substr(2);
+    out.push_back(a);
+  }
+  return out;
+}
+
+Expected<std::vector<pid_t>> parse_pids(const std::string& list, std::string_view what) {
+  std::vector<pid_t> out;
+  for (auto p : capture::split(list, ',')) {
+    std::uint64_t v = 0;
+    if (!capture::parse_u64(capture::trim(p), v, 10) || v == 0 || v > 0x7fffffff)
+      return make_error("invalid {} '{}'", what, p);
+    out.push_back(static_cast<pid_t>(v));
+  }
+  return out;
+}
+
+struct Args {
+  std::vector<std::string> events;
+  std::string pids, tids, freq, call_graph, clockid, mmap_pages, mmap_flush, max_size, control,
+      branch_filter, user_regs, intr_regs;
+  bool g = false, branch_any = false, dry_run = false, no_buildid_cache = false;
+  int compression = 0;
+  int verbose = 0;
+  std::vector<std::string> workload;
+};
+
+void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
+  app.add_option("-e,--event", a.events,
+                 "event selector. use 'perfkit list' to list available events")
+      ->take_all();
+  app.add_option("-p,--pid", a.pids, "record events on existing process id");
+  app.add_option("-t,--tid", a.tids, "record events on existing thread id");
+  app.add_flag("-a,--all-cpus", o.target.system_wide, "system-wide collection from all CPUs");
+  app.add_option("-C,--cpu", o.target.cpu_list, "list of cpus to monitor");
+  app.add_flag("--per-thread", o.target.per_thread, "use per-thread mmaps");
+  app.add_option("-c,--count", o.user_period, "event period to sample");
+  app.add_option("-F,--freq", a.freq, "profile at this frequency (or 'max')");
+  app.add_flag("--strict-freq", o.strict_freq, "Fail if the specified frequency can't be used");
+  app.add_flag("-g", a.g, "enables call-graph recording");
+  app.add_option("--call-graph", a.call_graph,
+                 "setup and enables call-graph (stack chain/backtrace): fp, dwarf[,size], lbr");
+  app.add_flag("-i,--no-inherit", o.no_inherit, "child tasks do not inherit counters");
+  app.add_flag("-n,--no-samples", o.no_samples, "don't sample");
+  app.add_flag("-d,--data", o.sample_address, "Record the sample addresses");
+  app.add_flag("-T,--timestamp", o.sample_time_set, "Record the sample timestamps");
+  app.add_flag("-P,--period", o.period_set, "Record the sample period");
+  app.add_flag("-R,--raw-samples", o.raw_samples,
+               "collect raw sample records from all opened counters");
+  app.add_flag("-s,--stat", o.inherit_stat, "per thread counts");
+  app.add_flag("-W,--weight", o.sample_weight, "sample by weight (on special events only)");
+  app.add_flag("--sample-cpu", o.sample_cpu, "Record the sample cpu");
+  app.add_flag("--sample-identifier", o.sample_identifier, "Record the sample identifier");
+  app.add_flag("--phys-data", o.phys_data, "Record the sample physical addresses");
+  app.add_flag("--data-page-size", o.data_page_size,
+               "Record the sampled data address data page size");
+  app.add_flag("--code-page-size", o.code_page_size,
+               "Record the sampled code address (ip) page size");
+  app.add_flag("--transaction", o.transaction, "sample transaction flags (special events only)");
+  app.add_flag("--running-time", o.running_time, "Record running/enabled time of read (:S) events");
+  app.add_flag("-b,--branch-any", a.branch_any, "sample any taken branches");
+  app.add_option("-j,--branch-filter", a.branch_filter, "branch stack filter modes");
+  app.add_option("--user-regs", a.user_regs, "sample selected machine registers in user space");
+  app.add_option("--intr-regs", a.intr_regs, "sample selected machine registers on interrupt");
+  app.add_flag("--switch-events", o.switch_events, "Record context switch events");
+  app.add_flag("--namespaces", o.namespaces, "Record namespaces events");
+  app.add_flag("--all-cgroups", o.all_cgroups, "Record cgroup events");
+  app.add_flag("--all-user", o.all_user, "Configure all used events to run in user space.");
+  app.add_flag("--all-kernel", o.all_kernel, "Configure all used events to run in kernel space.");
+  app.add_flag("--kernel-callchains", o.kernel_callchains, "collect kernel callchains");
+  app.add_flag("--user-callchains", o.user_callchains, "collect user callchains");
+  app.add_flag("--no-bpf-event", o.no_bpf_event, "do not record bpf events");
+  app.add_flag("--no-buffering", o.no_buffering, "collect data without buffering");
+  app.add_flag("--group", o.group, "put the counters into a counter group");
+  app.add_option("-k,--clockid", a.clockid, "clockid to use for events, see clock_gettime()");
+  app.add_option("-D,--delay", o.initial_delay_ms,
+                 "ms to wait before starting measurement after program start");
+  app.add_option("-m,--mmap-pages", a.mmap_pages, "number of mmap data pages");
+  app.add_option("--mmap-flush", a.mmap_flush,
+                 "Minimal number of bytes that is extracted from mmap data pages (default: 1)");
+  app.add_option("--compression-level", a.compression,
+                 "Compress records using specified level (default: 1 - fastest compression, 22 - "
+                 "greatest compression); also -z, -zN");
+  app.add_option("-o,--output", o.output, "output file name");
+  app.add_flag("-B,--no-buildid", o.no_buildid, "do not collect buildids in perf.data");
+  app.add_flag("-N,--no-buildid-cache", a.no_buildid_cache, "do not update the buildid cache");
+  app.add_flag("--buildid-all", o.buildid_all, "Record build-id of all DSOs regardless of hits");
+  app.add_flag("--buildid-mmap", o.buildid_mmap, "Record build-id in map events");
+  app.add_option("--max-size", a.max_size, "Limit the maximum size of the output file");
+  app.add_option("--duration", o.duration_s, "stop after this many seconds (perfkit)");
+  app.add_option("--control", a.control,
+                 "Listen on ctl-fd descriptor for command to control measurement ('enable', "
+                 "'disable', 'stop'): fd:ctl-fd[,ack-fd] or fifo:ctl-fifo[,ack-fifo]");
+  app.add_option("--filter", o.filter, "event filter (of the last event)");
+  app.add_flag("--dry-run", a.dry_run, "Parse options then exit");
+  app.add_flag("-q,--quiet", o.quiet, "don't print any warnings or messages");
+  app.add_flag("-v,--verbose", a.verbose, "be more verbose (show counter open errors, etc)");
+}
+
+// Turns the parsed strings into RecordOptions. Errors name the option.
+Status finish_options(Args& a, capture::RecordOptions& o) {
+  o.sample_time = true;
+  if (!a.pids.empty()) {
+    PK_ASSIGN(o.target.pids, parse_pids(a.pids, "pid"));
+  }
+  if (!a.tids.empty()) {
+    PK_ASSIGN(o.target.tids, parse_pids(a.tids, "tid"));
+  }
+  if (a.freq == "max") {
+    o.freq_max = true;
+  } else if (!a.freq.empty()) {
+    std::uint64_t f = 0;
+    if (!capture::parse_u64(a.freq, f, 10)) return make_error("invalid -F/--freq '{}'", a.freq);
+    o.user_freq = f;
+  }
+  if (a.g) o.call_graph.mode = capture::CallGraphMode::kFp;
+  if (!a.call_graph.empty()) {
+    PK_ASSIGN(o.call_graph, capture::parse_call_graph(a.call_graph));
+  }
+  if (!a.clockid.empty()) {
+    PK_ASSIGN(o.clockid, capture::parse_clockid(a.clockid));
+  }
+  if (!a.mmap_pages.empty()) {
+    std::string data = a.mmap_pages.substr(0, a.mmap_pages.find(','));
+    PK_ASSIGN(o.mmap_pages,
+              capture::parse_mmap_pages(data, static_cast<std::size_t>(sysconf(_SC_PAGESIZE))));
+  }
+  if (!a.mmap_flush.empty()) {
+    PK_ASSIGN(o.mmap_flush, capture::parse_size(a.mmap_flush));
+  }
+  if (!a.max_size.empty()) {
+    PK_ASSIGN(o.max_size, capture::parse_size(a.max_size));
+  }
+  if (!a.control.empty()) {
+    PK_ASSIGN(o.control, capture::parse_control(a.control));
+  }
+  if (a.branch_any) o.branch_stack = abi::kBranchAny;
+  if (!a.branch_filter.empty()) {
+    PK_ASSIGN(o.branch_stack, capture::parse_branch_filter(a.branch_filter));
+  }
+  o.compression_level = a.compression;
+  if (o.compression_level < 0 || o.compression_level > 22)
+    return make_error("-z: compression level {} out of range (1..22)", o.compression_level);
+  o.verbose = a.verbose;
+  o.workload = a.workload;
+  if (o.target.none() && o.workload.empty())
+    return make_error("no command to run and no target (-p, -t, -a or -C) given");
+  if (!o.target.none() && !o.workload.empty() && !o.target.has_cpu())
+    return make_error("a command cannot be recorded together with -p/-t");
+  if (o.duration_s < 0) return make_error("--duration must be positive");
+  return ok();
+}
+
+}  // namespace
+
+int cmd_record(int argc, char** argv) {
+  CLI::App app(
+      "Run a command and record its profile into perf.data, as 'perf record' does.\n\n"
+      " usage: perfkit record [<options>] [<command>]\n"
+      "    or: perfkit record [<options>] -- <command> [<options>]",
+      "record");
+  app.prefix_command();
+  Args a;
+  capture::RecordOptions o;
+  add_options(app, a, o);
+  auto args = normalize_args(argc, argv);
+  std::vector<char*> cargs;
+  for (auto& s : args) cargs.push_back(s.data());
+  // The registers and their optional values are parsed after CLI11 saw them.
+  bool user_regs_given = false, intr_regs_given = false;
+  for (const auto& s : args) {
+    if (s.starts_with("--user-regs")) user_regs_given = true;
+    if (s.starts_with("--intr-regs")) intr_regs_given = true;
+    if (s == "--") break;
+  }
+  int code = 0;
+  if (!parse_options(app, static_cast<int>(cargs.size()), cargs.data(), code)) return code;
+  a.workload = app.remaining();
+  if (!a.workload.empty() && a.workload.front() == "--") a.workload.erase(a.workload.begin());
+  if (a.user_regs == "?" || a.intr_regs == "?") {
+    fmt::print("available registers:");
+    for (unsigned i = 0; !capture::reg_name(i).empty(); ++i)
+      fmt::print(" {}", capture::reg_name(i));
+    fmt::print("\n");
+    return 0;
+  }
+  if (user_regs_given) {
+    auto m = capture::parse_regs(a.user_regs, false);
+    if (!m) return fail("record", m.error());
+    o.user_regs = *m;
+  }
+  if (intr_regs_given) {
+    auto m = capture::parse_regs(a.intr_regs, true);
+    if (!m) return fail("record", m.error());
+    o.intr_regs = *m;
+  }
+  if (auto st = finish_options(a, o); !st) return fail("record", st.error());
+
+  capture::SystemPaths paths;
+  auto pmus = capture::PmuCatalog::load(paths);
+  auto tracefs = capture::Tracefs::locate(paths);
+  capture::EventSources sources{&pmus, tracefs ? &*tracefs : nullptr};
+  capture::EventList events;
+  for (const auto& e : a.events)
+    if (auto st = capture::parse_events(e, sources, events); !st) return fail("record", st.error());
+  if (a.dry_run) return 0;
+
+  // The CMDLINE feature: argv as given ("perfkit" becomes this binary's path).
+  o.cmdline.assign(argv, argv + argc);
+  o.cmdline.insert(o.cmdline.begin(), "perfkit");
+  install_signals();
+  analysis::RecordHooks hooks;
+  hooks.stop_fd = g_signal_pipe[0];
+  hooks.version = std::string("perfkit ") + PERFKIT_VERSION;
+  hooks.message = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
+  auto summary = analysis::run_record(events, o, paths, hooks);
+  if (!summary) return fail("record", summary.error());
+  if (!o.quiet)
+    for (const auto& line : analysis::closing_lines(*summary)) fmt::print(stderr, "{}\n", line);
+  if (summary->write_error) {
+    fmt::print(stderr,
+               "perfkit record: writing {} failed: {}; the {:.3f} MB recorded before it are kept "
+               "and readable\n",
+               o.output, summary->write_error->message(),
+               static_cast<double>(summary->salvaged_data_bytes) / 1024.0 / 1024.0);
+    return 1;
+  }
+  if (summary->stats.lost + summary->stats.lost_samples && !o.quiet)
+    fmt::print(stderr, "Warning: {} events were lost; try a larger -m or a lower -F\n",
+               summary->stats.lost + summary->stats.lost_samples);
+  // perf leaves with the signal that stopped it or its workload.
+  int sig = received_signal();
+  const auto& ws = summary->workload_status;
+  const bool we_stopped_it = summary->stop_reason == capture::StopReason::kDuration ||
+                             summary->stop_reason == capture::StopReason::kSizeLimit ||
+                             summary->stop_reason == capture::StopReason::kControl;
+  if (!sig && !we_stopped_it && ws && WIFSIGNALED(*ws)) sig = WTERMSIG(*ws);
+  if (sig) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+  return ws && WIFEXITED(*ws) ? WEXITSTATUS(*ws) : 0;
+}
+
+}  // namespace perfkit::cli

@@ -93,7 +93,7 @@ int cmd_report(int argc, char** argv) {
   std::string comms, dsos, symbols, pids, tids, cpus;
   bool children = false, no_children = false, inverted = false, stats = false;
   bool header = false, header_only = false, no_demangle = false, demangle_kernel = false;
-  bool stdio = false, force = false, quiet_progress = false;
+  bool stdio = false, force = false, quiet_progress = false, show_info = false;
   int verbose = 0;
   analysis::ReportOptions opts;
   std::string symfs, vmlinux, kallsyms;
@@ -122,6 +122,7 @@ int cmd_report(int argc, char** argv) {
   app.add_flag("--stats", stats, "Only print the number of records of each type");
   app.add_flag("--header", header, "Show the perf.data header first");
   app.add_flag("--header-only", header_only, "Only show the perf.data header");
+  app.add_flag("-I,--show-info", show_info, "Show extra header information (topologies)");
   app.add_option("--symfs", symfs, "Look for files under this directory");
   app.add_option("-k,--vmlinux", vmlinux, "vmlinux file for kernel symbols");
   app.add_option("--kallsyms", kallsyms, "kallsyms file for kernel symbols");
@@ -211,13 +212,19 @@ int cmd_report(int argc, char** argv) {
   if (!session) return fail("report", session.error());
   auto& s = **session;
 
-  if (stats || header_only || header) {
+  if (header_only || header) {
 #ifdef PERFKIT_HAVE_HEADER_PRINT
+    analysis::HeaderPrintOptions ho;
+    ho.full = show_info;
+    ho.warn = so.warn;
+    FdWriter hout = FdWriter::stdout_writer();
+    auto hs = analysis::print_header_info(s.reader(), ho, hout);
+    auto hf = hout.flush();
+    if (!hs) return fail("report", hs.error());
+    if (!hf) return fail("report", hf.error());
+    if (header_only) return 0;
 #else
-    if (header_only || header) {
-      if (header_only)
-        return fail("report", make_error("--header-only: the header printer is not built yet"));
-    }
+    return fail("report", make_error("--header: the header printer is not built"));
 #endif
   }
   pid_t pager = start_pager();

@@ -135,6 +135,21 @@ Status print_header_info(const perfdata::Reader& reader, const HeaderPrintOption
   return out.status();
 }
 
+Status print_header_only(perfdata::Reader& reader, const HeaderPrintOptions& opts, FdWriter& out) {
+  if (reader.is_pipe() && reader.features().empty() && reader.file_bytes().empty()) {
+    perfdata::ReadRecord rec;
+    for (;;) {
+      auto got = reader.next(rec);
+      if (!got) {
+        if (opts.warn) opts.warn(got.error().message());
+        break;  // perf prints the features read before a bad record
+      }
+      if (!*got) break;
+    }
+  }
+  return print_header_info(reader, opts, out);
+}
+
 std::string normalize_cpu_list(std::string_view list) {
   // perf_cpu_map__new: numbers and ranges separated by commas; it stops at
   // anything else. An empty list is a map holding only cpu -1.

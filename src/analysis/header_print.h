@@ -42,6 +42,12 @@ struct HeaderPrintOptions {
 Status print_header_info(const perfdata::Reader& reader, const HeaderPrintOptions& opts,
                          FdWriter& out);
 
+// perf report --header-only: print_header_info, but a pipe-mode stream that
+// is a real pipe (not mapped) and not yet read is first read through to its
+// end (or first bad record) to collect its features; `reader` is consumed.
+// Errors: as print_header_info.
+Status print_header_only(perfdata::Reader& reader, const HeaderPrintOptions& opts, FdWriter& out);
+
 // Prints one feature section the way perf does when a pipe-mode stream's
 // HEADER_FEATURE record arrives (for readers that print as they stream).
 // `seen` holds the features parsed so far and gains this one.

@@ -16,6 +16,28 @@ bool is_clock(const EventAttr& a) {
 
 }  // namespace
 
+ToolEvent tool_event(std::string_view name) {
+  if (name == "duration_time") return ToolEvent::kDurationTime;
+  if (name == "user_time") return ToolEvent::kUserTime;
+  if (name == "system_time") return ToolEvent::kSystemTime;
+  return ToolEvent::kNone;
+}
+
+CounterEvent tool_counter_event(ToolEvent tool) {
+  CounterEvent e;
+  e.tool = tool;
+  e.name = tool == ToolEvent::kDurationTime ? "duration_time"
+           : tool == ToolEvent::kUserTime   ? "user_time"
+                                            : "system_time";
+  e.unit = "ns";
+  e.attr.type = kTypeSoftware;
+  e.attr.config = 9;  // PERF_COUNT_SW_DUMMY
+  e.attr.size = kAttrSizeVer7;
+  e.attr.read_format = kFormatTotalTimeEnabled | kFormatTotalTimeRunning;
+  e.attr.set(kAttrDisabled);
+  return e;
+}
+
 bool is_unsupported_event_error(int err) {
   return err == EINVAL || err == ENOSYS || err == ENOENT || err == EOPNOTSUPP || err == ENXIO;
 }
@@ -129,6 +151,11 @@ Expected<CounterSet> CounterSet::open(std::vector<CounterEvent> events, const Co
   set.ids_.assign(n, std::vector<std::uint64_t>(slots, 0));
   for (std::size_t ev = 0; ev < n; ++ev) {
     set.fds_[ev].resize(slots);
+    if (set.events_[ev].tool != ToolEvent::kNone) {
+      set.fds_[ev].clear();
+      set.supported_[ev] = true;
+      continue;
+    }
     bool skipped = false;
     PK_TRY(set.open_one(ev, ctx, notes, skipped));
     if (skipped) {
@@ -192,7 +219,7 @@ CounterReadings CounterSet::read() const {
   out.values.assign(events_.size(), std::vector<CounterValue>(slots));
   out.ok.assign(events_.size(), std::vector<bool>(slots, false));
   for (std::size_t ev = 0; ev < events_.size(); ++ev) {
-    if (!supported_[ev] || fds_[ev].empty()) continue;
+    if (!supported_[ev] || fds_[ev].empty()) continue;  // tool events included
     const CounterEvent& e = events_[ev];
     const bool group_read = (e.attr.read_format & kFormatGroup) != 0;
     for (std::size_t s = 0; s < slots; ++s) {

@@ -31,6 +31,12 @@
 
 namespace perfkit::capture {
 
+// perf stat's tool events: counted by the tool, not the kernel (no fd).
+enum class ToolEvent { kNone, kDurationTime, kUserTime, kSystemTime };
+
+// "duration_time", "user_time", "system_time"; kNone for anything else.
+ToolEvent tool_event(std::string_view name);
+
 // One event to count, as perf stat configures it.
 struct CounterEvent {
   abi::EventAttr attr;
@@ -40,9 +46,13 @@ struct CounterEvent {
   std::string unit;            // "msec" for the clocks, sysfs .unit for PMU events
   double scale = 1.0;          // what a count is multiplied by before display
   std::string pmu;
-  bool weak_group = false;  // :W
+  bool weak_group = false;            // :W
+  ToolEvent tool = ToolEvent::kNone;  // values filled by the caller, in ns
   bool is_leader(std::size_t self) const { return leader == self; }
 };
+
+// A tool event as perf stat shows it (unit "ns"; the attr is a dummy).
+CounterEvent tool_counter_event(ToolEvent tool);
 
 struct CountingOptions {
   bool inherit = true;          // count the children too (-i / --no-inherit clears it)
@@ -101,7 +111,8 @@ class CounterSet {
                                    const OpenErrorContext& ctx, std::vector<std::string>& notes);
 
   const std::vector<CounterEvent>& events() const { return events_; }
-  // Whether the event was opened (false: perf's "<not supported>").
+  // Whether the event was opened (false: perf's "<not supported>"); tool
+  // events are always supported and never read here.
   bool supported(std::size_t ev) const { return supported_[ev]; }
   const CounterTarget& target() const { return target_; }
   // The kernel's ids of an event, one per (cpu, thread), cpu-major (0 when not open).

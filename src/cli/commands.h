@@ -23,6 +23,7 @@ int cmd_buildid_cache(int argc, char** argv);
 int cmd_archive(int argc, char** argv);
 int cmd_record(int argc, char** argv);
 int cmd_list(int argc, char** argv);
+int cmd_stat(int argc, char** argv);
 int cmd_script(int argc, char** argv);
 
 // Every command, in the order `perfkit help` lists them.

@@ -21,6 +21,7 @@ constexpr Command kCommands[] = {
     {"script", "Read perf.data and display trace output", cmd_script},
     {"record", "Run a command and record its profile into perf.data", cmd_record},
     {"list", "List all symbolic event types", cmd_list},
+    {"stat", "Run a command and gather performance counter statistics", cmd_stat},
 };
 
 void print_usage() {

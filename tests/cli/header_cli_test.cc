@@ -112,6 +112,35 @@ TEST(DumpHeader, StartsWithPerfsHeader) {
   if (compared == 0) GTEST_SKIP() << "no fixtures (run the make_fixtures test)";
 }
 
+// --header-only on a real pipe reads the stream through for its features.
+TEST(HeaderOnly, ReadsARealPipeThrough) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string path = test::fixture("pipe.data");
+  if (path.empty()) GTEST_SKIP() << "no fixtures (run the make_fixtures test)";
+  auto perf = test::run("perf report --header-only -I -i " + test::sh(path) + " 2>/dev/null");
+  FILE* pipe = ::popen(("cat " + test::sh(path)).c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  auto reader = perfdata::Reader::open_fd(fileno(pipe), "<pipe>");
+  ASSERT_TRUE(reader) << reader.error().message();
+  test::TempDir dir;
+  auto w = FdWriter::create(dir.path("out"));
+  ASSERT_TRUE(w);
+  HeaderPrintOptions opts;
+  opts.captured_on = 0;
+  ASSERT_TRUE(print_header_only(**reader, opts, *w));
+  ASSERT_TRUE(w->close());
+  ::pclose(pipe);
+  // All but the mtime line, which is the pipe's here.
+  auto strip = [](std::string t) {
+    auto a = t.find("# captured on");
+    return t.erase(a, t.find('\n', a) - a);
+  };
+  std::string ours = test::read_file(dir.path("out"));
+  EXPECT_NE(ours.find("# hostname : "), std::string::npos);
+  std::string diff = first_difference(strip(perf.out), strip(ours));
+  EXPECT_TRUE(diff.empty()) << diff;
+}
+
 // A small recording whose feature `bad` has the bytes `bytes` instead.
 std::string write_with_bad_feature(const test::TempDir& dir, std::uint32_t bad,
                                    std::vector<std::uint8_t> bytes) {

@@ -1,0 +1,309 @@
+// perfkit stat: count events while a command runs (or on processes, threads,
+// cpus, the whole system) and print them as 'perf stat' does; 'perfkit stat
+// record' writes the counts to perf.data and 'perfkit stat report' prints a
+// file written by either tool. Options, output and exit status follow perf.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <clocale>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+#include "analysis/stat_print.h"
+#include "analysis/stat_report.h"
+#include "analysis/stat_run.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "perfdata/reader.h"
+
+namespace perfkit::cli {
+
+namespace {
+
+using analysis::AggrMode;
+
+struct Args {
+  analysis::StatRunOptions run;
+  bool no_aggr = false, per_core = false, per_socket = false, per_die = false, per_node = false,
+       per_thread = false;
+  std::string sep;
+  bool json = false;
+  bool big_num = false, no_big_num = false;
+  bool no_scale = false;
+  std::string output;
+  bool append = false;
+  bool quiet = false;
+  int verbose = 0;
+};
+
+void add_target_options(CLI::App& app, Args& a) {
+  auto& o = a.run;
+  app.add_option("-e,--event", o.events,
+                 "event selector. use 'perfkit list' to list available events")
+      ->allow_extra_args(false);
+  app.add_flag("-i,--no-inherit", o.no_inherit, "child tasks do not inherit counters");
+  app.add_option("-p,--pid", o.pids, "stat events on existing process id");
+  app.add_option("-t,--tid", o.tids, "stat events on existing thread id");
+  app.add_flag("-a,--all-cpus", o.system_wide, "system-wide collection from all CPUs");
+  app.add_option("-C,--cpu", o.cpu_list, "list of cpus to monitor in system-wide");
+  app.add_flag("-A,--no-aggr", a.no_aggr, "disable CPU count aggregation");
+  app.add_flag("--per-socket", a.per_socket, "aggregate counts per processor socket");
+  app.add_flag("--per-die", a.per_die, "aggregate counts per processor die");
+  app.add_flag("--per-core", a.per_core, "aggregate counts per physical processor core");
+  app.add_flag("--per-node", a.per_node, "aggregate counts per numa node");
+  app.add_flag("--per-thread", a.per_thread, "aggregate counts per thread");
+  app.add_option("-I,--interval-print", o.interval_ms,
+                 "print counts at regular interval in ms (overhead is possible for values <= "
+                 "100ms)");
+  app.add_option("--interval-count", o.interval_count, "print counts for fixed number of times");
+  app.add_option("-r,--repeat", o.repeat,
+                 "repeat command and print average + stddev (max: 100, forever: 0)");
+  app.add_flag("--no-scale", a.no_scale, "don't scale counts for multiplexing");
+  app.add_flag("--all-user", o.all_user, "Configure all used events to run in user space.");
+  app.add_flag("--all-kernel", o.all_kernel, "Configure all used events to run in kernel space.");
+  app.add_option("-x,--field-separator", a.sep, "print counts with custom separator");
+  app.add_flag("-j,--json-output", a.json, "print counts in JSON format");
+  app.add_flag("-B,--big-num", a.big_num, "print large numbers with thousands' separators");
+  app.add_flag("--no-big-num", a.no_big_num, "print large numbers without thousands' separators");
+  app.add_flag("--quiet", a.quiet, "don't print any output, messages or warnings");
+  app.add_flag("-v,--verbose", a.verbose, "be more verbose");
+}
+
+AggrMode aggr_of(const Args& a) {
+  if (a.no_aggr) return AggrMode::kNone;
+  if (a.per_thread) return AggrMode::kThread;
+  if (a.per_core) return AggrMode::kCore;
+  if (a.per_die) return AggrMode::kDie;
+  if (a.per_socket) return AggrMode::kSocket;
+  if (a.per_node) return AggrMode::kNode;
+  return AggrMode::kGlobal;
+}
+
+// The print options every layout shares: -x, -j, thousands grouping.
+Expected<analysis::StatPrintOptions> print_options(const Args& a) {
+  analysis::StatPrintOptions p;
+  if (!a.sep.empty() && a.json) return make_error("-x and -j cannot be used together");
+  if (!a.sep.empty()) {
+    if (a.big_num) return make_error("-B option not supported with -x");
+    p.format = analysis::StatFormat::kCsv;
+    p.csv_sep = a.sep == "\\t" ? "\t" : a.sep;
+  } else if (a.json) {
+    p.format = analysis::StatFormat::kJson;
+  }
+  p.big_num = !a.no_big_num && p.format == analysis::StatFormat::kStd;
+  // perf's %' flag: the locale's separator (none in the C locale).
+  if (const lconv* lc = std::localeconv(); lc && lc->thousands_sep)
+    p.thousands_sep = lc->thousands_sep;
+  return p;
+}
+
+// Where the counts go: stderr, or -o FILE (with perf's "# started on" line).
+struct Output {
+  FILE* f = stderr;
+  bool owned = false;
+  ~Output() {
+    if (owned) std::fclose(f);
+  }
+  void put(const std::string& s) const {
+    std::fwrite(s.data(), 1, s.size(), f);
+    std::fflush(f);
+  }
+};
+
+Status open_output(const Args& a, Output& out) {
+  if (a.output.empty() || a.output == "-") return ok();
+  out.f = std::fopen(a.output.c_str(), a.append ? "a" : "w");
+  if (!out.f) {
+    out.f = stderr;
+    return make_error("failed to create output file '{}': {}", a.output, std::strerror(errno));
+  }
+  out.owned = true;
+  std::time_t now = std::time(nullptr);
+  out.put(fmt::format("# started on {}\n", std::ctime(&now)));
+  return ok();
+}
+
+bool nmi_watchdog_enabled() {
+  FILE* f = std::fopen("/proc/sys/kernel/nmi_watchdog", "r");
+  if (!f) return false;
+  int v = 0;
+  bool on = std::fscanf(f, "%d", &v) == 1 && v != 0;
+  std::fclose(f);
+  return on;
+}
+
+// SIGINT ends a measurement without a workload (the workload's Ctrl-C ends
+// it otherwise); SIGCHLD says the workload is gone. Both arrive on a
+// signalfd while blocked; the workload gets the original mask back. A
+// handler (never run) replaces an inherited SIG_IGN, as perf's does, so
+// SIGINT reaches us and the workload's exec resets it to the default.
+struct StatSignals {
+  sigset_t old{};
+  int fd = -1;
+  StatSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = [](int) {};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    fd = signalfd(-1, &block, SFD_CLOEXEC);
+  }
+  ~StatSignals() {
+    if (fd >= 0) ::close(fd);
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+  }
+};
+
+double seconds(const timeval& tv) {
+  return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+}
+
+// Fills the run options from the parsed arguments.
+void finish_run_options(Args& a, CLI::App& app, int argc, char** argv, bool record) {
+  auto& o = a.run;
+  o.workload = app.remaining();
+  if (!o.workload.empty() && o.workload.front() == "--") o.workload.erase(o.workload.begin());
+  o.aggr = aggr_of(a);
+  o.scale = !a.no_scale;
+  o.version = std::string("perfkit ") + PERFKIT_VERSION;
+  // CMDLINE: "perfkit stat record ..." (argv[0] is "stat" or "record").
+  o.cmdline = {"perfkit"};
+  if (record) o.cmdline.push_back("stat");
+  o.cmdline.insert(o.cmdline.end(), argv, argv + argc);
+  if (record) o.record_path = a.output.empty() ? "perf.data" : a.output;
+}
+
+// The live measurement: perfkit stat [record].
+int run_live(int argc, char** argv, bool record) {
+  const char* cmd = record ? "stat record" : "stat";
+  CLI::App app(record ? "Run a command and record its counts into perf.data, as 'perf stat "
+                        "record' does.\n\n usage: perfkit stat record [<options>] [<command>]"
+                      : "Run a command and count its events, as 'perf stat' does.\n\n"
+                        " usage: perfkit stat [<options>] [<command>]\n"
+                        "    or: perfkit stat record [<options>] [<command>]\n"
+                        "    or: perfkit stat report [<options>]",
+               cmd);
+  app.prefix_command();
+  Args a;
+  add_target_options(app, a);
+  app.add_option("-o,--output", a.output,
+                 record ? "output file name (perf.data by default)" : "output file name");
+  if (!record) app.add_flag("--append", a.append, "append to the output file");
+  int code = 0;
+  if (!parse_options(app, argc, argv, code)) return code;
+  finish_run_options(a, app, argc, argv, record);
+  const auto& o = a.run;
+  std::setlocale(LC_ALL, "");
+  auto popts = print_options(a);
+  if (!popts) return fail(cmd, popts.error());
+  Output out;
+  if (!record)
+    if (auto st = open_output(a, out); !st) return fail(cmd, st.error());
+
+  analysis::StatPrintOptions live = *popts;
+  live.interval_ms = o.interval_ms;
+  live.run_count = o.repeat > 0 ? o.repeat : 1;
+  live.nmi_watchdog = nmi_watchdog_enabled();
+  const bool print = !a.quiet && o.record_path != "-";
+  std::optional<analysis::StatPrinter> interval_printer;
+  StatSignals signals;
+  analysis::StatRunHooks hooks;
+  hooks.signal_fd = signals.fd;
+  hooks.child_sigmask = signals.old;
+  hooks.message = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
+  hooks.interval = [&](const analysis::StatEngine& e, std::uint64_t ts) {
+    if (!interval_printer) interval_printer.emplace(e, live);
+    if (print) out.put(interval_printer->interval(ts));
+  };
+  // -r 0: every run is printed as it ends, until interrupted.
+  hooks.forever_run = [&](const analysis::StatEngine& e) {
+    analysis::StatPrintOptions each = live;
+    each.run_count = 1;
+    each.target = {analysis::StatTargetDesc::kWorkload, o.workload, {}};
+    if (print) out.put(analysis::StatPrinter(e, each).final_report());
+  };
+  auto result = analysis::run_stat(o, hooks);
+  if (!result) return fail(cmd, result.error());
+  auto& r = *result;
+  if (r.has_workload && r.exit.signaled)
+    fmt::print(stderr, "{}: {}\n", o.workload[0], strsignal(r.exit.signal));
+  if (o.interval_ms == 0 && o.repeat != 0 && print) {
+    live.target = r.target;
+    live.ru_display = r.ru_display;
+    live.ru_user_s = seconds(r.exit.usage.ru_utime);
+    live.ru_sys_s = seconds(r.exit.usage.ru_stime);
+    live.skip_zero_threads = r.skip_zero_threads;
+    out.put(analysis::StatPrinter(*r.engine, live).final_report());
+  }
+  // perf leaves with the SIGINT that stopped it when it had no workload
+  // (with one, the workload's SIGCHLD came last), else with the workload's
+  // exit code (0 when a signal killed it).
+  if (r.stop_signal == SIGINT && (!r.has_workload || o.repeat == 0)) {
+    sigprocmask(SIG_SETMASK, &signals.old, nullptr);
+    signal(SIGINT, SIG_DFL);
+    raise(SIGINT);
+  }
+  return r.has_workload && r.exit.exited ? r.exit.exit_code : 0;
+}
+
+int run_report(int argc, char** argv) {
+  CLI::App app(
+      "Print the counts of a 'perf stat record' file, as 'perf stat report' does.\n\n"
+      " usage: perfkit stat report [<options>]",
+      "stat report");
+  Args a;
+  std::string input;
+  app.add_option("-i,--input", input, "input file name");
+  app.add_flag("-A,--no-aggr", a.no_aggr, "disable CPU count aggregation");
+  app.add_flag("--per-socket", a.per_socket, "aggregate counts per processor socket");
+  app.add_flag("--per-die", a.per_die, "aggregate counts per processor die");
+  app.add_flag("--per-core", a.per_core, "aggregate counts per physical processor core");
+  app.add_flag("--per-node", a.per_node, "aggregate counts per numa node");
+  app.add_option("-x,--field-separator", a.sep, "print counts with custom separator (perfkit)");
+  app.add_flag("-j,--json-output", a.json, "print counts in JSON format (perfkit)");
+  app.add_flag("--no-big-num", a.no_big_num, "print large numbers without thousands' separators");
+  int code = 0;
+  if (!parse_options(app, argc, argv, code)) return code;
+  if (input.empty()) {
+    // perf reads a pipe on stdin, else perf.data.
+    struct stat st {};
+    input = fstat(STDIN_FILENO, &st) == 0 && S_ISFIFO(st.st_mode) ? "-" : "perf.data";
+  }
+  std::setlocale(LC_ALL, "");
+  auto popts = print_options(a);
+  if (!popts) return fail("stat report", popts.error());
+  auto reader = perfdata::Reader::open(input);
+  if (!reader) return fail("stat report", reader.error());
+  analysis::StatReportOptions ro;
+  AggrMode m = aggr_of(a);
+  if (m != AggrMode::kGlobal) ro.aggr = m;
+  ro.print = *popts;
+  auto st = analysis::stat_report(
+      **reader, ro, [](const std::string& s) { std::fwrite(s.data(), 1, s.size(), stderr); });
+  if (!st) return fail("stat report", st.error());
+  return 0;
+}
+
+// perf's subcommand match: a prefix of at least three letters.
+bool is_sub(const char* arg, std::string_view name) {
+  std::string_view s = arg;
+  return s.size() > 2 && s.size() <= name.size() && name.substr(0, s.size()) == s;
+}
+
+}  // namespace
+
+int cmd_stat(int argc, char** argv) {
+  if (argc > 1 && is_sub(argv[1], "record")) return run_live(argc - 1, argv + 1, true);
+  if (argc > 1 && is_sub(argv[1], "report")) return run_report(argc - 1, argv + 1);
+  return run_live(argc, argv, false);
+}
+
+}  // namespace perfkit::cli

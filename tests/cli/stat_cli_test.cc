@@ -1,0 +1,368 @@
+// perfkit stat against /usr/bin/perf stat on the same workloads: the same
+// lines in the same layout (every field is fixed width, so equal layouts give
+// equal line lengths), counts within run-to-run noise, exact breakpoint
+// counts, CSV and JSON parsed from both, exit statuses, Ctrl-C, and stat
+// record files read by perf stat report (and perf's by perfkit stat report).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/test_support.h"
+
+namespace perfkit::test {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+std::vector<std::string> split(const std::string& s, const std::string& sep) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  for (;;) {
+    auto p = s.find(sep, at);
+    out.push_back(s.substr(at, p - at));
+    if (p == std::string::npos) break;
+    at = p + sep.size();
+  }
+  return out;
+}
+
+std::string callcount() { return workload("callcount"); }
+
+std::string bp_address() {
+  auto r = run("nm " + sh(callcount()) + " | awk '$3==\"counted_function\"{print $1}'");
+  return "0x" + r.out.substr(0, r.out.find('\n'));
+}
+
+// Numbers masked, per-second prefixes folded: what stays is the layout.
+std::string mask(const std::string& line) {
+  static const std::regex num("[0-9]+([.][0-9]+)?");
+  static const std::regex rate(" [KMG]?/sec");
+  static const std::regex noise("  [(] [+]- *[0-9.]+% [)]");
+  std::string s = std::regex_replace(line, noise, "");
+  s = std::regex_replace(s, num, "N");
+  s = std::regex_replace(s, rate, " /sec");
+  // Runs of blanks carry the alignment, which the line length checks.
+  static const std::regex blanks(" +");
+  return std::regex_replace(s, blanks, " ");
+}
+
+// Compares two outputs of the default layout line by line: the same number
+// of lines, each of the same length with the same text around the numbers.
+void expect_same_layout(const std::string& ours, const std::string& perf, const std::string& what) {
+  auto a = lines_of(ours), b = lines_of(perf);
+  ASSERT_EQ(a.size(), b.size()) << what << "\n--- perfkit:\n" << ours << "--- perf:\n" << perf;
+  // The noise column of -r appears only for counts that varied.
+  static const std::regex noise("  [(] [+]- *[0-9.]+% [)]");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = std::regex_replace(a[i], noise, "");
+    b[i] = std::regex_replace(b[i], noise, "");
+    // (The -r footer's precision follows its stddev: no fixed width there.)
+    if (a[i].find(" +- ") == std::string::npos)
+      EXPECT_EQ(a[i].size(), b[i].size())
+          << what << " line " << i << "\n perfkit: '" << a[i] << "'\n perf:    '" << b[i] << "'";
+    EXPECT_EQ(mask(a[i]), mask(b[i]))
+        << what << " line " << i << "\n perfkit: '" << a[i] << "'\n perf:    '" << b[i] << "'";
+  }
+}
+
+struct Pair {
+  RunResult ours, perf;
+};
+
+// Runs "perfkit stat ARGS" and "perf stat ARGS"; the counts go to stderr.
+Pair both(const std::string& args) {
+  return {run(sh(perfkit_bin()) + " stat " + args), run("/usr/bin/perf stat " + args)};
+}
+
+TEST(StatCli, DefaultEventsLayoutAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  auto p = both("-- " + sh(callcount()) + " 100");
+  ASSERT_EQ(p.ours.status, 0) << p.ours.err;
+  ASSERT_EQ(p.perf.status, 0) << p.perf.err;
+  expect_same_layout(p.ours.err, p.perf.err, "perf stat -- callcount");
+  EXPECT_NE(p.ours.err.find("<not supported>      cycles"), std::string::npos) << p.ours.err;
+}
+
+TEST(StatCli, LayoutsAsPerfForEveryMode) {
+  PK_SKIP_WITHOUT_PERF();
+  const std::string cmd = " -- sleep 0.05";
+  const std::vector<std::string> cases = {
+      "-e task-clock,page-faults,cs -r 3 -- true",
+      "-a -e cpu-clock,page-faults" + cmd,
+      "-a -A -e cpu-clock,page-faults" + cmd,
+      "-a --per-core -e cpu-clock,page-faults" + cmd,
+      "-a --per-socket -e cpu-clock,page-faults" + cmd,
+      "-a --per-node -e cpu-clock,page-faults" + cmd,
+      "-e '{task-clock,page-faults}',cycles,instructions -- true",
+      "-C 1 -e cpu-clock" + cmd,
+      "--no-big-num -e task-clock -- true"};
+  for (const std::string& args : cases) {
+    auto p = both(args);
+    ASSERT_EQ(p.ours.status, 0) << args << ": " << p.ours.err;
+    ASSERT_EQ(p.perf.status, 0) << args << ": " << p.perf.err;
+    expect_same_layout(p.ours.err, p.perf.err, args);
+  }
+}
+
+TEST(StatCli, IntervalLayoutAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const std::string fmt : {"", "-x, ", "-j "}) {
+    auto p = both(fmt + "-I 100 --interval-count 2 -e task-clock,page-faults -- sleep 1");
+    ASSERT_EQ(p.ours.status, 0) << p.ours.err;
+    ASSERT_EQ(p.perf.status, 0) << p.perf.err;
+    if (fmt.empty()) {
+      expect_same_layout(p.ours.err, p.perf.err, "-I 100");
+    } else {
+      auto a = lines_of(p.ours.err), b = lines_of(p.perf.err);
+      ASSERT_EQ(a.size(), b.size()) << p.ours.err << "---\n" << p.perf.err;
+      for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(mask(a[i]), mask(b[i]));
+    }
+  }
+}
+
+// The counts of software events on a deterministic workload: perf's spread
+// over five runs, widened by the noise of a shared machine, holds ours.
+TEST(StatCli, SoftwareCountsMatchPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  const std::string args = "-x, -e task-clock,page-faults,context-switches,cpu-migrations -- " +
+                           sh(callcount()) + " 1000 3000";
+  std::map<std::string, std::vector<double>> ours, perf;
+  for (int i = 0; i < 5; ++i) {
+    auto p = both(args);
+    ASSERT_EQ(p.ours.status, 0) << p.ours.err;
+    for (auto [res, dst] : {std::pair{&p.ours, &ours}, std::pair{&p.perf, &perf}})
+      for (const auto& l : lines_of(res->err)) {
+        auto f = split(l, ",");
+        ASSERT_GE(f.size(), 3u) << l;
+        (*dst)[f[2]].push_back(std::atof(f[0].c_str()));
+      }
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  ASSERT_EQ(ours.size(), 4u);
+  for (auto& [ev, vals] : perf) {
+    const double lo = *std::min_element(vals.begin(), vals.end());
+    const double hi = *std::max_element(vals.begin(), vals.end());
+    const double m = median(ours[ev]);
+    if (ev == "page-faults") {
+      // 3000 touched pages plus the loader's: the same to within a few faults.
+      EXPECT_GE(m, lo - 10) << ev;
+      EXPECT_LE(m, hi + 10) << ev;
+      EXPECT_GE(m, 3000) << ev;
+    } else if (ev == "task-clock") {
+      EXPECT_GE(m, lo * 0.5) << ev;
+      EXPECT_LE(m, hi * 2.0) << ev;
+    } else {
+      // Context switches and migrations are scheduler noise: a handful.
+      EXPECT_LE(m, hi + 5) << ev;
+    }
+  }
+}
+
+TEST(StatCli, BreakpointCountsCallsExactlyAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  const std::string ev = "mem:" + bp_address() + ":x";
+  auto p = both("-x, -e " + ev + " -- " + sh(callcount()) + " 54321");
+  ASSERT_EQ(p.ours.status, 0) << p.ours.err;
+  auto ours = split(lines_of(p.ours.err).at(0), ",");
+  auto perf = split(lines_of(p.perf.err).at(0), ",");
+  EXPECT_EQ(ours[0], "54321");
+  EXPECT_EQ(ours[0], perf[0]);
+  EXPECT_EQ(ours[2], ev);
+  EXPECT_EQ(ours.size(), perf.size());
+}
+
+TEST(StatCli, FifthBreakpointNamesENOSPCAndTheLimit) {
+  const std::string ev = "mem:" + bp_address() + ":x";
+  std::string five = ev;
+  for (int i = 0; i < 4; ++i) five += "," + ev;
+  auto r = run(sh(perfkit_bin()) + " stat -e " + five + " -- " + sh(callcount()) + " 10");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("ENOSPC"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("4 debug registers"), std::string::npos) << r.err;
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+}
+
+TEST(StatCli, CsvParsesLikePerfs) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const std::string sep : {",", ";", "\\t"}) {
+    auto p = both("-x '" + sep + "' -- " + sh(callcount()) + " 10");
+    const std::string real = sep == "\\t" ? "\t" : sep;
+    auto a = lines_of(p.ours.err), b = lines_of(p.perf.err);
+    ASSERT_EQ(a.size(), b.size()) << p.ours.err;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      auto fa = split(a[i], real), fb = split(b[i], real);
+      ASSERT_EQ(fa.size(), fb.size()) << a[i] << " vs " << b[i];
+      EXPECT_EQ(fa[1], fb[1]);                            // unit
+      EXPECT_EQ(fa[2], fb[2]);                            // event
+      EXPECT_EQ(fa[4], fb[4]);                            // running percentage
+      EXPECT_EQ(fa[6], fb[6]) << a[i] << " vs " << b[i];  // metric unit (CPUs utilized, /sec)
+                                                          // may differ in prefix only
+    }
+  }
+}
+
+// perf's JSON lines: {"key" : value, ...}; both parse to the same keys.
+std::vector<std::vector<std::string>> json_keys(const std::string& text) {
+  std::vector<std::vector<std::string>> out;
+  static const std::regex key("\"([a-z-]+)\" : ");
+  for (const auto& l : lines_of(text)) {
+    EXPECT_EQ(l.front(), '{') << l;
+    EXPECT_EQ(l.back(), '}') << l;
+    std::vector<std::string> keys;
+    for (std::sregex_iterator it(l.begin(), l.end(), key), end; it != end; ++it)
+      keys.push_back((*it)[1]);
+    out.push_back(keys);
+  }
+  return out;
+}
+
+TEST(StatCli, JsonParsesLikePerfs) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const std::string extra : {"", "-r 2 ", "-a -A "}) {
+    auto p = both("-j " + extra + "-e task-clock,page-faults,cycles -- " + sh(callcount()) + " 10");
+    auto a = json_keys(p.ours.err), b = json_keys(p.perf.err);
+    ASSERT_EQ(a.size(), b.size()) << p.ours.err;
+    EXPECT_EQ(a, b) << p.ours.err << "---\n" << p.perf.err;
+  }
+}
+
+TEST(StatCli, WorkloadExitStatusBecomesOurs) {
+  PK_SKIP_WITHOUT_PERF();
+  // perf returns WEXITSTATUS of the workload: 0 when a signal killed it.
+  // (perf itself sometimes returns 0 for a workload that exits at once: its
+  // SIGCHLD handler can forget the child before wait4. Ours does not race.)
+  const std::vector<std::pair<std::string, int>> cases = {
+      {"true", 0}, {"false", 1}, {"sh -c 'exit 3'", 3}, {"sh -c 'kill -TERM $$'", 0}};
+  for (const auto& [cmd, status] : cases) {
+    auto p = both("-e task-clock -- " + cmd);
+    EXPECT_EQ(p.ours.status, status) << cmd << ": " << p.ours.err;
+    // A workload killed by a signal is named as perf names it (psignal).
+    EXPECT_EQ(p.ours.err.find("sh: Terminated") != std::string::npos,
+              p.perf.err.find("sh: Terminated") != std::string::npos)
+        << cmd;
+  }
+  auto r = run(sh(perfkit_bin()) + " stat -- /nonexistent/cmd");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("Workload failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << r.err;
+}
+
+// Ctrl-C: the terminal sends SIGINT to the whole process group.
+// The command runs in its own session with SIGINT at its default (a
+// background job of a shell starts with it ignored).
+RunResult interrupted(const std::string& cmd) {
+  return run("bash -c 'setsid bash -c \"trap - INT; exec " + cmd +
+             "\" & pid=$!; sleep 0.5; kill -INT -$pid; wait $pid; echo status=$?'");
+}
+
+TEST(StatCli, CtrlCPrintsTheCountsSoFar) {
+  // Without a workload perf stops, prints and dies of the SIGINT it got.
+  auto r = interrupted(perfkit_bin() + " stat -a -e cpu-clock");
+  EXPECT_NE(r.err.find("Performance counter stats for 'system wide'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("msec cpu-clock"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("status=130"), std::string::npos) << r.out;
+  // With one, the workload dies of it; perf reports that and exits with 0.
+  r = interrupted(perfkit_bin() + " stat -e task-clock -- sleep 10");
+  EXPECT_NE(r.err.find("sleep: Interrupt"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("msec task-clock"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("status=0"), std::string::npos) << r.out;
+}
+
+TEST(StatCli, OutputFileStartsWithTheDate) {
+  TempDir dir;
+  auto r = run(sh(perfkit_bin()) + " stat -o " + sh(dir.path("out")) + " -e task-clock -- true");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  auto text = read_file(dir.path("out"));
+  EXPECT_EQ(text.rfind("# started on ", 0), 0u) << text;
+  EXPECT_NE(text.find("msec task-clock"), std::string::npos);
+}
+
+// perf stat report reads what perfkit stat record writes, and prints the
+// same as perfkit stat report does from it.
+TEST(StatCli, StatRecordIsReadByPerfStatReport) {
+  PK_SKIP_WITHOUT_PERF();
+  TempDir dir;
+  const std::vector<std::string> cases = {
+      "-e task-clock,page-faults -- " + sh(callcount()) + " 100 100",
+      "-e '{task-clock,page-faults}',cycles -- " + sh(callcount()) + " 10",
+      "-a -e cpu-clock,cs -- sleep 0.05", "-I 100 -e task-clock -- sleep 0.25"};
+  for (const std::string& args : cases) {
+    const std::string f = dir.path("pk.data");
+    auto rec = run(sh(perfkit_bin()) + " stat record -o " + sh(f) + " " + args);
+    ASSERT_EQ(rec.status, 0) << args << ": " << rec.err;
+    auto perf = run("/usr/bin/perf stat report -i " + sh(f));
+    ASSERT_EQ(perf.status, 0) << args << ": " << perf.err;
+    auto ours = run(sh(perfkit_bin()) + " stat report -i " + sh(f));
+    ASSERT_EQ(ours.status, 0) << args << ": " << ours.err;
+    EXPECT_EQ(ours.err, perf.err) << args;
+    EXPECT_NE(perf.err.find("-clock"), std::string::npos) << perf.err;
+    if (args.find("-a") == 0) {
+      for (const std::string mode : {"-A", "--per-core", "--per-socket"}) {
+        auto p2 = run("/usr/bin/perf stat report " + mode + " -i " + sh(f));
+        auto o2 = run(sh(perfkit_bin()) + " stat report " + mode + " -i " + sh(f));
+        EXPECT_EQ(o2.err, p2.err) << mode;
+      }
+    }
+  }
+}
+
+// perfkit stat report prints perf's own stat record files as perf does.
+TEST(StatCli, StatReportReadsPerfsFiles) {
+  PK_SKIP_WITHOUT_PERF();
+  TempDir dir;
+  const std::vector<std::string> cases = {
+      "-e task-clock,page-faults,cycles -- " + sh(callcount()) + " 10",
+      "-a -e cpu-clock,page-faults -- sleep 0.05", "-I 100 -e task-clock -- sleep 0.25",
+      "-a -I 100 -e cpu-clock -- sleep 0.25"};
+  for (const std::string& args : cases) {
+    const std::string f = dir.path("perf.data");
+    auto rec = run("/usr/bin/perf stat record -o " + sh(f) + " " + args + " 2>/dev/null");
+    ASSERT_EQ(rec.status, 0) << args;
+    for (const std::string mode : {"", "-A", "--per-core"}) {
+      if (!mode.empty() && args.find("-a") != 0) continue;
+      auto perf = run("/usr/bin/perf stat report " + mode + " -i " + sh(f));
+      auto ours = run(sh(perfkit_bin()) + " stat report " + mode + " -i " + sh(f));
+      ASSERT_EQ(ours.status, 0) << ours.err;
+      EXPECT_EQ(ours.err, perf.err) << args << " " << mode;
+    }
+  }
+}
+
+TEST(StatCli, BadOptionsAsPerf) {
+  auto r = run(sh(perfkit_bin()) + " stat -A -e task-clock -- true");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("only available in system-wide mode"), std::string::npos) << r.err;
+  r = run(sh(perfkit_bin()) + " stat --per-thread -e task-clock -- true");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--per-thread option is only available"), std::string::npos) << r.err;
+  r = run(sh(perfkit_bin()) + " stat record -r 2 -e task-clock -- true");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("Cannot use -r option with perf stat record"), std::string::npos);
+  r = run(sh(perfkit_bin()) + " stat -e no-such-event -- true");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no-such-event"), std::string::npos) << r.err;
+  r = run(sh(perfkit_bin()) + " stat -p 999999999 -e task-clock");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("999999999"), std::string::npos) << r.err;
+  r = run(sh(perfkit_bin()) + " help stat");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("--interval-print"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfkit::test

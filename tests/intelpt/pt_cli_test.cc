@@ -1,0 +1,77 @@
+// The Intel PT commands through the perfkit binary: `perfkit dump` prints the
+// corpus recording's packets exactly as `perf report -D` does, and
+// `perfkit pt-synth` writes recordings that perf decodes (file and pipe mode),
+// with its usage and its errors.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "support/test_support.h"
+
+namespace perfkit {
+namespace {
+
+std::vector<std::string> pt_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.starts_with(". ... Intel Processor Trace data") ||
+        (line.size() > 12 && line.starts_with(".  ") && line[11] == ':'))
+      out.push_back(line);
+  return out;
+}
+
+TEST(PtCliTest, DumpPrintsPerfsPacketLinesForTheCorpusRecording) {
+  PK_SKIP_WITHOUT_CORPUS();
+  std::string dir = test::corpus_dir();
+  auto ref = test::run("zcat " + test::sh(dir + "/_reference-perf-6.1/quipper/"
+                                                "perf.data.intel_pt-4.14.report-D.txt.gz"));
+  auto mine = test::run(test::sh(test::perfkit_bin()) + " dump --no-header -i " +
+                        test::sh(dir + "/quipper/perf.data.intel_pt-4.14"));
+  ASSERT_EQ(mine.status, 0) << mine.err;
+  auto want = pt_lines(ref.out);
+  auto got = pt_lines(mine.out);
+  ASSERT_GT(want.size(), 80000u);
+  ASSERT_EQ(want.size(), got.size());
+  for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(want[i], got[i]) << "line " << i;
+}
+
+TEST(PtCliTest, PtSynthWritesWhatPerfDecodes) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  std::string file = dir.path("pt.data");
+  auto r = test::run(test::sh(test::perfkit_bin()) + " pt-synth --mtc --cyc -o " + test::sh(file) +
+                     " -- " + test::sh(std::string(PT_WORKLOAD_DIR) + "/ptflow-static") + " 5");
+  ASSERT_EQ(r.status, 0) << r.err;
+  // "[ perfkit pt-synth: N instructions, ..."
+  auto at = r.err.find("pt-synth: ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  std::uint64_t insns = std::stoull(r.err.substr(at + 10));
+  auto perf = test::run("perf script --itrace=i0ns -F ip -i " + test::sh(file) + " | wc -l");
+  EXPECT_EQ(std::stoull(perf.out), insns);
+  // Pipe mode, read by perf from a pipe.
+  auto p = test::run(test::sh(test::perfkit_bin()) + " pt-synth -o - -- " +
+                     test::sh(std::string(PT_WORKLOAD_DIR) + "/ptflow-static") +
+                     " 5 2>/dev/null | perf script -i - --itrace=i0ns -F ip | wc -l");
+  EXPECT_EQ(std::stoull(p.out), insns);
+}
+
+TEST(PtCliTest, PtSynthUsageAndErrors) {
+  auto help = test::run(test::sh(test::perfkit_bin()) + " pt-synth -h");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("--psb-period"), std::string::npos);
+  EXPECT_NE(help.out.find("--ovf-every"), std::string::npos);
+  auto period = test::run(test::sh(test::perfkit_bin()) + " pt-synth --mtc-period 20 -- true");
+  EXPECT_EQ(period.status, 1);
+  EXPECT_EQ(period.err, "perfkit pt-synth: --mtc-period 20 is out of range (0-15)\n");
+  auto missing =
+      test::run(test::sh(test::perfkit_bin()) + " pt-synth -o /dev/null -- /nonexistent/program");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_EQ(missing.err,
+            "perfkit pt-synth: /nonexistent/program: cannot run it (not found or not "
+            "executable)\n");
+}
+
+}  // namespace
+}  // namespace perfkit

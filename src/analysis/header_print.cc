@@ -158,7 +158,10 @@ std::string normalize_cpu_list(std::string_view list) {
   auto number = [&](long& v) {
     if (i >= list.size() || list[i] < '0' || list[i] > '9') return false;
     v = 0;
-    while (i < list.size() && list[i] >= '0' && list[i] <= '9') v = v * 10 + (list[i++] - '0');
+    while (i < list.size() && list[i] >= '0' && list[i] <= '9') {
+      v = v * 10 + (list[i++] - '0');
+      if (v >= 0x7fffffff) return false;  // perf rejects cpus from INT_MAX on
+    }
     return true;
   };
   for (;;) {

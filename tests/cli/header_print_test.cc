@@ -96,6 +96,7 @@ TEST(HeaderPrint, NormalizesCpuListsAsPerfCpuMaps) {
   EXPECT_EQ(normalize_cpu_list("0-1,1-2"), "0-2");
   EXPECT_EQ(normalize_cpu_list("5"), "5");
   EXPECT_EQ(normalize_cpu_list(""), "-1");
+  EXPECT_EQ(normalize_cpu_list("1,99999999999999999999999"), "1");
 }
 
 TEST(HeaderPrint, AttrFieldsInPerfsOrderAndSpelling) {

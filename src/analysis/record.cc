@@ -180,10 +180,12 @@ Status Session::finish(capture::Recorder& r, std::unique_ptr<perfdata::Writer>& 
   }
   // The output failed: make what reached the disk readable.
   writer.reset();
-  if (pipe) return ok();
+  struct stat st {};
+  if (pipe || ::stat(opts.output.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return ok();
   auto kept = salvage_recording(opts.output, set, data_offset, features);
   if (!kept) return kept.error();
   summary.salvaged_data_bytes = *kept;
+  summary.salvaged = true;
   std::error_code ec;
   summary.output_bytes = std::filesystem::file_size(opts.output, ec);
   return ok();

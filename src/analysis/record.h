@@ -39,6 +39,7 @@ struct RecordSummary {
   std::uint64_t compressed_bytes = 0;  // bytes of COMPRESSED records (-z)
   std::optional<int> workload_status;  // wait status of the workload
   std::optional<Error> write_error;    // the output failed; what it had was kept
+  bool salvaged = false;               // after a write error, the file was made readable
   std::uint64_t salvaged_data_bytes = 0;
 };
 

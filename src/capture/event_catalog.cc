@@ -68,9 +68,12 @@ std::vector<ListedEvent> list_events(const EventSources& sources) {
   out.push_back({"rNNN", "Raw hardware event descriptor", "raw"});
   out.push_back({"cpu/t1=v1[,t2=v2,t3 ...]/modifier", "Raw hardware event descriptor", "raw"});
   out.push_back({"mem:<addr>[/len][:access]", "Hardware breakpoint", "breakpoint"});
+  // perf sorts the whole "system:event" strings ("fib6:..." before "fib:...").
+  std::vector<ListedEvent> tps;
   if (sources.tracefs)
     for (const auto& tp : sources.tracefs->list())
-      out.push_back({tp.full(), "Tracepoint event", "tracepoint"});
+      tps.push_back({tp.full(), "Tracepoint event", "tracepoint"});
+  add_sorted(out, std::move(tps));
   return out;
 }
 

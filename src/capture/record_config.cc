@@ -212,6 +212,12 @@ RecordEvent from_spec(const EventSpec& s) {
   e.tracepoint = s.tracepoint;
   e.unit = s.unit;
   e.scale = s.scale;
+  // perf counts the clocks in msec (evsel__new_idx), which its EVENT_UPDATE
+  // records carry.
+  if (s.attr.type == kTypeSoftware && s.attr.config <= 1) {
+    e.unit = "msec";
+    e.scale = 1e-6;
+  }
   return e;
 }
 

@@ -419,10 +419,12 @@ std::vector<std::uint8_t> time_conv_record(const TimeConversion& tc) {
 }
 
 namespace {
+// perf sizes these records as sizeof(struct perf_record_event_update), 40
+// bytes with its union, plus the payload, rounded up to 8.
 std::vector<std::uint8_t> event_update(std::uint64_t type, std::uint64_t id, Bytes payload) {
   RecordBuilder b(kRecordEventUpdate, 0);
   b.u64(type).u64(id).bytes(payload);
-  b.zeros(align_up(b.size(), 8) - b.size());
+  b.zeros(align_up(40 + payload.size(), 8) - b.size());
   return b.finish();
 }
 }  // namespace

@@ -76,8 +76,13 @@ std::vector<Tracepoint> Tracefs::match(std::string_view system_glob,
   std::vector<Tracepoint> out;
   for (const auto& sys : systems()) {
     if (!glob_match(system_glob, sys)) continue;
-    for (const auto& name : subdirs(root_ + "/events/" + sys))
-      if (glob_match(name_glob, name)) out.push_back({sys, name});
+    // Only events with an id can be opened (ftrace's internal ones have none).
+    for (const auto& name : subdirs(root_ + "/events/" + sys)) {
+      std::error_code ec;
+      if (glob_match(name_glob, name) &&
+          fs::exists(root_ + "/events/" + sys + "/" + name + "/id", ec))
+        out.push_back({sys, name});
+    }
   }
   return out;
 }

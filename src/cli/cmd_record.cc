@@ -292,11 +292,15 @@ int cmd_record(int argc, char** argv) {
   if (!o.quiet)
     for (const auto& line : analysis::closing_lines(*summary)) fmt::print(stderr, "{}\n", line);
   if (summary->write_error) {
-    fmt::print(stderr,
-               "perfkit record: writing {} failed: {}; the {:.3f} MB recorded before it are kept "
-               "and readable\n",
-               o.output, summary->write_error->message(),
-               static_cast<double>(summary->salvaged_data_bytes) / 1024.0 / 1024.0);
+    if (summary->salvaged)
+      fmt::print(stderr,
+                 "perfkit record: writing {} failed: {}; the {:.3f} MB recorded before it are kept "
+                 "and readable\n",
+                 o.output, summary->write_error->message(),
+                 static_cast<double>(summary->salvaged_data_bytes) / 1024.0 / 1024.0);
+    else
+      fmt::print(stderr, "perfkit record: writing {} failed: {}\n", o.output,
+                 summary->write_error->message());
     return 1;
   }
   if (summary->stats.lost + summary->stats.lost_samples && !o.quiet)

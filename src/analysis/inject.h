@@ -10,6 +10,9 @@ namespace perfkit::analysis {
 
 struct InjectOptions {
   bool pipe_output = false;
+  // -b: add HEADER_BUILD_ID records and the build-id table for the DSOs
+  // samples land in, as perf inject --build-ids does (inject_buildid.h).
+  bool build_ids = false;
   // Write the other endianness than this host's (tests make big-endian files
   // this way). By default the output is in host order, whatever the input's:
   // a file recorded on a big-endian machine comes out little-endian here.
@@ -23,7 +26,6 @@ struct InjectOptions {
 // differs from the input's (record::swap_record, perfdata features).
 // Errors: the reader's, the writer's, a record or feature section that cannot
 // be converted (named with its offset).
-Status run_inject(perfdata::Reader &in, const std::string &out_path,
-                  const InjectOptions &opts);
+Status run_inject(perfdata::Reader& in, const std::string& out_path, const InjectOptions& opts);
 
-} // namespace perfkit::analysis
+}  // namespace perfkit::analysis

@@ -1,5 +1,6 @@
 // perfkit dump: header features and every record of a perf.data file.
 #include "analysis/dump.h"
+#include "analysis/itrace_dump.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "perfdata/reader.h"
@@ -23,6 +24,7 @@ int cmd_dump(int argc, char** argv) {
   if (!parse_options(app, argc, argv, code)) return code;
   opts.ordered = !file_order;
   opts.header = !no_header;
+  opts.records.auxtrace_dump = analysis::intel_pt_auxtrace_dumper();
 
   perfdata::ReaderOptions ro;
   ro.warn = [](const std::string& m) { fmt::print(stderr, "Warning: {}\n", m); };

@@ -24,6 +24,7 @@ int cmd_archive(int argc, char** argv);
 int cmd_record(int argc, char** argv);
 int cmd_list(int argc, char** argv);
 int cmd_stat(int argc, char** argv);
+int cmd_pt_synth(int argc, char** argv);
 int cmd_script(int argc, char** argv);
 
 // Every command, in the order `perfkit help` lists them.

@@ -22,6 +22,8 @@ constexpr Command kCommands[] = {
     {"record", "Run a command and record its profile into perf.data", cmd_record},
     {"list", "List all symbolic event types", cmd_list},
     {"stat", "Run a command and gather performance counter statistics", cmd_stat},
+    {"pt-synth", "Run a command single-stepped and write its Intel PT trace (test tool)",
+     cmd_pt_synth},
 };
 
 void print_usage() {

@@ -15,9 +15,6 @@ namespace {
 // Corpus path (relative to the corpus directory) -> why perfkit's dump differs.
 const std::map<std::string, std::string>& known_differences() {
   static const std::map<std::string, std::string> m = {
-      {"quipper/perf.data.intel_pt-4.14",
-       "perf follows each AUXTRACE record with its Intel PT packet dump, which comes from "
-       "RecordPrinterOptions::auxtrace_dump (not wired to the CLI yet)"},
       {"simpleperf/etm/perf_etm.data",
        "perf prints CoreSight ETM decoder output (not implemented)"},
       {"simpleperf/etm/perf_kernel.data",

@@ -177,6 +177,14 @@ Item EventDecoder::psb(std::uint64_t offset) {
       default:
         if (is_timing(pkt.type)) {
           apply_timing(pkt, last_type_ == PacketType::kCyc);
+          if (pkt.type == PacketType::kCbr && (pkt.payload & 0xff) != last_cbr_) {
+            // A new core:bus ratio: reported after the PSB.
+            last_cbr_ = static_cast<unsigned>(pkt.payload & 0xff);
+            pending_ = make(ItemType::kCbr, base_ + at);
+            pending_.aux = static_cast<std::uint16_t>(last_cbr_);
+            pending_.bits = pkt.payload;
+            have_pending_ = true;
+          }
           break;
         }
         // Not a PSB+ packet: PSB+ ends here; that packet is read next.
@@ -229,6 +237,10 @@ Item EventDecoder::overflow(std::uint64_t offset) {
 }
 
 Item EventDecoder::next() {
+  if (have_pending_) {
+    have_pending_ = false;
+    return pending_;
+  }
   while (pos_ < data_.size()) {
     std::uint64_t offset = base_ + pos_;
     Packet pkt;

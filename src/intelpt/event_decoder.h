@@ -99,6 +99,9 @@ class EventDecoder {
   ExecMode mode_ = ExecMode::k64;
   PacketType last_type_ = PacketType::kPad;
   unsigned last_cbr_ = 0;
+  // An item to hand out before reading on (a CBR change inside PSB+).
+  Item pending_;
+  bool have_pending_ = false;
 };
 
 }  // namespace perfkit::intelpt

@@ -261,6 +261,7 @@ void Synthesizer::run(const Step& s) {
     }
   }
   insn_total_ += s.ninsn;
+  if (s.ninsn) last_insn_flags_ = insn_op_flags(s.last.op);
   if (s.end == RunEnd::kBranch) {
     branch(s.from, s.to, insn_op_flags(s.last.op), s.last.length, s, s.last_timestamp);
   } else if (s.end == RunEnd::kDisabled) {
@@ -304,16 +305,19 @@ void Synthesizer::event(const Step& s) {
       out.aux = s.has_ip;
       break;
     case EventKind::kCbr: {
+      // perf reports the change where decoding stands, with the flags of the
+      // last instruction it walked (the state it makes has no branch of its own).
       if (!o_.pwr_events) return;
       out.kind = SampleKind::kCbr;
+      out.flags = out.ip ? last_insn_flags_ : 0;
       out.aux = s.aux;
-      out.payload = s.payload;
       std::uint64_t tsc_hz = cfg_.perf_time_to_tsc(cfg_.time_zero + 1000000000ULL);
       std::uint32_t mnt = cfg_.max_non_turbo_ratio ? cfg_.max_non_turbo_ratio : 1;
       std::uint64_t khz_per_cbr = tsc_hz / mnt / 1000;
       out.cbr_freq_mhz = static_cast<std::uint32_t>((s.aux * khz_per_cbr + 500) / 1000);
       out.cbr_percent = s.aux * 100 / mnt;
-      break;
+      emit(out, s.timestamp);
+      return;
     }
     case EventKind::kMwait:
       if (!o_.pwr_events) return;

@@ -137,7 +137,8 @@ class Synthesizer : public FlowSink {
   std::vector<std::uint64_t> chain_;
   std::deque<BranchRecord> last_branches_;  // (l)
   std::vector<BranchRecord> branch_buf_;
-  SynthSample insn_;  // reused for every instruction sample
+  SynthSample insn_;                   // reused for every instruction sample
+  std::uint32_t last_insn_flags_ = 0;  // of the last instruction walked
   std::uint64_t time_tsc_ = ~0ULL, time_ns_ = 0;
 };
 

@@ -111,8 +111,15 @@ perfdata::Features session_features(const capture::Recorder& r, const RecordOpti
   add_clock(opts, f);
   f.sample_time = perfdata::SampleTime{pipe ? 0 : r.stats().first_sample_time,
                                        pipe ? 0 : r.stats().last_sample_time};
-  // perf does not stream CACHE at the start of a pipe.
-  if (pipe) f.cache.reset();
+  // perf does not stream CACHE at the start of a pipe; with -z it streams
+  // COMPRESSED (its reader needs it to inflate), the ratio still unknown.
+  if (pipe) {
+    f.cache.reset();
+    if (opts.compression_level > 0)
+      f.compressed =
+          perfdata::CompressionInfo{0, 1, static_cast<std::uint32_t>(opts.compression_level), 0,
+                                    static_cast<std::uint32_t>(r.mmap_len())};
+  }
   return f;
 }
 

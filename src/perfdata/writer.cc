@@ -55,12 +55,12 @@ namespace {
 // Features a pipe stream carries as HEADER_FEATURE records. perf's stream
 // reader mishandles the others (it reads BUILD_ID and AUXTRACE data from the
 // stream itself), so they go as their own record types or not at all.
+// COMPRESSED does go: perf's reader sets up its decompressor from it.
 bool pipe_feature(std::uint32_t id) {
   switch (id) {
     case kFeatTracingData:
     case kFeatBuildId:
     case kFeatAuxtrace:
-    case kFeatCompressed:
     case kFeatDirFormat:
     case kFeatStat:
       return false;

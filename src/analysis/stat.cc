@@ -294,8 +294,9 @@ void StatEngine::add_run(const StatReading& reading, std::uint64_t wall_ns) {
   ++runs_;
 }
 
-void StatEngine::add_interval(const StatReading& reading, std::uint64_t interval_ns) {
-  shadow_.clear();
+void StatEngine::add_interval(const StatReading& reading, std::uint64_t interval_ns,
+                              bool reset_shadow) {
+  if (reset_shadow) shadow_.clear();
   process(reading, previous_ ? &*previous_ : nullptr);
   previous_ = reading;
   walltime_ = RunningStats{};

@@ -130,7 +130,11 @@ class StatEngine {
   void add_run(const StatReading& reading, std::uint64_t wall_ns);
   // An interval: shows the counts since the previous interval (or since the
   // start), with the interval's length as the elapsed time for the metrics.
-  void add_interval(const StatReading& reading, std::uint64_t interval_ns);
+  // perf stat starts each interval's metric figures afresh; perf stat report
+  // does not (`reset_shadow` false): its rates divide by the mean clock of
+  // all intervals so far.
+  void add_interval(const StatReading& reading, std::uint64_t interval_ns,
+                    bool reset_shadow = true);
 
   int runs() const { return runs_; }
   const StatValue& value(std::size_t ev, std::size_t aggr) const { return shown_[ev][aggr]; }

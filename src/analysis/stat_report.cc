@@ -203,7 +203,7 @@ Status stat_report(perfdata::Reader& reader, const StatReportOptions& opts,
           file.engine->add_run(file.reading, r->time);
           out(file.printer->final_report());
         } else {
-          file.engine->add_interval(file.reading, 0);
+          file.engine->add_interval(file.reading, 0, /*reset_shadow=*/false);
           out(file.printer->interval(r->time));
         }
         break;

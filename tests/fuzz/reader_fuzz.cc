@@ -1,12 +1,18 @@
 // libFuzzer target for the perf.data reader: header, attrs, feature table,
-// every record (file and pipe mode, compressed), sample and trailer decoding.
+// every record (file and pipe mode, compressed), sample and trailer decoding,
+// and what reads records after it: perfkit dump's record printer (into a
+// writer with no file) and the byte-order conversion of each record.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "analysis/dump_records.h"
+#include "base/output.h"
 #include "perfdata/reader.h"
 #include "perfdata/record_stream.h"
 #include "record/records.h"
 #include "record/sample.h"
+#include "record/swap.h"
 
 using namespace perfkit;
 
@@ -78,15 +84,35 @@ void decode(const perfdata::EventSet& events, const record::RecordView& v) {
   }
 }
 
+// Converts the record to the other byte order, as inject does.
+void swap(const perfdata::EventSet& events, const record::RecordView& v,
+          std::vector<std::uint8_t>& buf) {
+  if (v.type == abi::kRecordCompressed || v.type == abi::kRecordCompressed2) return;
+  int idx = events.attr_index(v);
+  const abi::RecordLayout* layout =
+      idx >= 0 ? &events[static_cast<std::size_t>(idx)].layout : nullptr;
+  buf.resize(v.bytes.size());
+  (void)record::swap_record(v, layout, buf.data());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto r = perfdata::Reader::open_memory(Bytes(data, size), "fuzz");
   if (!r) return 0;
   perfdata::Reader& rd = **r;
+  analysis::RecordPrinter printer(rd);
+  FdWriter null_out(-1, "null", false, 1 << 16);  // no descriptor: output is dropped
+  std::vector<std::uint8_t> buf;
   (void)perfdata::process_records(rd, {}, [&](const perfdata::ReadRecord& rec, std::uint64_t) {
     decode(rd.events(), rec.view);
-    return ok();
+    swap(rd.events(), rec.view, buf);
+    if (rec.view.type == abi::kRecordCompressed || rec.view.type == abi::kRecordCompressed2) {
+      printer.count(rec.view);
+      return ok();
+    }
+    return printer.print(rec, null_out);
   });
+  printer.print_stats(null_out);
   return 0;
 }

@@ -33,11 +33,17 @@ Status ScriptPrinter::prepare() {
   traits_.has_auxtrace = reader.feature(kFeatAuxtrace).has_value();
   traits_.has_clock = reader.feature(kFeatClockData).has_value();
   perfdata::Features feats;
-  for (std::uint32_t id : {kFeatArch, kFeatSampleTime}) {
+  for (std::uint32_t id : {kFeatArch, kFeatSampleTime, kFeatBuildId}) {
     if (auto blob = reader.feature(id))
       (void)perfdata::parse_feature(id, blob->data, reader.swapped(), blob->offset, feats);
   }
   arch_ = dump_detail::normalize_arch(feats.arch.value_or(""));
+  if (feats.build_id) {
+    for (const auto& e : feats.build_id->entries) {
+      const unsigned mode = e.misc & kMiscCpumodeMask;
+      if (mode == kMiscKernel || mode == kMiscGuestKernel) kernel_build_ids_.insert(e.filename);
+    }
+  }
   kernel_start_ = 0xffff800000000000ULL;
 
   if (opts_.have_cpus) {
@@ -62,18 +68,27 @@ Status ScriptPrinter::prepare() {
     PK_ASSIGN(ranges_, parse_time_ranges(opts_.time, first, last, opts_.reltime));
   }
 
+  make_tracepoint_formatter();
+  return ok();
+}
+
+// The formats of the recording's tracepoints, once its tracing data is
+// known (the header in file mode, a HEADER_TRACING_DATA record in a pipe).
+void ScriptPrinter::make_tracepoint_formatter() {
+  perfdata::Reader& reader = session_.reader();
   bool tracepoints = false;
   for (const auto& ev : reader.events().events()) tracepoints |= ev.attr.type == 2;
   Bytes td = reader.tracing_data();
-  if (tracepoints && !td.empty()) {
-    auto tp = TracepointFormatter::create(td, opts_.warn);
-    if (!tp) {
-      if (opts_.warn) opts_.warn(tp.error().message());
-    } else {
-      tracepoints_ = std::move(*tp);
-      machine::Machine* m = &session_.machine();
-      tracepoints_->set_kernel_resolver([m](std::uint64_t addr, std::string& name,
-                                            std::uint64_t& start, std::string& module) {
+  if ((!tracepoints && !traits_.pipe) || td.empty()) return;
+  auto tp = TracepointFormatter::create(td, opts_.warn);
+  if (!tp) {
+    if (opts_.warn) opts_.warn(tp.error().message());
+    return;
+  }
+  tracepoints_ = std::move(*tp);
+  machine::Machine* m = &session_.machine();
+  tracepoints_->set_kernel_resolver(
+      [m](std::uint64_t addr, std::string& name, std::uint64_t& start, std::string& module) {
         machine::Thread& idle = m->findnew_thread(0, 0);
         machine::Location loc = m->resolve(idle, kMiscKernel, addr);
         if (loc.symbol < 0 || !loc.map) return false;
@@ -82,9 +97,6 @@ Status ScriptPrinter::prepare() {
         module = loc.dso->kind == machine::DsoKind::kModule ? loc.dso->short_name : "";
         return true;
       });
-    }
-  }
-  return ok();
 }
 
 Status run_script(Session& session, ScriptOptions opts, FdWriter& out) {
@@ -99,6 +111,7 @@ Status run_script(Session& session, ScriptOptions opts, FdWriter& out) {
     uo.inline_frames = inline_frames;
     uo.full_source_path = full_path;
     uo.lines = printer.source_lines();
+    uo.unwind_arch = printer.arch().empty() || printer.arch() == "x86";
     session.set_unwinder(make_dwarf_unwinder(session.symbolizer(), uo));
   }
   PK_TRY(session.run(printer));

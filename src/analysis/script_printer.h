@@ -42,12 +42,15 @@ class ScriptPrinter : public SampleVisitor {
   Status after_record(const perfdata::ReadRecord& rec) override;
 
   bool use_callchain() const { return use_callchain_; }
+  // perf's normalized name of the recording's architecture ("" if unknown).
+  const std::string& arch() const { return arch_; }
   std::shared_ptr<symbol::SourceLines> source_lines();
 
  private:
   using Buf = fmt::memory_buffer;
 
   // ---- samples (script_sample.cc) ----
+  Status print_sample(const ResolvedSample& s, std::uint64_t period, bool period_set);
   bool filtered(const ResolvedSample& s) const;
   void print_start(const OutputConfig& o, const StartFields& f);
   void print_time(std::uint64_t t);
@@ -59,6 +62,7 @@ class ScriptPrinter : public SampleVisitor {
   void print_srcline(const machine::Location& loc, std::string_view prefix);
   void print_addr(const OutputConfig& o, const ResolvedSample& s);
   void print_regs(const record::Regs& regs, std::uint64_t mask);
+  void print_data_src(std::uint64_t data_src);  // script_mem.cc
   void print_brstack(const OutputConfig& o, const ResolvedSample& s, int kind);
   void print_srccode(const machine::Location& loc, machine::Thread* thread);
   machine::Location resolve_fb(machine::Thread& t, std::uint8_t cpumode, std::uint64_t addr);
@@ -68,6 +72,7 @@ class ScriptPrinter : public SampleVisitor {
 
   // ---- side-band records (script_sideband.cc) ----
   bool shows(std::uint32_t type) const;
+  void make_tracepoint_formatter();
   Status print_side_band(const perfdata::ReadRecord& rec);
   void print_record_body(const record::RecordView& r);
 
@@ -96,6 +101,11 @@ class ScriptPrinter : public SampleVisitor {
     unsigned line = 0;
   };
   std::unordered_map<const machine::Thread*, SrccodeState> srccode_;
+  std::unordered_map<std::uint64_t, std::uint64_t> read_last_;  // per sample id
+  std::size_t data_src_width_ = 0;
+  // Paths of the kernel-mode entries of the build-id table: perf names
+  // those modules by path, the others "[name]".
+  std::unordered_set<std::string> kernel_build_ids_;
 };
 
 }  // namespace perfkit::analysis

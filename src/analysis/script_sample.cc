@@ -84,8 +84,15 @@ std::string_view ScriptPrinter::symbol_name(const machine::Location& loc) const 
 int ScriptPrinter::name_width() {
   if (name_width_) return name_width_;
   names_.clear();
-  for (std::size_t i = 0; i < session_.reader().events().size(); ++i) {
+  const auto& events = session_.reader().events();
+  for (std::size_t i = 0; i < events.size(); ++i) {
     names_.push_back(session_.event_name(i));
+    // A tracepoint the header does not name takes "sys:name" from its format.
+    if (events[i].attr.type == 2 && tracepoints_ &&
+        (events[i].name.empty() || events[i].name == "unknown tracepoint")) {
+      std::string tp = tracepoints_->event_name(events[i].attr.config);
+      if (!tp.empty()) names_.back() = tp;
+    }
     name_width_ = std::max<int>(name_width_, static_cast<int>(names_.back().size()));
   }
   return name_width_;
@@ -183,7 +190,10 @@ void ScriptPrinter::print_dso_name(const machine::Dso* d) {
     b_.append(std::string_view("[unknown]"));
     return;
   }
-  const std::string& n = d->kind == machine::DsoKind::kModule && !opts_.show_kernel_path
+  // perf names a module "[name]" unless the recording's build-id table
+  // registered it first, in kernel mode, under its path.
+  const std::string& n = d->kind == machine::DsoKind::kModule && !opts_.show_kernel_path &&
+                                 !kernel_build_ids_.count(d->long_name)
                              ? d->short_name
                              : d->long_name;
   b_.append(n);
@@ -357,7 +367,30 @@ void ScriptPrinter::print_ip_part(const OutputConfig& o, const ResolvedSample& s
     print_location(o, s.sample->ip, s.loc);
 }
 
+// perf delivers a sample that reads counters (PERF_SAMPLE_READ) once per
+// value read, as a sample of the value's event with the counter's increase
+// since its previous read as the period; values of unknown ids are dropped.
 Status ScriptPrinter::on_sample(const ResolvedSample& s) {
+  const record::Sample& smp = *s.sample;
+  if (!(smp.sample_type & kSampleRead)) return print_sample(s, smp.period, false);
+  const record::ReadValues& rv = smp.read;
+  const std::uint64_t n =
+      (rv.read_format & kFormatGroup) ? rv.nr : std::min<std::uint64_t>(rv.nr, 1);
+  ResolvedSample one = s;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    record::ReadValues::Value v = rv.at(i);
+    int idx = session_.reader().events().index_of_id(v.id);
+    if (idx < 0) continue;
+    std::uint64_t& last = read_last_[v.id];
+    const std::uint64_t period = v.value - last;
+    last = v.value;
+    one.event = static_cast<std::size_t>(idx);
+    PK_TRY(print_sample(one, period, true));
+  }
+  return ok();
+}
+
+Status ScriptPrinter::print_sample(const ResolvedSample& s, std::uint64_t period, bool period_set) {
   const record::Sample& smp = *s.sample;
   const auto& ev = session_.reader().events()[s.event];
   const EventAttr& attr = ev.attr;
@@ -391,7 +424,7 @@ Status ScriptPrinter::on_sample(const ResolvedSample& s) {
 
   auto out = std::back_inserter(b_);
   if (o.has(F::kPeriod))
-    fmt::format_to(out, "{:10} ", (st & kSamplePeriod) ? smp.period : attr.sample_period);
+    fmt::format_to(out, "{:10} ", period_set || (st & kSamplePeriod) ? period : attr.sample_period);
   if (o.has(F::kEvent)) {
     int w = name_width();
     fmt::format_to(out, "{:>{}}: ", names_[s.event], w);
@@ -400,6 +433,7 @@ Status ScriptPrinter::on_sample(const ResolvedSample& s) {
   if (o.has(F::kTrace) && (st & kSampleRaw) && tracepoints_ && attr.type == 2)
     tracepoints_->format(attr.config, static_cast<std::int32_t>(cpu), smp.raw, b_);
   if (o.has(F::kAddr)) print_addr(o, s);
+  if (o.has(F::kDataSrc)) print_data_src(smp.data_src);
   if (o.has(F::kWeight)) {
     std::uint64_t w = (st & kSampleWeightStruct) ? smp.weight_var1() : smp.weight;
     fmt::format_to(out, "{:16}", w);

@@ -50,6 +50,10 @@ Status ScriptPrinter::before_record(const perfdata::ReadRecord& rec) {
 
 Status ScriptPrinter::after_record(const perfdata::ReadRecord& rec) {
   const auto& r = rec.view;
+  if (r.type == kRecordHeaderTracingData && !tracepoints_) {
+    make_tracepoint_formatter();
+    return ok();
+  }
   if (r.type == kRecordHeaderAttr && traits_.pipe) {
     const auto& events = session_.reader().events();
     if (!events.empty()) {

@@ -38,6 +38,8 @@ class DwarfUnwinder final : public UserStackUnwinder {
   dwarf::UnwindTables* tables_for(const machine::Dso* d);
 
  private:
+  bool openable(const machine::Dso& d);
+  bool unwind_ready(const std::shared_ptr<machine::MapSet>& maps);
   void append(machine::Machine& m, machine::Thread& t, std::uint64_t ip, bool caller_order,
               std::vector<Frame>& out);
   const char* intern(std::string_view s);
@@ -48,6 +50,15 @@ class DwarfUnwinder final : public UserStackUnwinder {
   std::unordered_map<std::uint32_t, symbol::SourceLines::Dso*> lines_dso_;
   std::unordered_map<std::string, std::unique_ptr<std::string>> names_;
   std::vector<std::uint64_t> ips_;
+  std::unordered_map<std::uint32_t, bool> openable_;  // by dso index
+  // Per address space (held, so that its address is not reused): the map
+  // count last scanned, and whether it is ready.
+  struct Readiness {
+    std::shared_ptr<const machine::MapSet> hold;
+    std::size_t seen = ~std::size_t{0};
+    bool ready = false;
+  };
+  std::unordered_map<const machine::MapSet*, Readiness> ready_;
 };
 
 // The process as the unwinder sees it for one sample: its user maps and
@@ -109,6 +120,35 @@ dwarf::UnwindTables* DwarfUnwinder::tables_for(const machine::Dso* d) {
   return tables_.emplace(d->index, std::move(t)).first->second.get();
 }
 
+// Whether perf could read the DSO's data: from the build-id cache or its
+// path. [vdso] is this machine's own vdso unless the recording's build-id
+// table names it (perf then looks only in the cache).
+bool DwarfUnwinder::openable(const machine::Dso& d) {
+  auto [it, fresh] = openable_.try_emplace(d.index, false);
+  if (!fresh) return it->second;
+  const auto& so = symbolizer_.options();
+  const bool cached = !d.build_id.empty() && !so.buildid_dir.empty() &&
+                      is_file(symbol::buildid_link_path(so.buildid_dir, d.build_id) + "/elf");
+  if (d.kind == machine::DsoKind::kUser)
+    it->second = cached || is_file(so.symfs + d.long_name);
+  else if (d.kind == machine::DsoKind::kVdso && d.long_name == "[vdso]")
+    it->second = cached || !d.header_build_id;
+  return it->second;
+}
+
+// perf unwinds a process only once one of its maps had a DSO whose ELF class
+// it could read (unwind__prepare_access); before that its user stacks give
+// no frames at all, not even the sampled ip.
+bool DwarfUnwinder::unwind_ready(const std::shared_ptr<machine::MapSet>& maps) {
+  Readiness& r = ready_[maps.get()];
+  if (!r.hold) r.hold = maps;
+  if (r.ready || r.seen == maps->maps().size()) return r.ready;
+  r.seen = maps->maps().size();
+  for (const machine::Map& m : maps->maps())
+    if (m.dso && openable(*m.dso)) return r.ready = true;
+  return false;
+}
+
 const char* DwarfUnwinder::intern(std::string_view s) {
   auto& p = names_[std::string(s)];
   if (!p) p = std::make_unique<std::string>(s);
@@ -149,7 +189,7 @@ void DwarfUnwinder::append(machine::Machine& m, machine::Thread& t, std::uint64_
 void DwarfUnwinder::unwind(machine::Machine& m, machine::Thread& t, const record::Sample& s,
                            bool caller_order, int max_stack, std::vector<Frame>& out) {
   const record::Regs& r = s.user_regs;
-  if (r.abi == 0 || s.user_stack_dyn_size == 0 || max_stack <= 0) return;
+  if (!opts_.unwind_arch || r.abi == 0 || s.user_stack_dyn_size == 0 || max_stack <= 0) return;
   // Sample values come one per set mask bit, lowest bit first.
   std::uint64_t perf_regs[64];
   std::uint64_t have = 0;
@@ -162,7 +202,7 @@ void DwarfUnwinder::unwind(machine::Machine& m, machine::Thread& t, const record
   dwarf::UnwindRegs regs;
   for (int d = 0; d < dwarf::kRegCount; ++d)
     if (have & (1ULL << kPerfRegOfDwarf[d])) regs.set(d, perf_regs[kPerfRegOfDwarf[d]]);
-  if (!regs.has(dwarf::kRegRip)) return;
+  if (!regs.has(dwarf::kRegRip) || !t.maps || !unwind_ready(t.maps)) return;
   const std::uint64_t sp = regs.has(dwarf::kRegRsp) ? regs.value[dwarf::kRegRsp] : 0;
   std::size_t n = std::min<std::uint64_t>(s.user_stack_dyn_size, s.user_stack.size());
   SampleTarget target(*this, t, sp, s.user_stack.subspan(0, n));

@@ -20,6 +20,9 @@ struct UnwindOptions {
   // Shared with other users of source lines (perf script's srcline field);
   // made here when null.
   std::shared_ptr<symbol::SourceLines> lines;
+  // Whether the recording's architecture is one this unwinder (and perf's
+  // libunwind build) handles: x86, or not named. Else stacks give no frames.
+  bool unwind_arch = true;
 };
 
 // An unwinder bound to `symbolizer` (which finds the ELF files of DSOs).

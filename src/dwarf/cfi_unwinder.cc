@@ -375,8 +375,10 @@ Step step(UnwindRegs& regs, std::uint64_t& sp, bool& prev_instr, UnwindTarget& t
   const std::uint64_t ip = regs.value[kRegRip];
   std::uint64_t bias = 0;
   UnwindTables* tables = target.tables_at(ip, bias);
-  const UnwindTables::Frame* frame =
-      tables ? tables->frame_at(ip - bias - (prev_instr ? 1 : 0)) : nullptr;
+  // No file to read tables from: perf's find_proc_info fails outright
+  // (-EINVAL), and libunwind tries no fallback.
+  if (!tables) return Step::kError;
+  const UnwindTables::Frame* frame = tables->frame_at(ip - bias - (prev_instr ? 1 : 0));
   const std::uint64_t prev_ip = ip, prev_sp = sp;
   if (frame) {
     Evaluator ev(regs, 0, target);
@@ -432,7 +434,7 @@ Step step(UnwindRegs& regs, std::uint64_t& sp, bool& prev_instr, UnwindTarget& t
     if (new_ip == prev_ip && sp == prev_sp) return Step::kError;
     return Step::kNext;
   }
-  // No CFI here: libunwind's x86-64 fallbacks.
+  // Tables without a frame for ip (-UNW_ENOINFO): libunwind's x86-64 fallbacks.
   std::uint64_t w0 = 0, w1 = 0;
   if (target.read(ip, w0) && target.read(ip + 8, w1) && (w0 & 0xffff) == 0x25ff &&
       ((w0 >> 48) & 0xff) == 0x68 && ((w1 >> 24) & 0xff) == 0xe9) {

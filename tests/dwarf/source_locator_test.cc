@@ -1,0 +1,163 @@
+// SourceLocator against GNU addr2line (the program perf 6.1 runs): for
+// addresses spread over the code of several binaries — a test program with
+// inlining built here, the cpuloop workload, libc (DWARF in a separate debug
+// file found by build-id), ld.so and a stripped program (ELF symbols only) —
+// `addr2line -e FILE -i -f` and the locator must give the same frames.
+#include "dwarf/source_locator.h"
+
+#include <elf.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "elf/elf_file.h"
+#include "support/test_support.h"
+
+namespace perfkit::dwarf {
+namespace {
+
+bool have_addr2line() { return access("/usr/bin/addr2line", X_OK) == 0; }
+
+// addr2line's text for one address, without discriminators.
+std::string format(bool found, const std::vector<SourceFrame>& frames) {
+  if (!found) return "??\n??:0\n";
+  std::string out;
+  for (const auto& f : frames) {
+    out += f.function.empty() ? std::string("??") : std::string(f.function);
+    out += '\n';
+    out += f.has_file ? std::string(f.file) : std::string("??");
+    out += ':';
+    out += f.line ? std::to_string(f.line) : std::string("?");
+    out += '\n';
+  }
+  return out;
+}
+
+// Runs addr2line once for all addresses; each answer ends at the "??\n??:0"
+// the extra "," query prints (the way perf reads it).
+std::vector<std::string> addr2line(const std::string& file,
+                                   const std::vector<std::uint64_t>& addrs) {
+  test::TempDir dir;
+  std::string in;
+  for (auto a : addrs) in += fmt::format("{:016x}\n,\n", a);
+  test::write_file(dir.path("in"), in);
+  auto r = test::run("addr2line -e " + test::sh(file) + " -i -f < " + dir.path("in"));
+  std::vector<std::string> out;
+  std::istringstream s(r.out);
+  std::string fn, loc, cur;
+  // Records come in pairs of lines; a "??" + "??:0" pair closes an answer,
+  // except that an unknown address answers with two such pairs.
+  while (std::getline(s, fn) && std::getline(s, loc)) {
+    auto d = loc.find(" (discriminator");
+    if (d != std::string::npos) loc.resize(d);
+    if (fn == "??" && loc == "??:0") {
+      if (cur.empty()) {
+        out.push_back("??\n??:0\n");
+        std::getline(s, fn);  // the sentinel pair that follows
+        std::getline(s, loc);
+      } else {
+        out.push_back(cur);
+      }
+      cur.clear();
+      continue;
+    }
+    cur += fn + "\n" + loc + "\n";
+  }
+  return out;
+}
+
+// Addresses every `step` bytes through the executable sections, plus each
+// function symbol's start and start+1.
+std::vector<std::uint64_t> sample_addresses(const std::string& file, std::uint64_t step) {
+  std::vector<std::uint64_t> out;
+  auto f = elf::ElfFile::open(file);
+  if (!f) return out;
+  for (const auto& s : f->sections()) {
+    if (!(s.flags & SHF_EXECINSTR) || !(s.flags & SHF_ALLOC)) continue;
+    for (std::uint64_t a = s.addr; a < s.addr + s.size; a += step) out.push_back(a);
+  }
+  out.push_back(0x10);  // outside every section
+  return out;
+}
+
+void compare(const std::string& file, std::uint64_t step, std::size_t max = 4000) {
+  if (!have_addr2line()) GTEST_SKIP() << "addr2line is not installed";
+  auto loc = SourceLocator::open(file);
+  ASSERT_TRUE(loc) << loc.error().message();
+  std::vector<std::uint64_t> addrs = sample_addresses(file, step);
+  if (addrs.size() > max) addrs.resize(max);
+  auto expected = addr2line(file, addrs);
+  ASSERT_EQ(expected.size(), addrs.size()) << file;
+  std::vector<SourceFrame> frames;
+  int bad = 0;
+  std::string msg;
+  for (std::size_t i = 0; i < addrs.size(); ++i) {
+    bool found = (*loc)->lookup(addrs[i], frames);
+    std::string got = format(found, frames);
+    if (got == expected[i]) continue;
+    if (bad++ < 5)
+      msg += fmt::format("{:#x}:\n addr2line:\n{} locator:\n{}", addrs[i], expected[i], got);
+  }
+  EXPECT_EQ(bad, 0) << file << " (DWARF from " << (*loc)->dwarf_path() << "), " << bad << " of "
+                    << addrs.size() << " differ:\n"
+                    << msg;
+}
+
+const char* kInlineProgram = R"(
+#include <stdlib.h>
+static volatile unsigned long sink;
+static inline __attribute__((always_inline)) unsigned long leaf(unsigned long x) {
+  for (int i = 0; i < 100; i++) x = x * 3 + i;
+  return x;
+}
+static inline __attribute__((always_inline)) unsigned long mid(unsigned long x) {
+  sink += leaf(x);
+  return leaf(x + 1);
+}
+__attribute__((noinline)) unsigned long outer(unsigned long x) { return mid(x) + 1; }
+static __attribute__((noinline)) unsigned long helper(unsigned long x, int k) {
+  return k ? outer(x) * 2 : x;
+}
+int main(int argc, char** argv) {
+  unsigned long s = 0;
+  for (long i = 0; i < argc * 1000; i++) s += helper(i, argc);
+  return (int)(s & 1);
+}
+)";
+
+TEST(SourceLocator, MatchesAddr2lineOnInlinedCode) {
+  test::TempDir dir;
+  test::write_file(dir.path("inl.c"), kInlineProgram);
+  auto r = test::run("cc -O2 -g -o " + dir.path("inl") + " " + dir.path("inl.c"));
+  if (r.status != 0) GTEST_SKIP() << "no C compiler: " << r.err;
+  compare(dir.path("inl"), 1);
+  auto stripped = test::run("strip -o " + dir.path("inl.stripped") + " " + dir.path("inl"));
+  ASSERT_EQ(stripped.status, 0);
+  compare(dir.path("inl.stripped"), 1);  // no DWARF, no .symtab: dynamic symbols only
+}
+
+TEST(SourceLocator, MatchesAddr2lineOnTheWorkload) { compare(test::workload("cpuloop"), 1); }
+
+TEST(SourceLocator, MatchesAddr2lineOnSystemLibraries) {
+  for (const char* f : {"/usr/lib/x86_64-linux-gnu/libc.so.6",
+                        "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "/usr/bin/bash"}) {
+    if (access(f, R_OK) != 0) continue;
+    SCOPED_TRACE(f);
+    compare(f, 97);
+  }
+}
+
+TEST(SourceLocator, OpenErrorsNameTheFile) {
+  auto missing = SourceLocator::open("/nonexistent/file");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message().find("/nonexistent/file"), std::string::npos);
+  test::TempDir dir;
+  test::write_file(dir.path("text"), "not an ELF file\n");
+  EXPECT_FALSE(SourceLocator::open(dir.path("text")));
+}
+
+}  // namespace
+}  // namespace perfkit::dwarf

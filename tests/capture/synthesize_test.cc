@@ -285,7 +285,8 @@ TEST(SynthesizeTest, PerfUserRecords) {
   EXPECT_TRUE(conv->has_cycles);
   EXPECT_EQ(conv->cap_user_time_zero, 1);
 
-  auto name = record::parse_event_update(view(event_update_name_record(42, "cpu-clock:ppp")));
+  const auto name_rec = event_update_name_record(42, "cpu-clock:ppp");  // name points into it
+  auto name = record::parse_event_update(view(name_rec));
   ASSERT_TRUE(name);
   EXPECT_EQ(name->type, 2u);
   EXPECT_EQ(name->id, 42u);

@@ -47,6 +47,7 @@ class ScriptPrinter : public SampleVisitor {
   std::shared_ptr<symbol::SourceLines> source_lines();
 
  private:
+  friend class ItraceScript;  // Intel PT samples (script_itrace.cc)
   using Buf = fmt::memory_buffer;
 
   // ---- samples (script_sample.cc) ----

@@ -9,6 +9,7 @@
 #include "analysis/dump.h"
 #include "analysis/header_print.h"
 #include "analysis/script.h"
+#include "analysis/script_itrace.h"
 #include "analysis/session.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -116,6 +117,20 @@ int cmd_script(int argc, char** argv) {
   app.add_flag("-a,--all-cpus", all_cpus, "System-wide collection (accepted, no effect)");
   app.add_flag("-f,--force", force, "Don't complain, do it");
   app.add_flag("-v,--verbose", verbose, "Be more verbose");
+  // Intel PT (perf-intel-pt(1)): what to synthesize from the trace.
+  std::string itrace;
+  bool no_itrace = false, insn_trace = false, call_trace = false, call_ret_trace = false,
+       xed = false;
+  auto* itrace_opt = app.add_option("--itrace", itrace,
+                                    "Instruction Tracing options (perf's grammar; default "
+                                    "cepwx): i[period] b c r x w p e[flags] g[len] l[len] s[n] Z")
+                         ->expected(0, 1);
+  app.add_flag("--no-itrace", no_itrace, "Do not decode instruction trace data");
+  app.add_flag("--insn-trace", insn_trace, "Decode instructions from itrace (i0ns, -F+insn)");
+  app.add_flag("--xed", xed, "With --insn-trace: disassemble (Zydis, AT&T syntax as xed -A)");
+  app.add_flag("--call-trace", call_trace, "Show call trace from itrace (cewp, -F+callindent)");
+  app.add_flag("--call-ret-trace", call_ret_trace,
+               "Show call and return trace from itrace (crewp, -F+callindent,+flags)");
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
 
@@ -124,6 +139,28 @@ int cmd_script(int argc, char** argv) {
                 make_error("reltime and deltatime - the two don't get along well. Please limit "
                            "to --reltime or --deltatime."));
   opts.warn = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
+  analysis::ScriptItraceOptions itopts;
+  {
+    // The trace presets edit the fields and the itrace options as perf's do.
+    std::string preset, preset_fields;
+    if (insn_trace) preset = "i0ns", preset_fields = "+insn,-event,-period";
+    if (call_trace) preset = "cewp", preset_fields = "-ip,-addr,-event,-period,+callindent";
+    if (call_ret_trace)
+      preset = "crewp", preset_fields = "-ip,-addr,-event,-period,+callindent,+flags";
+    itopts.itrace = {};
+    if (!preset.empty()) {
+      opts.ns = true;
+      if (call_trace) itopts.dso_pad = 50;
+      auto st = opts.fields.parse(preset_fields, opts.warn);
+      if (!st) return fail("script", st.error());
+      (void)intelpt::parse_itrace(preset, true, itopts.itrace);
+    }
+    if (itrace_opt->count() > 0 || preset.empty()) {
+      auto st = intelpt::parse_itrace(itrace, true, itopts.itrace);
+      if (!st) return fail("script", st.error());
+    }
+    itopts.disasm = xed;
+  }
   for (const auto& f : fields) {
     auto st = opts.fields.parse(f, opts.warn);
     if (!st) return fail("script", st.error());
@@ -172,6 +209,14 @@ int cmd_script(int argc, char** argv) {
       auto fl = out.flush();
       return fl ? 0 : fail("script", fl.error());
     }
+  }
+  if (!no_itrace && analysis::has_intel_pt(s)) {
+    auto st = analysis::run_script_itrace(s, std::move(opts), itopts, input, out);
+    if (!st) {
+      (void)out.flush();
+      return fail("script", st.error().with_context(s.reader().name()));
+    }
+    return 0;
   }
   auto st = analysis::run_script(s, std::move(opts), out);
   if (!st) {

@@ -164,8 +164,16 @@ void Synthesizer::emit(SynthSample& out, std::uint64_t tsc) {
   sink_.on_sample(out);
 }
 
-void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s,
-                              std::uint64_t tsc) {
+// The flags perf gives the sample of a run's last instruction: its branch
+// kind, and trace end when tracing stopped there.
+static std::uint32_t last_flags(const Step& s) {
+  std::uint32_t f = insn_op_flags(s.last.op);
+  if (s.end == RunEnd::kDisabled) f |= kFlagBranch | kFlagTraceEnd;
+  return f;
+}
+
+void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s, std::uint64_t tsc,
+                              bool last) {
   if (o_.initial_skip && skip()) {
     insn_since_sample_ = 0;
     return;
@@ -176,7 +184,8 @@ void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s,
   out.insn_len = len;
   out.period = insn_since_sample_;
   insn_since_sample_ = 0;
-  out.flags = in_tx_ ? static_cast<std::uint32_t>(kFlagInTx) : 0u;
+  // perf flags an instruction sample with the instruction's branch kind.
+  out.flags = (in_tx_ ? static_cast<std::uint32_t>(kFlagInTx) : 0u) | (last ? last_flags(s) : 0u);
   out.offset = s.offset;
   emit(out, tsc);
 }
@@ -232,6 +241,7 @@ void Synthesizer::run(const Step& s) {
       if (i + 1 == s.ninsn) {
         out.tsc = s.last_timestamp;
         out.time = perf_time(s.last_timestamp);
+        out.flags |= last_flags(s);
       }
       out.ip = ip;
       out.insn_len = s.lengths[i];
@@ -251,11 +261,11 @@ void Synthesizer::run(const Step& s) {
       if (period_ticks_) {
         std::uint64_t est = (tsc + insn_since_tsc_) & ~(period_ticks_ - 1);
         if (est > next_tick_) {
-          if (next_tick_) sample_insn(ip, s.lengths[i], s, tsc);
+          if (next_tick_) sample_insn(ip, s.lengths[i], s, tsc, i + 1 == s.ninsn);
           next_tick_ = est;
         }
       } else if (insn_since_sample_ >= o_.period) {
-        sample_insn(ip, s.lengths[i], s, tsc);
+        sample_insn(ip, s.lengths[i], s, tsc, i + 1 == s.ninsn);
       }
       ip += s.lengths[i];
     }

@@ -110,7 +110,8 @@ class Synthesizer : public FlowSink {
   void event(const Step& s);
   void error(PtError code, const Step& s);
   void emit(SynthSample& out, std::uint64_t tsc);
-  void sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s, std::uint64_t tsc);
+  // `last`: the run's last instruction (its branch kind flags the sample).
+  void sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s, std::uint64_t tsc, bool last);
   void track_stack(std::uint64_t from, std::uint64_t to, std::uint32_t flags, std::uint8_t len);
   bool skip();
   std::uint64_t perf_time(std::uint64_t tsc) {

@@ -1,0 +1,588 @@
+// perf script's view of an Intel PT trace (script_itrace.h): the attrs perf
+// synthesizes for --itrace, and each synthesized sample printed through
+// ScriptPrinter's field printers as perf 6.1's process_event does.
+#include "analysis/script_itrace.h"
+
+#include <Zydis/Zydis.h>
+#include <fcntl.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include <array>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <unordered_map>
+
+#include "abi/event_names.h"
+#include "abi/perf_event.h"
+#include "analysis/itrace.h"
+#include "analysis/script_printer.h"
+#include "intelpt/config.h"
+#include "record/records.h"
+
+namespace perfkit::analysis {
+
+using namespace perfkit::abi;
+using F = ScriptField;
+using intelpt::SampleKind;
+
+namespace {
+
+constexpr std::size_t kKinds = static_cast<std::size_t>(SampleKind::kError) + 1;
+constexpr std::uint64_t kKernelStart = 0xffff800000000000ULL;
+
+// perf's PERF_SYNTH_INTEL_* configs.
+std::uint64_t synth_config(SampleKind k) {
+  switch (k) {
+    case SampleKind::kPtwrite:
+      return 0;
+    case SampleKind::kMwait:
+      return 1;
+    case SampleKind::kPwre:
+      return 2;
+    case SampleKind::kExstop:
+      return 3;
+    case SampleKind::kPwrx:
+      return 4;
+    case SampleKind::kCbr:
+      return 5;
+    case SampleKind::kPsb:
+      return 6;
+    default:
+      return 0;
+  }
+}
+
+// C's "%#x": no prefix for zero.
+std::string c_hex(std::uint64_t v) { return v ? fmt::format("{:#x}", v) : std::string("0"); }
+
+// The first pass: the side-band into the Machine, and what perf needs to
+// synthesize the attrs (the intel_pt attr, per-cpu or per-thread queues).
+class SideBand : public SampleVisitor {
+ public:
+  Status on_sample(const ResolvedSample&) override { return ok(); }
+  Status before_record(const perfdata::ReadRecord& rec) override {
+    if (rec.view.type != kRecordAuxtraceInfo || have_cfg) return ok();
+    auto info = record::parse_auxtrace_info(rec.view);
+    if (!info) return ok();
+    auto cfg = intelpt::parse_auxtrace_info(*info);
+    if (!cfg) return ok();
+    per_cpu = cfg->per_cpu_mmaps;
+    pmu_type = cfg->pmu_type;
+    have_cfg = true;
+    return ok();
+  }
+  bool have_cfg = false, per_cpu = false;
+  std::uint32_t pmu_type = 0;
+};
+
+// perf's thread stack as --call-trace uses it: return addresses pushed by
+// calls, popped by returns (to the matching entry) and by trace begins.
+struct CallStack {
+  struct Entry {
+    std::uint64_t ret = 0;
+    bool trace_end = false;
+  };
+  std::vector<Entry> e;
+  void pop_to(std::uint64_t ret) {
+    for (std::size_t i = e.size(); i-- > 0;)
+      if (e[i].ret == ret) {
+        e.resize(i);
+        return;
+      }
+  }
+  void event(std::uint32_t flags, std::uint64_t from, std::uint64_t to, std::uint8_t len) {
+    using namespace intelpt;
+    if (flags & kFlagCall) {
+      if (!to || from + len == to) return;
+      e.push_back({from + len, (flags & kFlagTraceEnd) != 0});
+    } else if (flags & kFlagTraceBegin) {
+      pop_to(to);
+      while (!e.empty() && e.back().trace_end) e.pop_back();
+    } else if ((flags & kFlagReturn) && from) {
+      pop_to(to);
+    }
+  }
+};
+
+}  // namespace
+
+// Prints synthesized samples with the printer's state and helpers (a friend
+// of ScriptPrinter).
+class ItraceScript {
+ public:
+  ItraceScript(ScriptPrinter& p, Session& s, const ScriptItraceOptions& it)
+      : p_(p), session_(s), it_(it) {
+    event_of_.fill(-1);
+    ZydisFormatterInit(&fmt_, ZYDIS_FORMATTER_STYLE_ATT);
+  }
+  ~ItraceScript() {
+    for (auto& [name, fd] : fds_)
+      if (fd >= 0) ::close(fd);
+  }
+
+  // Adds perf's synthesized events and prepares the printer with them;
+  // -C is checked against the recorded events only, as perf does (its
+  // synthesized events come later). Errors: the printer's.
+  Status prepare(const EventAttr& pt, bool per_cpu);
+  void add_events(const EventAttr& pt, bool per_cpu);
+  // What the decoder must synthesize: with callindent, every branch (the
+  // call stack needs them all); the printer applies c/r itself.
+  intelpt::ItraceOptions decode_options();
+  Status on_sample(const ItraceSample& s);
+
+ private:
+  void add(SampleKind k, EventAttr attr, const std::string& name);
+  void print_synth(const intelpt::SynthSample& s);
+  void print_error(const ItraceSample& s);
+  void print_bts(const OutputConfig& o, const ResolvedSample& rs, const intelpt::SynthSample& s);
+  void print_addr_sym(const OutputConfig& o, machine::Thread& t, std::uint64_t addr);
+  void print_callindent(const OutputConfig& o, const ResolvedSample& rs,
+                        const intelpt::SynthSample& s, std::size_t depth);
+  void print_insn(const OutputConfig& o, const ResolvedSample& rs, const intelpt::SynthSample& s);
+  void print_ipc(const OutputConfig& o, const intelpt::SynthSample& s);
+  bool read_code(const machine::Location& loc, std::uint8_t* buf, std::size_t n);
+
+  ScriptPrinter& p_;
+  Session& session_;
+  const ScriptItraceOptions& it_;
+  std::array<int, kKinds> event_of_{};
+  std::uint32_t branch_filter_ = 0;
+  bool callindent_ = false;
+  int spacing_ = 0;
+  std::unordered_map<std::int32_t, CallStack> stacks_;
+  std::unordered_map<std::string, int> fds_;
+  std::string_view vdso_;
+  bool vdso_tried_ = false;
+  record::Sample sample_;
+  ZydisFormatter fmt_;
+};
+
+void ItraceScript::add(SampleKind k, EventAttr attr, const std::string& name) {
+  auto& events = session_.reader().events();
+  events.add(attr, {});
+  events[events.size() - 1].name = name.empty() ? default_event_name(attr) : name;
+  event_of_[static_cast<std::size_t>(k)] = static_cast<int>(events.size() - 1);
+}
+
+// intel_pt_synth_events: the attrs perf adds, in its order.
+void ItraceScript::add_events(const EventAttr& pt, bool per_cpu) {
+  const intelpt::ItraceOptions& o = it_.itrace;
+  EventAttr a;
+  a.size = pt.size;
+  a.flags = pt.flags;
+  a.type = 0;
+  a.sample_type = (pt.sample_type & (kSampleMax - 1)) | kSampleIp | kSampleTid | kSamplePeriod;
+  if (o.timeless)
+    a.sample_type &= ~kSampleTime;
+  else
+    a.sample_type |= kSampleTime;
+  if (!per_cpu) a.sample_type &= ~kSampleCpu;
+  if (o.branches || o.calls || o.returns) {
+    EventAttr b = a;
+    b.config = 4;  // branch-instructions
+    b.sample_period = 1;
+    b.sample_type |= kSampleAddr;
+    add(SampleKind::kBranches, b, "");
+  }
+  if (o.callchain) a.sample_type |= kSampleCallchain;
+  if (o.last_branch) a.sample_type |= kSampleBranchStack;
+  if (o.instructions) {
+    EventAttr i = a;
+    i.config = 1;
+    i.sample_period = o.period ? o.period : 1;
+    add(SampleKind::kInstructions, i, "");
+  }
+  a.sample_type &= ~kSamplePeriod;
+  a.sample_period = 1;
+  if (o.transactions) {
+    a.config = 1;
+    add(SampleKind::kTransactions, a, "transactions");
+  }
+  a.type = kAttrTypeSynth;
+  a.sample_type |= kSampleRaw;
+  auto synth = [&](SampleKind k, const char* name) {
+    a.config = synth_config(k);
+    add(k, a, name);
+  };
+  if (o.ptwrites) synth(SampleKind::kPtwrite, "ptwrite");
+  if (o.pwr_events) {
+    synth(SampleKind::kCbr, "cbr");
+    synth(SampleKind::kPsb, "psb");
+    synth(SampleKind::kMwait, "mwait");
+    synth(SampleKind::kPwre, "pwre");
+    synth(SampleKind::kExstop, "exstop");
+    synth(SampleKind::kPwrx, "pwrx");
+  }
+  if (o.calls) branch_filter_ |= intelpt::kFlagCall | intelpt::kFlagAsync | intelpt::kFlagTraceEnd;
+  if (o.returns) branch_filter_ |= intelpt::kFlagReturn | intelpt::kFlagTraceBegin;
+}
+
+Status ItraceScript::prepare(const EventAttr& pt, bool per_cpu) {
+  const bool cpus = p_.opts_.have_cpus;
+  for (std::uint32_t type = 0; cpus && type < 6; ++type)
+    for (const auto& ev : session_.reader().events().events()) {
+      if (ev.attr.type != type) continue;
+      if (!(ev.attr.sample_type & kSampleCpu))
+        return make_error("File does not contain CPU events. Remove -C option to proceed.");
+      break;
+    }
+  add_events(pt, per_cpu);
+  p_.opts_.have_cpus = false;
+  Status st = p_.prepare();
+  p_.opts_.have_cpus = cpus;
+  return st;
+}
+
+intelpt::ItraceOptions ItraceScript::decode_options() {
+  intelpt::ItraceOptions o = it_.itrace;
+  const int bi = event_of_[static_cast<std::size_t>(SampleKind::kBranches)];
+  callindent_ = false;
+  if (bi >= 0) {
+    const auto& attr = session_.reader().events()[static_cast<std::size_t>(bi)].attr;
+    if (p_.opts_.fields.of(attr.type).has(F::kCallindent)) {
+      callindent_ = true;
+      o.branches = true;
+      o.calls = o.returns = false;
+    }
+  }
+  return o;
+}
+
+Status ItraceScript::on_sample(const ItraceSample& is) {
+  const intelpt::SynthSample& s = *is.sample;
+  if (s.kind == SampleKind::kError) {
+    print_error(is);
+    return ok();
+  }
+  const int ev = event_of_[static_cast<std::size_t>(s.kind)];
+  if (ev < 0) return ok();
+  std::size_t depth = 0;
+  if (s.kind == SampleKind::kBranches && callindent_) {
+    // perf's thread stack sees every branch; c and r only choose what prints.
+    CallStack& cs = stacks_[is.tid];
+    cs.event(s.flags, s.ip, s.addr, s.insn_len);
+    depth = cs.e.size() + ((s.flags & intelpt::kFlagReturn) ? 1 : 0);
+    if (branch_filter_ && !(branch_filter_ & s.flags)) return ok();
+  }
+  const auto& attr = session_.reader().events()[static_cast<std::size_t>(ev)].attr;
+  const std::uint64_t st = attr.sample_type;
+  const std::uint64_t time = (st & kSampleTime) ? s.time : ~0ULL;
+  // perf fast-forwards the decoder to the PSB before a time range (the
+  // first sample's period and a trace start show it); this decodes all and
+  // filters.
+  const std::uint64_t period = s.period;
+  if (skip_by_time(p_.ranges_, time)) return ok();
+  const std::uint32_t cpu = (st & kSampleCpu) ? static_cast<std::uint32_t>(is.cpu) : ~0u;
+  if (p_.opts_.have_cpus && cpu != ~0u && (cpu >= p_.cpu_set_.size() || !p_.cpu_set_[cpu]))
+    return ok();
+
+  machine::Machine& m = session_.machine();
+  machine::Thread& t = m.findnew_thread(is.pid, is.tid);
+  sample_.ip = s.ip;
+  sample_.addr = s.addr;
+  sample_.period = period;
+  sample_.time = time;
+  sample_.cpu = cpu;
+  sample_.pid = static_cast<std::uint32_t>(is.pid);
+  sample_.tid = static_cast<std::uint32_t>(is.tid);
+  sample_.sample_type = st;
+  ResolvedSample rs;
+  rs.event = static_cast<std::size_t>(ev);
+  rs.sample = &sample_;
+  rs.cpumode = s.ip >= kKernelStart ? kMiscKernel : kMiscUser;
+  rs.thread = &t;
+  rs.comm = t.comm;
+  rs.loc = m.resolve(t, rs.cpumode, s.ip);
+  if (p_.filtered(rs)) return ok();
+  const OutputConfig& o = p_.opts_.fields.of(attr.type);
+  if (!o.fields) return ok();
+
+  StartFields f;
+  f.pid = is.pid;
+  f.tid = is.tid;
+  f.cpu = cpu;
+  f.time = time;
+  f.misc = rs.cpumode;
+  f.record_type = kRecordSample;
+  f.comm = rs.comm;
+  p_.print_start(o, f);
+  auto& b = p_.b_;
+  auto out = std::back_inserter(b);
+  if (o.has(F::kPeriod)) fmt::format_to(out, "{:10} ", period);
+  if (o.has(F::kEvent)) fmt::format_to(out, "{:>{}}: ", p_.names_[rs.event], p_.name_width());
+  if (p_.opts_.fields.print_flags())
+    fmt::format_to(out, "  {:<21} ", intelpt::format_ip_flags(s.flags));
+  if (s.kind == SampleKind::kBranches) {
+    if (o.has(F::kCallindent)) print_callindent(o, rs, s, depth);
+    print_bts(o, rs, s);
+  } else {
+    if (attr.type == kAttrTypeSynth && o.has(F::kSynth)) print_synth(s);
+    if (o.has(F::kAddr)) fmt::format_to(out, "{:16x}", s.addr);
+    if (o.has(F::kIp)) {
+      b.push_back(' ');
+      p_.print_location(o, s.ip, rs.loc);
+    }
+    print_insn(o, rs, s);
+    print_ipc(o, s);
+  }
+  b.push_back('\n');
+  p_.out_.maybe_flush();
+  return ok();
+}
+
+// perf_sample__fprintf_bts, after the callindent.
+void ItraceScript::print_bts(const OutputConfig& o, const ResolvedSample& rs,
+                             const intelpt::SynthSample& s) {
+  auto& b = p_.b_;
+  OutputConfig no_srcline = o;
+  no_srcline.fields &= ~field_bit(F::kSrcline);
+  if (o.has(F::kIp)) {
+    b.push_back(' ');
+    p_.print_location(no_srcline, s.ip, rs.loc);
+  }
+  const auto& attr = session_.reader().events()[rs.event].attr;
+  if (o.has(F::kAddr) || ((attr.sample_type & kSampleAddr) && !o.user_set)) {
+    fmt::format_to(std::back_inserter(b), " => {:16x}", s.addr);
+    print_addr_sym(o, *rs.thread, s.addr);
+  }
+  print_ipc(o, s);
+  if (o.has(F::kIp) && o.has(F::kSrcline)) p_.print_srcline(rs.loc, "\n  ");
+  print_insn(o, rs, s);
+}
+
+void ItraceScript::print_addr_sym(const OutputConfig& o, machine::Thread& t, std::uint64_t addr) {
+  const std::uint8_t mode = addr >= kKernelStart ? kMiscKernel : kMiscUser;
+  machine::Location loc = p_.resolve_fb(t, mode, addr);
+  auto& b = p_.b_;
+  if (o.has(F::kSym)) {
+    b.push_back(' ');
+    p_.print_symoff(loc, loc.symbol >= 0 ? p_.symbol_name(loc) : std::string_view(),
+                    o.has(F::kSymoff));
+  }
+  if (o.has(F::kDso)) {
+    b.append(std::string_view(" ("));
+    p_.print_dso_name(loc.map ? loc.dso : nullptr);
+    b.push_back(')');
+  }
+}
+
+// perf_sample__fprintf_callindent: the called (or returning) function,
+// indented by the call depth, in a column that widens in steps of 32.
+void ItraceScript::print_callindent(const OutputConfig& o, const ResolvedSample& rs,
+                                    const intelpt::SynthSample& s, std::size_t depth) {
+  using namespace intelpt;
+  auto& b = p_.b_;
+  std::string_view name;
+  std::uint64_t ip = 0;
+  machine::Location addr_loc;
+  if (s.flags & (kFlagCall | kFlagTraceBegin)) {
+    const std::uint8_t mode = s.addr >= kKernelStart ? kMiscKernel : kMiscUser;
+    addr_loc = p_.resolve_fb(*rs.thread, mode, s.addr);
+    if (addr_loc.symbol >= 0)
+      name = p_.symbol_name(addr_loc);
+    else
+      ip = s.addr;
+  } else if (s.flags & (kFlagReturn | kFlagTraceEnd)) {
+    if (rs.loc.symbol >= 0)
+      name = p_.symbol_name(rs.loc);
+    else
+      ip = s.ip;
+  }
+  if (o.has(F::kDso) && !(o.has(F::kIp) || o.has(F::kAddr))) {
+    b.push_back('(');
+    const std::size_t at = b.size();
+    p_.print_dso_name(rs.loc.map ? rs.loc.dso : nullptr);
+    const std::size_t n = b.size() - at;
+    if (n < it_.dso_pad) b.append(std::string(it_.dso_pad - n, ' '));
+    b.append(std::string_view(")\t"));
+  }
+  int len = 0;
+  const int indent = static_cast<int>(depth) * 4;
+  if (!name.empty()) {
+    fmt::format_to(std::back_inserter(b), "{:{}}{}", "", indent, name);
+    len = indent + static_cast<int>(name.size());
+  } else if (ip) {
+    fmt::format_to(std::back_inserter(b), "{:{}}{:16x}", "", indent, ip);
+    len = indent + std::max(16, static_cast<int>(fmt::formatted_size("{:x}", ip)));
+  }
+  if (len > spacing_ || (len && len < spacing_ - 52)) spacing_ = (len + 4 + 31) / 32 * 32;
+  if (len < spacing_) b.append(std::string(static_cast<std::size_t>(spacing_ - len), ' '));
+}
+
+// This process's vdso (the traced programs ran on the same kernel, as the
+// decoder assumes): its bytes in memory, "" when there is none.
+static std::string_view own_vdso() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("[vdso]") == std::string::npos) continue;
+    std::uint64_t lo = std::stoull(line, nullptr, 16);
+    std::uint64_t hi = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
+    if (lo != getauxval(AT_SYSINFO_EHDR) || hi <= lo) break;
+    return {reinterpret_cast<const char*>(lo), static_cast<std::size_t>(hi - lo)};
+  }
+  return {};
+}
+
+bool ItraceScript::read_code(const machine::Location& loc, std::uint8_t* buf, std::size_t n) {
+  if (!loc.map || !loc.dso || loc.map->identity) return false;
+  if (loc.dso->long_name == "[vdso]") {
+    if (!vdso_tried_) vdso_ = own_vdso(), vdso_tried_ = true;
+    if (loc.addr > vdso_.size() || n > vdso_.size() - loc.addr) return false;
+    std::memcpy(buf, vdso_.data() + loc.addr, n);
+    return true;
+  }
+  auto [it, fresh] = fds_.try_emplace(loc.dso->long_name, -1);
+  if (fresh) it->second = ::open(loc.dso->long_name.c_str(), O_RDONLY | O_CLOEXEC);
+  if (it->second < 0) return false;
+  return ::pread(it->second, buf, n, static_cast<off_t>(loc.addr)) == static_cast<ssize_t>(n);
+}
+
+// perf_sample__fprintf_insn: ilen and the instruction's bytes (read from the
+// code when the sample carries none, as perf's script_fetch_insn does).
+void ItraceScript::print_insn(const OutputConfig& o, const ResolvedSample& rs,
+                              const intelpt::SynthSample& s) {
+  if (!o.has(F::kInsnlen) && !o.has(F::kInsn)) return;
+  std::uint8_t code[16] = {};
+  unsigned len = s.insn_len;
+  bool have = len && read_code(rs.loc, code, len);
+  if (!len && s.ip) {
+    ZydisDecoder dec;
+    ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+    std::size_t n = 16;
+    while (n && !read_code(rs.loc, code, n)) --n;
+    ZydisDecodedInstruction insn;
+    if (n && ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, nullptr, code, n, &insn))) {
+      len = insn.length;
+      have = true;
+    }
+  }
+  if (!have) len = s.insn_len;
+  auto out = std::back_inserter(p_.b_);
+  if (o.has(F::kInsnlen)) fmt::format_to(out, " ilen: {}", len);
+  if (!o.has(F::kInsn) || !len || !have) return;
+  if (it_.disasm) {
+    ZydisDecoder dec;
+    ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+    ZydisDecodedInstruction insn;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    char text[256];
+    if (ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &insn, ops)) &&
+        ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt_, &insn, ops, insn.operand_count_visible,
+                                                     text, sizeof(text), s.ip, nullptr))) {
+      fmt::format_to(out, "\t\t{}", text);
+      return;
+    }
+  }
+  p_.b_.append(std::string_view(" insn:"));
+  for (unsigned i = 0; i < len; ++i) fmt::format_to(out, " {:02x}", code[i]);
+}
+
+void ItraceScript::print_ipc(const OutputConfig& o, const intelpt::SynthSample& s) {
+  if (!o.has(F::kIpc) || !s.cyc_cnt || !s.insn_cnt) return;
+  const std::uint64_t ipc = s.insn_cnt * 100 / s.cyc_cnt;
+  fmt::format_to(std::back_inserter(p_.b_), " \t IPC: {}.{:02} ({}/{}) ", ipc / 100, ipc % 100,
+                 s.insn_cnt, s.cyc_cnt);
+}
+
+// perf_sample__fprintf_synth: the event's payload, padded to 34 columns.
+void ItraceScript::print_synth(const intelpt::SynthSample& s) {
+  auto& b = p_.b_;
+  const std::size_t at = b.size();
+  auto out = std::back_inserter(b);
+  const std::uint64_t p = s.payload;
+  switch (s.kind) {
+    case SampleKind::kPtwrite: {
+      char str[9] = {};
+      bool prt = true;
+      std::size_t i = 0;
+      for (; i < 8; ++i) {
+        char c = static_cast<char>((p >> (8 * i)) & 0xff);
+        if (!c) break;
+        if (!std::isprint(static_cast<unsigned char>(c))) prt = false;
+      }
+      for (std::size_t j = i; j < 8; ++j)
+        if ((p >> (8 * j)) & 0xff) prt = false;
+      if (prt) std::memcpy(str, &p, 8);
+      fmt::format_to(out, " IP: {} payload: {} {} ", s.aux, c_hex(p), str);
+      break;
+    }
+    case SampleKind::kMwait:
+      fmt::format_to(out, " hints: {} extensions: {} ", c_hex(p & 0xff), c_hex((p >> 32) & 3));
+      break;
+    case SampleKind::kPwre:
+      fmt::format_to(out, " hw: {} cstate: {} sub-cstate: {} ", (p >> 7) & 1, (p >> 12) & 0xf,
+                     (p >> 8) & 0xf);
+      break;
+    case SampleKind::kExstop:
+      fmt::format_to(out, " IP: {} ", s.aux);
+      break;
+    case SampleKind::kPwrx:
+      fmt::format_to(out, " deepest cstate: {} last cstate: {} wake reason: {} ", p & 0xf,
+                     (p >> 4) & 0xf, c_hex((p >> 8) & 0xf));
+      break;
+    case SampleKind::kCbr:
+      fmt::format_to(out, " cbr: {:2} freq: {:4} MHz ({:3}%) ", s.aux, s.cbr_freq_mhz,
+                     s.cbr_percent);
+      break;
+    case SampleKind::kPsb:
+      fmt::format_to(out, " psb offs: {}", c_hex(p));
+      break;
+    default:
+      break;
+  }
+  const std::size_t n = b.size() - at;
+  if (n > 0 && n < 34) b.append(std::string(34 - n, ' '));
+}
+
+// perf_event__fprintf_auxtrace_error, as perf script prints the errors.
+void ItraceScript::print_error(const ItraceSample& is) {
+  const intelpt::SynthSample& s = *is.sample;
+  auto out = std::back_inserter(p_.b_);
+  fmt::format_to(out, " instruction trace error type 1");
+  if (s.time)
+    fmt::format_to(out, " time {}.{:09}", s.time / 1000000000ULL, s.time % 1000000000ULL);
+  else
+    fmt::format_to(out, " time 0");
+  fmt::format_to(out, " cpu {} pid {} tid {} ip {} code {}: {}\n", is.cpu, is.pid, is.tid,
+                 c_hex(s.ip), static_cast<int>(s.error), s.error_msg ? s.error_msg : "");
+  p_.out_.maybe_flush();
+}
+
+bool has_intel_pt(Session& session) { return has_auxtrace(session.reader()); }
+
+Status run_script_itrace(Session& session, ScriptOptions opts, const ScriptItraceOptions& it,
+                         const std::string& path, FdWriter& out) {
+  if (path == "-")
+    return make_error(
+        "decoding Intel PT from a pipe is not supported: write the recording to a "
+        "file (or use --no-itrace)");
+  SideBand sb;
+  PK_TRY(session.run(sb));
+  if (!sb.have_cfg) return make_error("no Intel PT AUXTRACE_INFO record to decode with");
+  EventAttr pt =
+      session.reader().events().empty() ? EventAttr{} : session.reader().events()[0].attr;
+  for (const auto& ev : session.reader().events().events())
+    if (ev.attr.type == sb.pmu_type) {
+      pt = ev.attr;
+      break;
+    }
+  WarnFn warn = opts.warn;
+  ScriptPrinter printer(session, std::move(opts), out);
+  ItraceScript script(printer, session, it);
+  PK_TRY(script.prepare(pt, sb.per_cpu));
+  auto reader = perfdata::Reader::open(path);
+  if (!reader) return reader.error();
+  ItraceDecodeOptions dopts;
+  dopts.itrace = script.decode_options();
+  dopts.jobs = it.jobs;
+  dopts.warn = warn;
+  auto st =
+      decode_itrace(**reader, dopts, [&](const ItraceSample& s) { return script.on_sample(s); });
+  if (!st) return st.error();
+  return out.flush();
+}
+
+}  // namespace perfkit::analysis

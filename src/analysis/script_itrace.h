@@ -1,0 +1,43 @@
+// perf script over an Intel PT recording: the trace is decoded
+// (decode_itrace) and the synthesized samples are printed by the same
+// ScriptPrinter as recorded samples, the way perf 6.1 prints them:
+//
+//   Session (side-band --> Machine) --> synthesized attrs join the event set
+//   decode_itrace --samples by time--> ItraceScript --> ScriptPrinter fields
+//
+// Branches print as perf prints BTS-like events (ip => addr, optional
+// callindent for --call-trace/--call-ret-trace); power events, psb and
+// ptwrite print their synth text; errors print as perf's auxtrace error line.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "analysis/script.h"
+#include "analysis/session.h"
+#include "base/error.h"
+#include "base/output.h"
+#include "intelpt/itrace_options.h"
+
+namespace perfkit::analysis {
+
+struct ScriptItraceOptions {
+  intelpt::ItraceOptions itrace = intelpt::itrace_defaults(true);
+  // --xed: the instruction text after the insn bytes (Zydis, AT&T syntax as
+  // perf's `xed -A` shows it).
+  bool disasm = false;
+  unsigned jobs = 0;  // decoder threads (0: one per core)
+  // --call-trace: dso names in the callindent column padded to this width.
+  std::size_t dso_pad = 0;
+};
+
+// Whether `session`'s recording holds an Intel PT trace to decode.
+bool has_intel_pt(Session& session);
+
+// Runs perf script over the Intel PT trace of `session` (opened from `path`,
+// which is read a second time for the trace; pipes are not supported).
+// Errors: as run_script, decode errors, "-" as `path`.
+Status run_script_itrace(Session& session, ScriptOptions opts, const ScriptItraceOptions& it,
+                         const std::string& path, FdWriter& out);
+
+}  // namespace perfkit::analysis

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <unordered_map>
 
 #include "abi/perf_event.h"
 #include "analysis/report_impl.h"
@@ -118,8 +119,44 @@ bool Report::is_filtered(const ResolvedSample& s, const machine::Location& loc) 
   return false;
 }
 
-Entry Report::make_entry(const ResolvedSample& s, const machine::Location& loc, char level) {
+EntryKey Report::make_key(const ResolvedSample& s, const machine::Location& loc) {
+  EntryKey k;
+  for (SortKey key : opts_.sort) {
+    switch (key) {
+      case SortKey::kComm:
+        k.comm = s.comm;
+        break;
+      case SortKey::kPid:
+        k.tid = s.thread->tid;
+        break;
+      case SortKey::kDso:
+        k.dso = dso_name(loc.dso);
+        break;
+      case SortKey::kSym:
+        k.has_sym = loc.symbol >= 0;
+        if (k.has_sym) {
+          const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
+          k.sym_start = sym.start;
+          k.sym_end = sym.end;
+          if (!has_key_[static_cast<int>(SortKey::kDso)]) k.dso = dso_name(loc.dso);
+        } else {
+          k.ip = loc.addr;
+        }
+        break;
+      case SortKey::kCpu:
+        k.cpu = s.sample->cpu;
+        break;
+      default:
+        break;
+    }
+  }
+  return k;
+}
+
+Entry Report::make_entry(const ResolvedSample& s, const machine::Location& loc, char level,
+                         const EntryKey& key) {
   Entry e;
+  e.key = key;
   e.comm = s.comm;
   e.thread = s.thread;
   e.tid = s.thread->tid;
@@ -127,51 +164,24 @@ Entry Report::make_entry(const ResolvedSample& s, const machine::Location& loc, 
   e.dso_name = dso_name(loc.dso);
   e.level = level;
   e.ip = loc.addr;
-  bool has_sym = loc.symbol >= 0;
-  const symbol::Symbol* sym = nullptr;
-  if (has_sym) {
-    sym = &loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
+  if (loc.symbol >= 0) {
+    const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
     e.sym_name = session_->machine().symbol_name(loc);
-    e.sym_type = sym->type;
-    e.sym_start_abs = loc.map ? loc.map->unmap_ip(sym->start) : sym->start;
-  }
-  for (SortKey k : opts_.sort) {
-    switch (k) {
-      case SortKey::kComm:
-        e.key.comm = e.comm;
-        break;
-      case SortKey::kPid:
-        e.key.tid = e.tid;
-        break;
-      case SortKey::kDso:
-        e.key.dso = e.dso_name;
-        break;
-      case SortKey::kSym:
-        e.key.has_sym = has_sym;
-        if (has_sym) {
-          e.key.sym_start = sym->start;
-          e.key.sym_end = sym->end;
-          if (!has_key_[static_cast<int>(SortKey::kDso)]) e.key.dso = e.dso_name;
-        } else {
-          e.key.ip = e.ip;
-        }
-        break;
-      case SortKey::kCpu:
-        e.key.cpu = e.cpu;
-        break;
-      default:
-        break;
-    }
+    e.sym_type = sym.type;
+    e.sym_start_abs = loc.map ? loc.map->unmap_ip(sym.start) : sym.start;
   }
   return e;
 }
 
-std::uint32_t Report::add_entry(Hists& h, const Entry& e, bool self, std::uint64_t period) {
-  std::uint32_t at = h.index.find(e.key, h.entries);
+std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const ResolvedSample& s,
+                                const machine::Location& loc, char level, bool filtered, bool self,
+                                std::uint64_t period) {
+  std::uint32_t at = h.index.find(key, h.entries);
   if (at == EntryIndex::kNone) {
     at = static_cast<std::uint32_t>(h.entries.size());
-    h.entries.push_back(e);
-    h.index.insert(at, h.entries);
+    h.entries.push_back(make_entry(s, loc, level, key));
+    h.entries.back().filtered = filtered;
+    h.index.insert(at, key);
     if (use_callchain_) h.entries.back().chain = arena_.new_root();
   }
   Entry& x = h.entries[at];
@@ -206,7 +216,7 @@ Status Report::on_sample(const ResolvedSample& s) {
   if (!filtered) h.nr_non_filtered_samples++;
 
   path_.clear();
-  if (use_callchain_ || children_) {
+  if (use_callchain_) {
     for (const Frame& f : s.callchain) {
       ChainEntry c;
       c.ip = f.ip;
@@ -221,9 +231,8 @@ Status Report::on_sample(const ResolvedSample& s) {
       path_.push_back(c);
     }
   }
-  Entry self = make_entry(s, s.loc, s.loc.level);
-  self.filtered = filtered;
-  std::uint32_t idx = add_entry(h, self, true, period);
+  std::uint32_t idx =
+      add_entry(h, make_key(s, s.loc), s, s.loc, s.loc.level, filtered, true, period);
   bool has_chain = (smp.sample_type & kSampleCallchain) != 0;
   if (use_callchain_ && has_chain) {
     h.callchain_period += period;
@@ -243,16 +252,15 @@ Status Report::on_sample(const ResolvedSample& s) {
     if (f.loc.map) level = f.loc.kernel_maps ? machine::kLevelKernel : machine::kLevelUser;
     machine::Location loc = f.loc;
     loc.addr = f.ip;  // perf's children entries carry the raw address
-    Entry e = make_entry(s, loc, level);
-    e.filtered = filtered;
+    EntryKey key = make_key(s, loc);
     bool dup = false;
     for (std::uint32_t j : seen_)
-      if (h.entries[j].key == e.key) {
+      if (h.entries[j].key == key) {
         dup = true;
         break;
       }
     if (dup) continue;
-    std::uint32_t k = add_entry(h, e, false, period);
+    std::uint32_t k = add_entry(h, key, s, loc, level, filtered, false, period);
     seen_.push_back(k);
     if (use_callchain_) {
       Entry& x = h.entries[k];
@@ -362,99 +370,103 @@ std::int64_t perf_cmp(const Report& r, const Entry& l, const Entry& n) {
 namespace {
 
 // The in-order sequence of a Linux rbtree built by inserting `order` one by
-// one, going left when perf_cmp(node, new) < 0.
-std::vector<std::uint32_t> rbtree_order(const Report& r, const std::deque<Entry>& entries,
-                                        const std::vector<std::uint32_t>& order) {
+// one, going left when go_left_of(node entry, new entry).
+// Nodes carry their links (left, right, parent, red) so that a descent
+// reads one node per level.
+template <class Node, class GoLeft>
+std::vector<std::uint32_t> rbtree_order(std::vector<Node>& nodes, GoLeft go_left_of) {
   const std::uint32_t nil = UINT32_MAX;
-  std::size_t n = order.size();
-  std::vector<std::uint32_t> left(n, nil), right(n, nil), parent(n, nil);
-  std::vector<bool> red(n, false);
+  std::size_t n = nodes.size();
+  for (Node& x : nodes) x.left = x.right = x.parent = nil, x.red = false;
+  auto left = [&](std::uint32_t i) -> std::uint32_t& { return nodes[i].left; };
+  auto right = [&](std::uint32_t i) -> std::uint32_t& { return nodes[i].right; };
+  auto parent = [&](std::uint32_t i) -> std::uint32_t& { return nodes[i].parent; };
+  auto red = [&](std::uint32_t i) -> bool& { return nodes[i].red; };
   std::uint32_t root = nil;
   auto rotate_left = [&](std::uint32_t x) {
-    std::uint32_t y = right[x];
-    right[x] = left[y];
-    if (left[y] != nil) parent[left[y]] = x;
-    parent[y] = parent[x];
-    if (parent[x] == nil)
+    std::uint32_t y = right(x);
+    right(x) = left(y);
+    if (left(y) != nil) parent(left(y)) = x;
+    parent(y) = parent(x);
+    if (parent(x) == nil)
       root = y;
-    else if (x == left[parent[x]])
-      left[parent[x]] = y;
+    else if (x == left(parent(x)))
+      left(parent(x)) = y;
     else
-      right[parent[x]] = y;
-    left[y] = x;
-    parent[x] = y;
+      right(parent(x)) = y;
+    left(y) = x;
+    parent(x) = y;
   };
   auto rotate_right = [&](std::uint32_t x) {
-    std::uint32_t y = left[x];
-    left[x] = right[y];
-    if (right[y] != nil) parent[right[y]] = x;
-    parent[y] = parent[x];
-    if (parent[x] == nil)
+    std::uint32_t y = left(x);
+    left(x) = right(y);
+    if (right(y) != nil) parent(right(y)) = x;
+    parent(y) = parent(x);
+    if (parent(x) == nil)
       root = y;
-    else if (x == right[parent[x]])
-      right[parent[x]] = y;
+    else if (x == right(parent(x)))
+      right(parent(x)) = y;
     else
-      left[parent[x]] = y;
-    right[y] = x;
-    parent[x] = y;
+      left(parent(x)) = y;
+    right(y) = x;
+    parent(x) = y;
   };
   for (std::uint32_t z = 0; z < n; ++z) {
-    const Entry& e = entries[order[z]];
     std::uint32_t y = nil, x = root;
     bool go_left = false;
     while (x != nil) {
       y = x;
-      go_left = perf_cmp(r, entries[order[x]], e) < 0;
-      x = go_left ? left[x] : right[x];
+      go_left = go_left_of(nodes[x], nodes[z]);
+      x = go_left ? left(x) : right(x);
     }
-    parent[z] = y;
+    parent(z) = y;
     if (y == nil)
       root = z;
     else if (go_left)
-      left[y] = z;
+      left(y) = z;
     else
-      right[y] = z;
-    red[z] = true;
+      right(y) = z;
+    red(z) = true;
     std::uint32_t k = z;
-    while (parent[k] != nil && red[parent[k]]) {
-      std::uint32_t p = parent[k], g = parent[p];
-      if (p == left[g]) {
-        std::uint32_t u = right[g];
-        if (u != nil && red[u]) {
-          red[p] = red[u] = false;
-          red[g] = true;
+    while (parent(k) != nil && red(parent(k))) {
+      std::uint32_t p = parent(k), g = parent(p);
+      if (p == left(g)) {
+        std::uint32_t u = right(g);
+        if (u != nil && red(u)) {
+          red(p) = red(u) = false;
+          red(g) = true;
           k = g;
         } else {
-          if (k == right[p]) {
+          if (k == right(p)) {
             k = p;
             rotate_left(k);
-            p = parent[k];
-            g = parent[p];
+            p = parent(k);
+            g = parent(p);
           }
-          red[p] = false;
-          red[g] = true;
+          red(p) = false;
+          red(g) = true;
           rotate_right(g);
         }
       } else {
-        std::uint32_t u = left[g];
-        if (u != nil && red[u]) {
-          red[p] = red[u] = false;
-          red[g] = true;
+        std::uint32_t u = left(g);
+        if (u != nil && red(u)) {
+          red(p) = red(u) = false;
+          red(g) = true;
           k = g;
         } else {
-          if (k == left[p]) {
+          if (k == left(p)) {
             k = p;
             rotate_right(k);
-            p = parent[k];
-            g = parent[p];
+            p = parent(k);
+            g = parent(p);
           }
-          red[p] = false;
-          red[g] = true;
+          red(p) = false;
+          red(g) = true;
           rotate_left(g);
         }
       }
     }
-    red[root] = false;
+    red(root) = false;
   }
   std::vector<std::uint32_t> out;
   out.reserve(n);
@@ -463,12 +475,12 @@ std::vector<std::uint32_t> rbtree_order(const Report& r, const std::deque<Entry>
   while (cur != nil || !stack.empty()) {
     while (cur != nil) {
       stack.push_back(cur);
-      cur = left[cur];
+      cur = left(cur);
     }
     cur = stack.back();
     stack.pop_back();
-    out.push_back(order[cur]);
-    cur = right[cur];
+    out.push_back(cur);
+    cur = right(cur);
   }
   return out;
 }
@@ -584,7 +596,7 @@ void Report::merge_group(Hists& leader) {
         d.group_period.assign(nm, 0);
         d.group_acc.assign(nm, 0);
         leader.entries.push_back(std::move(d));
-        leader.index.insert(at, leader.entries);
+        leader.index.insert(at, me.key);
       }
       Entry& le = leader.entries[at];
       le.group_period[m] = me.period;
@@ -612,7 +624,7 @@ void Report::apply_comm_renames(Hists& h) {
     std::uint32_t at = h.index.find(e.key, kept);
     if (at == EntryIndex::kNone) {
       kept.push_back(std::move(e));
-      h.index.insert(static_cast<std::uint32_t>(kept.size() - 1), kept);
+      h.index.insert(static_cast<std::uint32_t>(kept.size() - 1), kept.back().key);
       continue;
     }
     Entry& k = kept[at];
@@ -624,6 +636,200 @@ void Report::apply_comm_renames(Hists& h) {
   }
   h.entries = std::move(kept);
 }
+
+namespace {
+
+// What perf's two orderings (the input/collapse trees and the output sort)
+// read of an entry, packed, with interned names as ranks in string order:
+// ordering 100k+ entries then walks one compact array, not the entries.
+struct alignas(64) OrderRow {
+  // First cache line: what perf_cmp reads, and the tree links.
+  std::uint32_t left = 0, right = 0, parent = 0;  // rbtree_order's links
+  std::uint32_t comm = 0, key_dso = 0, dso_name = 0, cpu = 0;
+  std::int32_t tid = 0;
+  bool has_sym = false, filtered = false;
+  bool red = false;
+  std::uint64_t ip = 0, sym_start = 0, sym_end = 0;
+  // Second: what only the output sort reads.
+  std::uint64_t acc = 0, period = 0;
+  std::string_view sym_name;
+  std::uint32_t max_depth = 0, idx = 0;
+};
+static_assert(sizeof(OrderRow) == 128);
+constexpr std::uint32_t kNoName = UINT32_MAX;  // nullptr: after every name
+
+// Ranks of interned strings in string order; equal strings rank equal.
+class NameRanks {
+ public:
+  void add(const std::string* s) {
+    if (s && s != last_) seen_.emplace(s, 0), last_ = s;
+  }
+  void build() {
+    std::vector<const std::string*> v;
+    v.reserve(seen_.size());
+    for (const auto& kv : seen_) v.push_back(kv.first);
+    std::sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return *a < *b; });
+    std::uint32_t r = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i && *v[i] != *v[i - 1]) ++r;
+      seen_[v[i]] = r;
+    }
+    last_ = nullptr;
+  }
+  std::uint32_t rank(const std::string* s) const {
+    if (!s) return kNoName;
+    return seen_.find(s)->second;
+  }
+
+ private:
+  std::unordered_map<const std::string*, std::uint32_t> seen_;
+  const std::string* last_ = nullptr;
+};
+
+std::vector<OrderRow> order_rows(const std::deque<Entry>& entries) {
+  NameRanks comms, dsos;
+  for (const Entry& e : entries) {
+    comms.add(e.comm);
+    dsos.add(e.key.dso);
+    dsos.add(e.dso_name);
+  }
+  comms.build();
+  dsos.build();
+  std::vector<OrderRow> rows(entries.size());
+  std::uint32_t i = 0;
+  for (const Entry& e : entries) {
+    OrderRow& r = rows[i];
+    r.acc = e.acc_period;
+    r.period = e.period;
+    r.ip = e.ip;
+    r.sym_start = e.key.sym_start;
+    r.sym_end = e.key.sym_end;
+    r.sym_name = e.sym_name;
+    r.max_depth = e.max_depth;
+    r.comm = comms.rank(e.comm);
+    r.key_dso = dsos.rank(e.key.dso);
+    r.dso_name = dsos.rank(e.dso_name);
+    r.cpu = e.cpu;
+    r.idx = i++;
+    r.tid = e.tid;
+    r.has_sym = e.key.has_sym;
+    r.filtered = e.filtered;
+  }
+  return rows;
+}
+
+template <class T>
+std::int64_t sign_of(T n, T l) {
+  return n < l ? -1 : (n > l ? 1 : 0);
+}
+
+// perf_cmp over rows: ranks order as their strings do.
+std::int64_t row_perf_cmp(const Report& r, const OrderRow& l, const OrderRow& n) {
+  auto dso_cmp = [](std::uint32_t ld, std::uint32_t nd) -> std::int64_t {
+    if (ld == nd) return 0;
+    if (ld == kNoName || nd == kNoName) return ld == kNoName ? -1 : 1;
+    return sign_of(nd, ld);
+  };
+  for (SortKey k : r.opts_.sort) {
+    std::int64_t c = 0;
+    switch (k) {
+      case SortKey::kComm:
+        c = sign_of(n.comm, l.comm);
+        break;
+      case SortKey::kPid:
+        c = static_cast<std::int64_t>(n.tid) - l.tid;
+        break;
+      case SortKey::kDso:
+        c = dso_cmp(l.key_dso, n.key_dso);
+        break;
+      case SortKey::kSym:
+        if (!l.has_sym && !n.has_sym) {
+          c = static_cast<std::int64_t>(n.ip - l.ip);
+          break;
+        }
+        if (!r.has_key_[static_cast<int>(SortKey::kDso)]) {
+          c = dso_cmp(l.dso_name, n.dso_name);
+          if (c) break;
+        }
+        if (!l.has_sym || !n.has_sym) {
+          c = !l.has_sym ? -1 : 1;
+          break;
+        }
+        if (l.sym_start != n.sym_start)
+          c = static_cast<std::int64_t>(n.sym_start - l.sym_start);
+        else
+          c = static_cast<std::int64_t>(n.sym_end - l.sym_end);
+        break;
+      case SortKey::kCpu:
+        c = static_cast<std::int64_t>(n.cpu) - l.cpu;
+        break;
+      default:
+        break;
+    }
+    if (c) return c;
+  }
+  return 0;
+}
+
+// compare_output over rows (no event group).
+int row_output_cmp(const Report& r, const OrderRow& a, const OrderRow& b) {
+  if (r.children_) {
+    if (a.acc != b.acc) return a.acc > b.acc ? -1 : 1;
+    if (r.use_callchain_ && a.tid == b.tid && a.max_depth != b.max_depth) {
+      bool a_first = r.opts_.caller_order ? a.max_depth > b.max_depth : a.max_depth < b.max_depth;
+      return a_first ? -1 : 1;
+    }
+  }
+  if (a.period != b.period) return a.period > b.period ? -1 : 1;
+  for (SortKey k : r.opts_.sort) {
+    int c = 0;
+    switch (k) {
+      case SortKey::kComm:
+        c = cmp_num(a.comm, b.comm);
+        break;
+      case SortKey::kPid:
+        c = cmp_num(a.tid, b.tid);
+        break;
+      case SortKey::kDso:
+        c = cmp_num(a.key_dso, b.key_dso);
+        break;
+      case SortKey::kSym:
+        if (!a.has_sym || !b.has_sym) {
+          c = a.has_sym == b.has_sym ? 0 : (!a.has_sym ? 1 : -1);
+        } else {
+          int s = a.sym_name.compare(b.sym_name);
+          c = s < 0 ? -1 : (s > 0 ? 1 : 0);
+        }
+        break;
+      case SortKey::kCpu:
+        c = cmp_num(a.cpu, b.cpu);
+        break;
+      default:
+        break;
+    }
+    if (c) return c;
+  }
+  return 0;
+}
+
+// Reorders rows in place so that rows[k] becomes the old rows[order[k]].
+void permute(std::vector<OrderRow>& rows, std::vector<std::uint32_t>& order) {
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i) continue;
+    OrderRow tmp = rows[i];
+    std::uint32_t j = i;
+    while (order[j] != i) {
+      std::uint32_t next = order[j];
+      rows[j] = rows[next];
+      order[j] = j;
+      j = next;
+    }
+    rows[j] = tmp;
+    order[j] = j;
+  }
+}
+
+}  // namespace
 
 void Report::finish() {
   for (Hists& h : hists_) apply_comm_renames(h);
@@ -637,18 +843,30 @@ void Report::finish() {
   for (Hists& h : hists_)
     if (h.members.size() > 1) merge_group(h);
   for (Hists& h : hists_) {
-    std::vector<std::uint32_t> order(h.entries.size());
-    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::vector<OrderRow> rows = order_rows(h.entries);
     // perf's input tree, then (with a comm key) its collapse tree, then the
     // output sort on top of that order.
-    order = rbtree_order(*this, h.entries, order);
-    if (has_key_[static_cast<int>(SortKey::kComm)]) order = rbtree_order(*this, h.entries, order);
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-      return compare_output(*this, h, h.entries[x], h.entries[y]) < 0;
-    });
+    auto go_left = [&](const OrderRow& node, const OrderRow& incoming) {
+      return row_perf_cmp(*this, node, incoming) < 0;
+    };
+    std::vector<std::uint32_t> order = rbtree_order(rows, go_left);
+    permute(rows, order);
+    if (has_key_[static_cast<int>(SortKey::kComm)]) {
+      order = rbtree_order(rows, go_left);
+      permute(rows, order);
+    }
+    if (h.members.size() > 1) {
+      std::stable_sort(rows.begin(), rows.end(), [&](const OrderRow& x, const OrderRow& y) {
+        return compare_output(*this, h, h.entries[x.idx], h.entries[y.idx]) < 0;
+      });
+    } else {
+      std::stable_sort(rows.begin(), rows.end(), [&](const OrderRow& x, const OrderRow& y) {
+        return row_output_cmp(*this, x, y) < 0;
+      });
+    }
     h.sorted.clear();
-    for (std::uint32_t i : order)
-      if (!h.entries[i].filtered) h.sorted.push_back(i);
+    for (const OrderRow& r : rows)
+      if (!r.filtered) h.sorted.push_back(r.idx);
   }
 }
 

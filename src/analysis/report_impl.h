@@ -28,14 +28,14 @@ struct EntryKey {
 };
 
 struct EntryKeyHash {
-  std::size_t operator()(const EntryKey& k) const {
-    std::uint64_t h = reinterpret_cast<std::uintptr_t>(k.comm) * 0x9e3779b97f4a7c15ULL;
-    h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.tid)) + 0x632be59bd9b4e019ULL) *
-         31;
-    h = (h ^ reinterpret_cast<std::uintptr_t>(k.dso)) * 0xff51afd7ed558ccdULL;
-    h ^= (k.has_sym ? k.sym_start * 3 + k.sym_end : k.ip) * 0xc4ceb9fe1a85ec53ULL;
-    h ^= (static_cast<std::uint64_t>(k.cpu) << 32) ^ k.time;
-    return static_cast<std::size_t>(h ^ (h >> 29));
+  std::uint64_t operator()(const EntryKey& k) const {
+    std::uint64_t h = mix64(reinterpret_cast<std::uintptr_t>(k.comm) ^
+                            static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.tid)) << 32);
+    h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.dso) ^
+              (static_cast<std::uint64_t>(k.cpu) << 48));
+    h = mix64(h ^ (k.has_sym ? k.sym_start : k.ip));
+    if (k.has_sym) h = mix64(h ^ k.sym_end);
+    return k.time ? mix64(h ^ k.time) : h;
   }
 };
 
@@ -62,28 +62,33 @@ struct Entry {
 };
 
 // The entries of a histogram by key: an open-addressing set of indexes into
-// the entries themselves (4 bytes a slot; keys are not copied).
+// the entries themselves (keys are not copied). Each 8-byte slot holds the
+// high half of the key's hash beside the index, so that a probe reads an
+// entry only when its hash matches.
 class EntryIndex {
  public:
   static constexpr std::uint32_t kNone = UINT32_MAX;
   template <class Entries>
   std::uint32_t find(const EntryKey& k, const Entries& entries) const {
     if (slots_.empty()) return kNone;
-    for (std::size_t i = EntryKeyHash{}(k)&mask_;; i = (i + 1) & mask_) {
-      std::uint32_t v = slots_[i];
-      if (v == kNone || entries[v].key == k) return v;
+    std::uint32_t tag = tag_of(k);
+    for (std::size_t i = tag & mask_;; i = (i + 1) & mask_) {
+      std::uint64_t v = slots_[i];
+      auto idx = static_cast<std::uint32_t>(v);
+      if (idx == kNone) return kNone;
+      if (static_cast<std::uint32_t>(v >> 32) == tag && entries[idx].key == k) return idx;
     }
   }
-  template <class Entries>
-  void insert(std::uint32_t idx, const Entries& entries) {
+  // Adds entry `idx`, whose key is `k`.
+  void insert(std::uint32_t idx, const EntryKey& k) {
     if ((size_ + 1) * 4 > slots_.size() * 3) {
-      std::vector<std::uint32_t> old = std::move(slots_);
-      slots_.assign(old.empty() ? 1024 : old.size() * 2, kNone);
+      std::vector<std::uint64_t> old = std::move(slots_);
+      slots_.assign(old.empty() ? 1024 : old.size() * 2, kEmpty);
       mask_ = slots_.size() - 1;
-      for (std::uint32_t v : old)
-        if (v != kNone) place(v, entries);
+      for (std::uint64_t v : old)
+        if (static_cast<std::uint32_t>(v) != kNone) place(v);
     }
-    place(idx, entries);
+    place(static_cast<std::uint64_t>(tag_of(k)) << 32 | idx);
     ++size_;
   }
   void clear() {
@@ -93,13 +98,17 @@ class EntryIndex {
   }
 
  private:
-  template <class Entries>
-  void place(std::uint32_t idx, const Entries& entries) {
-    std::size_t i = EntryKeyHash{}(entries[idx].key) & mask_;
-    while (slots_[i] != kNone) i = (i + 1) & mask_;
-    slots_[i] = idx;
+  static constexpr std::uint64_t kEmpty = kNone;
+  // The slot position comes from the tag too, so growing reads no entry.
+  static std::uint32_t tag_of(const EntryKey& k) {
+    return static_cast<std::uint32_t>(EntryKeyHash{}(k) >> 32);
   }
-  std::vector<std::uint32_t> slots_;
+  void place(std::uint64_t slot) {
+    std::size_t i = (slot >> 32) & mask_;
+    while (static_cast<std::uint32_t>(slots_[i]) != kNone) i = (i + 1) & mask_;
+    slots_[i] = slot;
+  }
+  std::vector<std::uint64_t> slots_;
   std::size_t size_ = 0, mask_ = 0;
 };
 
@@ -141,8 +150,13 @@ class Report : public SampleVisitor {
   Session* session_ = nullptr;
 
  private:
-  std::uint32_t add_entry(Hists& h, const Entry& e, bool self, std::uint64_t period);
-  Entry make_entry(const ResolvedSample& s, const machine::Location& loc, char level);
+  // Adds `period` to the entry of `key`, made from the sample and `loc` when new.
+  std::uint32_t add_entry(Hists& h, const EntryKey& key, const ResolvedSample& s,
+                          const machine::Location& loc, char level, bool filtered, bool self,
+                          std::uint64_t period);
+  EntryKey make_key(const ResolvedSample& s, const machine::Location& loc);
+  Entry make_entry(const ResolvedSample& s, const machine::Location& loc, char level,
+                   const EntryKey& key);
   const std::string* dso_name(const machine::Dso* d);
   bool is_filtered(const ResolvedSample& s, const machine::Location& loc) const;
   std::vector<ChainEntry> path_;

@@ -70,11 +70,13 @@ class SideBand : public SampleVisitor {
     if (!cfg) return ok();
     per_cpu = cfg->per_cpu_mmaps;
     pmu_type = cfg->pmu_type;
+    tsc_bit = cfg->tsc_bit;
     have_cfg = true;
     return ok();
   }
   bool have_cfg = false, per_cpu = false;
   std::uint32_t pmu_type = 0;
+  std::uint64_t tsc_bit = 0x400;
 };
 
 // perf's thread stack as --call-trace uses it: return addresses pushed by
@@ -125,12 +127,13 @@ class ItraceScript {
   // Adds perf's synthesized events and prepares the printer with them;
   // -C is checked against the recorded events only, as perf does (its
   // synthesized events come later). Errors: the printer's.
-  Status prepare(const EventAttr& pt, bool per_cpu);
-  void add_events(const EventAttr& pt, bool per_cpu);
+  Status prepare(const EventAttr& pt, bool per_cpu, bool timeless);
+  void add_events(const EventAttr& pt, bool per_cpu, bool timeless);
   // What the decoder must synthesize: with callindent, every branch (the
   // call stack needs them all); the printer applies c/r itself.
   intelpt::ItraceOptions decode_options();
   Status on_sample(const ItraceSample& s);
+  std::uint64_t errors() const { return errors_; }
 
  private:
   void add(SampleKind k, EventAttr attr, const std::string& name);
@@ -142,6 +145,7 @@ class ItraceScript {
                         const intelpt::SynthSample& s, std::size_t depth);
   void print_insn(const OutputConfig& o, const ResolvedSample& rs, const intelpt::SynthSample& s);
   void print_ipc(const OutputConfig& o, const intelpt::SynthSample& s);
+  void resolve_chain(const intelpt::SynthSample& s, ResolvedSample& rs);
   bool read_code(const machine::Location& loc, std::uint8_t* buf, std::size_t n);
 
   ScriptPrinter& p_;
@@ -151,11 +155,13 @@ class ItraceScript {
   std::uint32_t branch_filter_ = 0;
   bool callindent_ = false;
   int spacing_ = 0;
+  std::uint64_t errors_ = 0;
   std::unordered_map<std::int32_t, CallStack> stacks_;
   std::unordered_map<std::string, int> fds_;
   std::string_view vdso_;
   bool vdso_tried_ = false;
   record::Sample sample_;
+  std::vector<Frame> frames_;
   ZydisFormatter fmt_;
 };
 
@@ -167,14 +173,14 @@ void ItraceScript::add(SampleKind k, EventAttr attr, const std::string& name) {
 }
 
 // intel_pt_synth_events: the attrs perf adds, in its order.
-void ItraceScript::add_events(const EventAttr& pt, bool per_cpu) {
+void ItraceScript::add_events(const EventAttr& pt, bool per_cpu, bool timeless) {
   const intelpt::ItraceOptions& o = it_.itrace;
   EventAttr a;
   a.size = pt.size;
   a.flags = pt.flags;
   a.type = 0;
   a.sample_type = (pt.sample_type & (kSampleMax - 1)) | kSampleIp | kSampleTid | kSamplePeriod;
-  if (o.timeless)
+  if (o.timeless || timeless)
     a.sample_type &= ~kSampleTime;
   else
     a.sample_type |= kSampleTime;
@@ -219,7 +225,7 @@ void ItraceScript::add_events(const EventAttr& pt, bool per_cpu) {
   if (o.returns) branch_filter_ |= intelpt::kFlagReturn | intelpt::kFlagTraceBegin;
 }
 
-Status ItraceScript::prepare(const EventAttr& pt, bool per_cpu) {
+Status ItraceScript::prepare(const EventAttr& pt, bool per_cpu, bool timeless) {
   const bool cpus = p_.opts_.have_cpus;
   for (std::uint32_t type = 0; cpus && type < 6; ++type)
     for (const auto& ev : session_.reader().events().events()) {
@@ -228,10 +234,12 @@ Status ItraceScript::prepare(const EventAttr& pt, bool per_cpu) {
         return make_error("File does not contain CPU events. Remove -C option to proceed.");
       break;
     }
-  add_events(pt, per_cpu);
+  add_events(pt, per_cpu, timeless);
   p_.opts_.have_cpus = false;
   Status st = p_.prepare();
   p_.opts_.have_cpus = cpus;
+  // perf turns call chains on for g, even with -G.
+  if (it_.itrace.callchain) p_.use_callchain_ = true;
   return st;
 }
 
@@ -253,6 +261,7 @@ intelpt::ItraceOptions ItraceScript::decode_options() {
 Status ItraceScript::on_sample(const ItraceSample& is) {
   const intelpt::SynthSample& s = *is.sample;
   if (s.kind == SampleKind::kError) {
+    ++errors_;
     print_error(is);
     return ok();
   }
@@ -307,6 +316,8 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
   f.misc = rs.cpumode;
   f.record_type = kRecordSample;
   f.comm = rs.comm;
+  const bool chain = p_.use_callchain_ && (st & kSampleCallchain);
+  f.callchain_layout = o.has(F::kIp) && chain;
   p_.print_start(o, f);
   auto& b = p_.b_;
   auto out = std::back_inserter(b);
@@ -321,8 +332,14 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
     if (attr.type == kAttrTypeSynth && o.has(F::kSynth)) print_synth(s);
     if (o.has(F::kAddr)) fmt::format_to(out, "{:16x}", s.addr);
     if (o.has(F::kIp)) {
-      b.push_back(' ');
-      p_.print_location(o, s.ip, rs.loc);
+      if (chain) {
+        b.push_back('\n');
+        resolve_chain(s, rs);
+        p_.print_callchain(o, rs);
+      } else {
+        b.push_back(' ');
+        p_.print_location(o, s.ip, rs.loc);
+      }
     }
     print_insn(o, rs, s);
     print_ipc(o, s);
@@ -330,6 +347,24 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
   b.push_back('\n');
   p_.out_.maybe_flush();
   return ok();
+}
+
+// The synthesized call chain (the sample's IP, then return addresses) as
+// frames, at most --max-stack of them.
+void ItraceScript::resolve_chain(const intelpt::SynthSample& s, ResolvedSample& rs) {
+  frames_.clear();
+  const std::size_t n =
+      std::min<std::size_t>(s.callchain_nr, static_cast<std::size_t>(p_.opts_.max_stack));
+  // Events the synthesizer gives no chain still show their IP as one.
+  const std::uint64_t* ips = s.callchain_nr ? s.callchain : &s.ip;
+  for (std::size_t i = 0; i < std::max<std::size_t>(n, s.callchain_nr ? 0 : 1); ++i) {
+    Frame f;
+    f.ip = ips[i];
+    const std::uint8_t mode = f.ip >= kKernelStart ? kMiscKernel : kMiscUser;
+    f.loc = session_.machine().resolve(*rs.thread, mode, f.ip);
+    frames_.push_back(f);
+  }
+  rs.callchain = frames_;
 }
 
 // perf_sample__fprintf_bts, after the callindent.
@@ -572,7 +607,10 @@ Status run_script_itrace(Session& session, ScriptOptions opts, const ScriptItrac
   WarnFn warn = opts.warn;
   ScriptPrinter printer(session, std::move(opts), out);
   ItraceScript script(printer, session, it);
-  PK_TRY(script.prepare(pt, sb.per_cpu));
+  // perf decodes without timestamps when the trace has no TSC packets or
+  // the event no time.
+  const bool timeless = !(pt.config & sb.tsc_bit) || !(pt.sample_type & kSampleTime);
+  PK_TRY(script.prepare(pt, sb.per_cpu, timeless));
   auto reader = perfdata::Reader::open(path);
   if (!reader) return reader.error();
   ItraceDecodeOptions dopts;
@@ -582,7 +620,11 @@ Status run_script_itrace(Session& session, ScriptOptions opts, const ScriptItrac
   auto st =
       decode_itrace(**reader, dopts, [&](const ItraceSample& s) { return script.on_sample(s); });
   if (!st) return st.error();
-  return out.flush();
+  PK_TRY(out.flush());
+  // perf_session__warn_about_errors.
+  if (script.errors() && warn)
+    warn(fmt::format("Warning:\n{} instruction trace errors", script.errors()));
+  return ok();
 }
 
 }  // namespace perfkit::analysis

@@ -146,8 +146,8 @@ bool Synthesizer::skip() { return o_.initial_skip && events_++ < o_.initial_skip
 void Synthesizer::emit(SynthSample& out, std::uint64_t tsc) {
   out.tsc = tsc;
   out.time = perf_time(tsc);
-  if (o_.callchain &&
-      (out.kind == SampleKind::kInstructions || out.kind == SampleKind::kTransactions)) {
+  // perf adds call chains to every synthesized event but branches.
+  if (o_.callchain && out.kind != SampleKind::kBranches && out.kind != SampleKind::kError) {
     chain_.clear();
     chain_.push_back(out.ip);
     for (auto it = stack_.rbegin(); it != stack_.rend() && chain_.size() < o_.callchain_sz; ++it)
@@ -197,15 +197,33 @@ void Synthesizer::track_stack(std::uint64_t from, std::uint64_t to, std::uint32_
     if (last_branches_.size() > o_.last_branch_sz) last_branches_.pop_back();
   }
   if (!o_.callchain) return;
-  if (flags & kFlagCall) {
-    if (stack_.size() >= kMaxStack) stack_.erase(stack_.begin(), stack_.begin() + kMaxStack / 2);
-    stack_.push_back((flags & kFlagAsync) ? from : from + len);
-  } else if (flags & kFlagReturn) {
+  // perf's thread stack: a call made as tracing stops (a syscall with
+  // user-only tracing) is not expected to return; trace begins pop it.
+  auto pop_to = [&](std::uint64_t ret) {
     for (std::size_t i = stack_.size(); i-- > 0;)
-      if (stack_[i] == to) {
+      if (stack_[i] == ret) {
         stack_.resize(i);
+        stack_end_.resize(i);
         break;
       }
+  };
+  if (flags & kFlagCall) {
+    const std::uint64_t ret = (flags & kFlagAsync) ? from : from + len;
+    if (!to || ret == to) return;  // zero-length calls are not calls
+    if (stack_.size() >= kMaxStack) {
+      stack_.erase(stack_.begin(), stack_.begin() + kMaxStack / 2);
+      stack_end_.erase(stack_end_.begin(), stack_end_.begin() + kMaxStack / 2);
+    }
+    stack_.push_back(ret);
+    stack_end_.push_back((flags & kFlagTraceEnd) != 0);
+  } else if (flags & kFlagTraceBegin) {
+    pop_to(to);
+    while (!stack_end_.empty() && stack_end_.back()) {
+      stack_.pop_back();
+      stack_end_.pop_back();
+    }
+  } else if ((flags & kFlagReturn) && from) {
+    pop_to(to);
   }
 }
 

@@ -135,6 +135,7 @@ class Synthesizer : public FlowSink {
   std::uint64_t events_ = 0;
   bool in_tx_ = false;
   std::vector<std::uint64_t> stack_;  // return addresses (g)
+  std::vector<bool> stack_end_;       // pushed by a call that ended the trace
   std::vector<std::uint64_t> chain_;
   std::deque<BranchRecord> last_branches_;  // (l)
   std::vector<BranchRecord> branch_buf_;

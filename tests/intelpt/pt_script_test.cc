@@ -40,11 +40,20 @@ class PtScriptTest : public ::testing::Test {
   // One recording per program for the whole suite (single-stepping is slow).
   static void SetUpTestSuite() {
     dir_ = new test::TempDir();
-    for (const char* prog : {"ptflow-static", "ptflow"}) {
-      std::string file = dir_->path(std::string(prog) + ".data");
-      auto r =
-          test::run(test::sh(test::perfkit_bin()) + " pt-synth --mtc --cyc -o " + test::sh(file) +
-                    " -- " + test::sh(std::string(PT_WORKLOAD_DIR) + "/" + prog) + " 5");
+    // name, program, pt-synth options
+    const char* kRecordings[][3] = {
+        {"ptflow-static", "ptflow-static", "--mtc --cyc"},
+        {"ptflow", "ptflow", "--mtc --cyc"},
+        // overflows (errors), PTWRITE, CBR changes, a per-cpu queue in pieces
+        {"events", "ptflow-static",
+         "--ovf-every 5001 --ptwrite-every 3001 --cbr-change-every 7001 --per-cpu "
+         "--aux-buffer-size 3000"},
+        {"timeless", "ptflow-static", "--no-tsc"},
+    };
+    for (const auto& rec : kRecordings) {
+      auto r = test::run(test::sh(test::perfkit_bin()) + " pt-synth " + rec[2] + " -o " +
+                         test::sh(file(rec[0])) + " -- " +
+                         test::sh(std::string(PT_WORKLOAD_DIR) + "/" + rec[1]) + " 5");
       ASSERT_EQ(r.status, 0) << r.err;
     }
   }
@@ -84,6 +93,34 @@ TEST_F(PtScriptTest, ItraceOptionSets) {
         "--itrace=cr -F+flags", "--itrace=pe", "--itrace=c", "--itrace=r --ns",
         "--itrace=i0ns -F+flags", "--itrace=bpe -F+flags,+synth"})
     compare("ptflow-static", opts);
+}
+
+TEST_F(PtScriptTest, CallChains) {
+  PK_SKIP_WITHOUT_PERF();
+  compare("ptflow-static", "--itrace=i1000ig");
+  compare("ptflow-static", "--itrace=i0nsg4");
+  compare("ptflow-static", "--itrace=pg");
+  compare("ptflow-static", "--itrace=i1000ig -G");
+  compare("ptflow", "--itrace=i100ig -F-sym,-symoff");
+}
+
+// Errors (perf's auxtrace error lines and its warning), ptwrite and CBR
+// events, a per-cpu queue; a trace without timestamps.
+TEST_F(PtScriptTest, EventsErrorsAndTimeless) {
+  PK_SKIP_WITHOUT_PERF();
+  compare("events", "");
+  compare("events", "--itrace=be -F+flags");
+  compare("events", "--call-ret-trace");
+  compare("events", "--itrace=wpe -F+flags -C 0");
+  compare("events", "--itrace=wpxg8e");
+  compare("events", "--itrace=i100ig");
+  compare("timeless", "");
+  compare("timeless", "--itrace=i0ns");
+  auto want = test::run("perf script -i " + test::sh(file("events")) + " >/dev/null");
+  auto got = test::run(test::sh(test::perfkit_bin()) + " script -i " + test::sh(file("events")) +
+                       " >/dev/null");
+  EXPECT_EQ(got.err, want.err);
+  EXPECT_NE(got.err.find("instruction trace errors"), std::string::npos) << got.err;
 }
 
 TEST_F(PtScriptTest, FieldLists) {

@@ -6,8 +6,11 @@
 #include <unordered_map>
 
 #include "abi/perf_event.h"
+#include "analysis/dump_records_impl.h"
 #include "analysis/report_impl.h"
+#include "analysis/unwind_callchain.h"
 #include "base/cursor.h"
+#include "perfdata/features.h"
 
 namespace perfkit::analysis {
 
@@ -119,7 +122,8 @@ bool Report::is_filtered(const ResolvedSample& s, const machine::Location& loc) 
   return false;
 }
 
-EntryKey Report::make_key(const ResolvedSample& s, const machine::Location& loc) {
+EntryKey Report::make_key(const ResolvedSample& s, const machine::Location& loc,
+                          const char* inlined) {
   EntryKey k;
   for (SortKey key : opts_.sort) {
     switch (key) {
@@ -138,6 +142,7 @@ EntryKey Report::make_key(const ResolvedSample& s, const machine::Location& loc)
           const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
           k.sym_start = sym.start;
           k.sym_end = sym.end;
+          k.inlined = inlined;
           if (!has_key_[static_cast<int>(SortKey::kDso)]) k.dso = dso_name(loc.dso);
         } else {
           k.ip = loc.addr;
@@ -169,6 +174,7 @@ Entry Report::make_entry(const ResolvedSample& s, const machine::Location& loc, 
     e.sym_name = session_->machine().symbol_name(loc);
     e.sym_type = sym.type;
     e.sym_start_abs = loc.map ? loc.map->unmap_ip(sym.start) : sym.start;
+    if (key.inlined) e.sym_name = key.inlined, e.inlined = true;
   }
   return e;
 }
@@ -224,7 +230,8 @@ Status Report::on_sample(const ResolvedSample& s) {
       c.has_sym = f.loc.symbol >= 0;
       if (c.has_sym) {
         c.key = f.loc.dso->symbols->at(static_cast<std::size_t>(f.loc.symbol)).start;
-        c.name = session_->machine().symbol_name(f.loc);
+        c.name = f.inlined ? std::string_view(f.inlined) : session_->machine().symbol_name(f.loc);
+        c.inlined = f.inlined != nullptr;
       } else {
         c.key = f.ip;
       }
@@ -252,7 +259,7 @@ Status Report::on_sample(const ResolvedSample& s) {
     if (f.loc.map) level = f.loc.kernel_maps ? machine::kLevelKernel : machine::kLevelUser;
     machine::Location loc = f.loc;
     loc.addr = f.ip;  // perf's children entries carry the raw address
-    EntryKey key = make_key(s, loc);
+    EntryKey key = make_key(s, loc, f.inlined);
     bool dup = false;
     for (std::uint32_t j : seen_)
       if (h.entries[j].key == key) {
@@ -296,6 +303,18 @@ void Report::settle(Session& session) {
   opts_.caller_order = caller;
   bool need_chains = session.reader().is_pipe() || use_callchain_ || children_;
   session.set_callchains(need_chains, caller, opts_.max_stack);
+  // Samples with user stack copies (--call-graph dwarf) are unwound as
+  // perf's libunwind post-unwinder does; none for other architectures.
+  if (need_chains) {
+    perfdata::Reader& reader = session.reader();
+    perfdata::Features feats;
+    if (auto blob = reader.feature(kFeatArch))
+      (void)perfdata::parse_feature(kFeatArch, blob->data, reader.swapped(), blob->offset, feats);
+    std::string arch = dump_detail::normalize_arch(feats.arch.value_or(""));
+    UnwindOptions uo;
+    uo.unwind_arch = arch.empty() || arch == "x86";
+    session.set_unwinder(make_dwarf_unwinder(session.symbolizer(), uo));
+  }
 }
 
 // ---- ordering ----
@@ -315,57 +334,6 @@ int cmp_num(T a, T b) {
 }
 
 }  // namespace
-
-// perf's hist_entry__cmp(existing, incoming) with perf's signs: the incoming
-// entry goes left of `l` when this is negative. Not a consistent order when
-// resolved and unresolved symbols mix (DSO first, then null last), which is
-// why the tree perf builds is simulated rather than sorted.
-std::int64_t perf_cmp(const Report& r, const Entry& l, const Entry& n) {
-  auto dso_cmp = [](const std::string* ld, const std::string* nd) -> std::int64_t {
-    if (ld == nd) return 0;  // interned names
-    if (!ld || !nd) return !ld ? -1 : 1;
-    return nd->compare(*ld);
-  };
-  for (SortKey k : r.opts_.sort) {
-    std::int64_t c = 0;
-    switch (k) {
-      case SortKey::kComm:
-        c = n.comm->compare(*l.comm);
-        break;
-      case SortKey::kPid:
-        c = static_cast<std::int64_t>(n.tid) - l.tid;
-        break;
-      case SortKey::kDso:
-        c = dso_cmp(l.key.dso, n.key.dso);
-        break;
-      case SortKey::kSym:
-        if (!l.key.has_sym && !n.key.has_sym) {
-          c = static_cast<std::int64_t>(n.ip - l.ip);
-          break;
-        }
-        if (!r.has_key_[static_cast<int>(SortKey::kDso)]) {
-          c = dso_cmp(l.dso_name, n.dso_name);
-          if (c) break;
-        }
-        if (!l.key.has_sym || !n.key.has_sym) {
-          c = !l.key.has_sym ? -1 : 1;
-          break;
-        }
-        if (l.key.sym_start != n.key.sym_start)
-          c = static_cast<std::int64_t>(n.key.sym_start - l.key.sym_start);
-        else
-          c = static_cast<std::int64_t>(n.key.sym_end - l.key.sym_end);
-        break;
-      case SortKey::kCpu:
-        c = static_cast<std::int64_t>(n.cpu) - l.cpu;
-        break;
-      default:
-        break;
-    }
-    if (c) return c;
-  }
-  return 0;
-}
 
 namespace {
 
@@ -648,7 +616,7 @@ struct alignas(64) OrderRow {
   std::uint32_t comm = 0, key_dso = 0, dso_name = 0, cpu = 0;
   std::int32_t tid = 0;
   bool has_sym = false, filtered = false;
-  bool red = false;
+  bool red = false, inlined = false;
   std::uint64_t ip = 0, sym_start = 0, sym_end = 0;
   // Second: what only the output sort reads.
   std::uint64_t acc = 0, period = 0;
@@ -714,6 +682,7 @@ std::vector<OrderRow> order_rows(const std::deque<Entry>& entries) {
     r.tid = e.tid;
     r.has_sym = e.key.has_sym;
     r.filtered = e.filtered;
+    r.inlined = e.inlined;
   }
   return rows;
 }
@@ -723,7 +692,11 @@ std::int64_t sign_of(T n, T l) {
   return n < l ? -1 : (n > l ? 1 : 0);
 }
 
-// perf_cmp over rows: ranks order as their strings do.
+// perf's hist_entry__cmp(existing, incoming) with perf's signs: the incoming
+// entry goes left of `l` when this is negative. Not a consistent order when
+// resolved and unresolved symbols mix (DSO first, then null last), which is
+// why the tree perf builds is simulated rather than sorted. Name ranks order
+// as their strings do.
 std::int64_t row_perf_cmp(const Report& r, const OrderRow& l, const OrderRow& n) {
   auto dso_cmp = [](std::uint32_t ld, std::uint32_t nd) -> std::int64_t {
     if (ld == nd) return 0;
@@ -754,6 +727,15 @@ std::int64_t row_perf_cmp(const Report& r, const OrderRow& l, const OrderRow& n)
         if (!l.has_sym || !n.has_sym) {
           c = !l.has_sym ? -1 : 1;
           break;
+        }
+        // perf's inline symbols: by name, one entry where ranges overlap.
+        if (l.inlined || n.inlined) {
+          int s = l.sym_name.compare(n.sym_name);
+          if (s) {
+            c = s < 0 ? -1 : 1;
+            break;
+          }
+          if (l.sym_start <= n.sym_end && l.sym_end >= n.sym_start) break;
         }
         if (l.sym_start != n.sym_start)
           c = static_cast<std::int64_t>(n.sym_start - l.sym_start);

@@ -20,6 +20,9 @@ struct ChainEntry {
   std::uint64_t key = 0;       // symbol start, or ip when unresolved
   std::string_view name;       // symbol name; empty when unresolved
   bool has_sym = false;
+  // A function inlined at ip (DWARF unwinding): `name` is its interned name
+  // and it matches other frames by name, as perf's inline symbols do.
+  bool inlined = false;
 };
 
 struct ChainNode {
@@ -46,17 +49,20 @@ class ChainArena {
   struct ChildKey {
     std::uint32_t parent;
     std::uint32_t dso_rank;
-    std::uint64_t key;  // symbol start when resolved, else the address; top bit: resolved
+    std::uint64_t key;    // symbol start when resolved, else the address; top bit: resolved
+    const char* inlined;  // an inlined function's interned name (then the rest is 0)
     bool operator==(const ChildKey&) const = default;
   };
   struct ChildKeyHash {
     std::size_t operator()(const ChildKey& k) const {
       return static_cast<std::size_t>(
-          mix64((static_cast<std::uint64_t>(k.parent) << 32 | k.dso_rank) ^ mix64(k.key)));
+          mix64((static_cast<std::uint64_t>(k.parent) << 32 | k.dso_rank) ^
+                mix64(k.key ^ reinterpret_cast<std::uintptr_t>(k.inlined))));
     }
   };
   static ChildKey child_key(std::uint32_t parent, const ChainEntry& first) {
-    return {parent, first.dso_rank, first.has_sym ? (first.key | (1ULL << 63)) : first.ip};
+    if (first.inlined) return {parent, 0, 0, first.name.data()};
+    return {parent, first.dso_rank, first.has_sym ? (first.key | (1ULL << 63)) : first.ip, nullptr};
   }
   FlatMap<ChildKey, ChildKeyHash> index_;
 
@@ -73,6 +79,10 @@ class ChainArena {
 
 // perf's match_chain: <0 when `existing` sorts before `incoming`.
 inline int chain_cmp(const ChainEntry& existing, const ChainEntry& incoming) {
+  if (existing.has_sym && incoming.has_sym && (existing.inlined || incoming.inlined)) {
+    int c = existing.name.compare(incoming.name);
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+  }
   if (existing.dso_rank != incoming.dso_rank) return existing.dso_rank < incoming.dso_rank ? -1 : 1;
   std::uint64_t a = existing.has_sym && incoming.has_sym ? existing.key : existing.ip;
   std::uint64_t b = existing.has_sym && incoming.has_sym ? incoming.key : incoming.ip;

@@ -24,6 +24,7 @@ struct EntryKey {
   std::uint64_t ip = 0;  // when there is no symbol
   std::uint32_t cpu = 0;
   std::uint64_t time = 0;
+  const char* inlined = nullptr;  // an inlined function's interned name (DWARF unwinding)
   bool operator==(const EntryKey&) const = default;
 };
 
@@ -34,7 +35,7 @@ struct EntryKeyHash {
     h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.dso) ^
               (static_cast<std::uint64_t>(k.cpu) << 48));
     h = mix64(h ^ (k.has_sym ? k.sym_start : k.ip));
-    if (k.has_sym) h = mix64(h ^ k.sym_end);
+    if (k.has_sym) h = mix64(h ^ k.sym_end ^ reinterpret_cast<std::uintptr_t>(k.inlined));
     return k.time ? mix64(h ^ k.time) : h;
   }
 };
@@ -48,6 +49,7 @@ struct Entry {
   const std::string* dso_name = nullptr;
   std::string_view sym_name;
   std::uint8_t sym_type = 0;
+  bool inlined = false;  // sym_name is a function inlined there: printed with " (inlined)"
   std::uint64_t sym_start_abs = 0;  // unmapped symbol start (STT_OBJECT offsets)
   std::uint64_t ip = 0;
   char level = '.';
@@ -154,7 +156,8 @@ class Report : public SampleVisitor {
   std::uint32_t add_entry(Hists& h, const EntryKey& key, const ResolvedSample& s,
                           const machine::Location& loc, char level, bool filtered, bool self,
                           std::uint64_t period);
-  EntryKey make_key(const ResolvedSample& s, const machine::Location& loc);
+  EntryKey make_key(const ResolvedSample& s, const machine::Location& loc,
+                    const char* inlined = nullptr);
   Entry make_entry(const ResolvedSample& s, const machine::Location& loc, char level,
                    const EntryKey& key);
   const std::string* dso_name(const machine::Dso* d);
@@ -164,7 +167,6 @@ class Report : public SampleVisitor {
   std::vector<const std::string*> dso_names_;
 };
 
-std::int64_t perf_cmp(const Report& r, const Entry& existing, const Entry& incoming);
 int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry& b);
 
 }  // namespace perfkit::analysis

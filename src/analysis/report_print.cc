@@ -65,7 +65,9 @@ class Printer {
   void value(std::uint64_t cumul, std::uint32_t count, std::uint64_t total);
   void flat_collect(std::uint32_t node, std::uint64_t min_hit, std::vector<std::uint32_t>& out);
   void print_path(std::uint32_t node, bool folded, bool& first);
+  // A frame's name as perf prints it; valid until the next call.
   std::string_view entry_name(const ChainEntry& c, char* buf, std::size_t n) const;
+  mutable std::string inline_name_;
 
   Report& r_;
   Hists& h_;
@@ -190,6 +192,7 @@ void Printer::print_entry(const Entry& e) {
             n += std::snprintf(buf + n, sizeof buf - n, "%.*s",
                                std::min(room, static_cast<int>(e.sym_name.size())),
                                e.sym_name.data());
+            if (e.inlined) n += std::snprintf(buf + n, sizeof buf - n, " (inlined)");
           }
         } else {
           n += std::snprintf(buf + n, sizeof buf - n, "%-#.*" PRIx64, 16, e.ip);
@@ -222,6 +225,11 @@ std::vector<std::uint32_t> Printer::sorted_children(std::uint32_t node,
 }
 
 std::string_view Printer::entry_name(const ChainEntry& c, char* buf, std::size_t n) const {
+  if (c.inlined) {
+    inline_name_.assign(c.name);
+    inline_name_ += " (inlined)";
+    return inline_name_;
+  }
   if (c.has_sym) return c.name;
   int k = std::snprintf(buf, n, "%#" PRIx64, c.ip);
   return std::string_view(buf, static_cast<std::size_t>(std::max(k, 0)));

@@ -65,21 +65,19 @@ TEST_P(ReportFixture, SameAsPerfInEveryMode) {
   std::string f = test::fixture(GetParam());
   if (f.empty()) GTEST_SKIP() << "fixture missing";
   for (const char* mode : kModes) {
-    // Until report unwinds DWARF stacks, only the mode that ignores
-    // callchains agrees with perf on dwarf.data.
-    if (GetParam() == "dwarf.data" && std::string(mode) != kModes[0]) continue;
     std::string d = diff_report(f, mode);
     EXPECT_TRUE(d.empty()) << GetParam() << " " << mode << ":\n" << d;
   }
 }
 
-// The default call graph, for frame-pointer recordings (dwarf needs unwinding).
+// The call graphs; dwarf.data's user stacks are unwound in process, with
+// the functions inlined at each frame as perf's "(inlined)" entries.
 TEST_P(ReportFixture, SameCallGraphAsPerf) {
   PK_SKIP_WITHOUT_PERF();
-  if (GetParam() == "dwarf.data") GTEST_SKIP() << "DWARF unwinding is not implemented yet";
   std::string f = test::fixture(GetParam());
   if (f.empty()) GTEST_SKIP() << "fixture missing";
-  for (const char* mode : {"", "--no-children", "-g flat", "-g folded", "-g fractal", "-G"}) {
+  for (const char* mode : {"", "--no-children", "-g flat", "-g folded", "-g fractal", "-G",
+                           "-g caller", "--no-children -g caller"}) {
     std::string d = diff_report(f, mode);
     EXPECT_TRUE(d.empty()) << GetParam() << " [" << mode << "]:\n" << d;
   }

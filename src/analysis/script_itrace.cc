@@ -146,6 +146,8 @@ class ItraceScript {
   void print_insn(const OutputConfig& o, const ResolvedSample& rs, const intelpt::SynthSample& s);
   void print_ipc(const OutputConfig& o, const intelpt::SynthSample& s);
   void resolve_chain(const intelpt::SynthSample& s, ResolvedSample& rs);
+  void print_start(const OutputConfig& o, const StartFields& f, const machine::Thread& t);
+  const std::string& event_label(std::size_t event);
   bool read_code(const machine::Location& loc, std::uint8_t* buf, std::size_t n);
 
   ScriptPrinter& p_;
@@ -162,6 +164,16 @@ class ItraceScript {
   bool vdso_tried_ = false;
   record::Sample sample_;
   std::vector<Frame> frames_;
+  // The comm/pid/tid columns of a thread (under one comm) and the padded
+  // event names: formatted once, as the same few repeat on every line.
+  struct Prefix {
+    const std::string* comm = nullptr;
+    FieldMask fields = 0;
+    bool layout = false;
+    std::string text;
+  };
+  std::unordered_map<const machine::Thread*, Prefix> prefixes_;
+  std::vector<std::string> labels_;
   ZydisFormatter fmt_;
 };
 
@@ -318,11 +330,11 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
   f.comm = rs.comm;
   const bool chain = p_.use_callchain_ && (st & kSampleCallchain);
   f.callchain_layout = o.has(F::kIp) && chain;
-  p_.print_start(o, f);
+  print_start(o, f, t);
   auto& b = p_.b_;
   auto out = std::back_inserter(b);
   if (o.has(F::kPeriod)) fmt::format_to(out, "{:10} ", period);
-  if (o.has(F::kEvent)) fmt::format_to(out, "{:>{}}: ", p_.names_[rs.event], p_.name_width());
+  if (o.has(F::kEvent)) b.append(event_label(rs.event));
   if (p_.opts_.fields.print_flags())
     fmt::format_to(out, "  {:<21} ", intelpt::format_ip_flags(s.flags));
   if (s.kind == SampleKind::kBranches) {
@@ -347,6 +359,42 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
   b.push_back('\n');
   p_.out_.maybe_flush();
   return ok();
+}
+
+// ScriptPrinter::print_start, with the comm and pid/tid columns cached per
+// thread (padding a string costs fmt a UTF-8 decode per call).
+void ItraceScript::print_start(const OutputConfig& o, const StartFields& f,
+                               const machine::Thread& t) {
+  constexpr FieldMask kCached = field_bit(F::kComm) | field_bit(F::kPid) | field_bit(F::kTid);
+  if (p_.opts_.latency || !(o.fields & kCached)) return p_.print_start(o, f);
+  Prefix& pre = prefixes_[&t];
+  const FieldMask want = o.fields & kCached;
+  if (pre.text.empty() || pre.comm != f.comm || pre.fields != want ||
+      pre.layout != f.callchain_layout) {
+    OutputConfig only = o;
+    only.fields = want;
+    const std::size_t at = p_.b_.size();
+    p_.print_start(only, f);
+    pre.text.assign(p_.b_.data() + at, p_.b_.size() - at);
+    p_.b_.resize(at);
+    pre.comm = f.comm;
+    pre.fields = want;
+    pre.layout = f.callchain_layout;
+  }
+  p_.b_.append(pre.text);
+  OutputConfig rest = o;
+  rest.fields &= ~kCached;
+  p_.print_start(rest, f);
+}
+
+const std::string& ItraceScript::event_label(std::size_t event) {
+  if (event >= labels_.size()) labels_.resize(event + 1);
+  std::string& l = labels_[event];
+  if (l.empty()) {
+    const int width = p_.name_width();  // fills names_
+    l = fmt::format("{:>{}}: ", p_.names_[event], width);
+  }
+  return l;
 }
 
 // The synthesized call chain (the sample's IP, then return addresses) as

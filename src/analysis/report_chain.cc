@@ -11,11 +11,22 @@ std::uint32_t ChainArena::new_root() {
 
 std::uint32_t ChainArena::add_child(std::span<const ChainEntry> rest, std::uint64_t period) {
   ChainNode n;
-  n.val.assign(rest.begin(), rest.end());
+  n.val_begin = static_cast<std::uint32_t>(pool_.size());
+  n.val_size = static_cast<std::uint32_t>(rest.size());
+  pool_.insert(pool_.end(), rest.begin(), rest.end());
   n.hit = period;
   n.count = 1;
-  nodes_.push_back(std::move(n));
+  nodes_.push_back(n);
   return static_cast<std::uint32_t>(nodes_.size() - 1);
+}
+
+void ChainArena::link_child(std::uint32_t parent, std::uint32_t child) {
+  ChainNode& p = nodes_[parent];
+  if (p.last_child == UINT32_MAX)
+    p.first_child = child;
+  else
+    nodes_[p.last_child].next_sibling = child;
+  p.last_child = child;
 }
 
 void ChainArena::append(std::uint32_t root, std::span<const ChainEntry> path,
@@ -32,7 +43,7 @@ void ChainArena::append_children(std::uint32_t node, std::span<const ChainEntry>
     append_chain(found, path, pos, period);
   } else {
     std::uint32_t child = add_child(path.subspan(pos), period);
-    nodes_[node].children.push_back(child);
+    link_child(node, child);
     index_.insert(k, child);
   }
   nodes_[node].children_hit += period;
@@ -40,19 +51,21 @@ void ChainArena::append_children(std::uint32_t node, std::span<const ChainEntry>
 }
 
 std::vector<std::uint32_t> ChainArena::ordered_children(std::uint32_t node) const {
-  std::vector<std::uint32_t> kids = nodes_[node].children;
-  std::sort(kids.begin(), kids.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return chain_cmp(nodes_[b].val.front(), nodes_[a].val.front()) < 0;
-  });
+  std::vector<std::uint32_t> kids;
+  for (std::uint32_t c = nodes_[node].first_child; c != UINT32_MAX; c = nodes_[c].next_sibling)
+    kids.push_back(c);
+  std::sort(kids.begin(), kids.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return chain_cmp(front(b), front(a)) < 0; });
   return kids;
 }
 
 void ChainArena::append_chain(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
                               std::uint64_t period) {
   std::size_t matches = 0;
-  const std::size_t nval = nodes_[node].val.size();
+  const std::size_t nval = nodes_[node].val_size;
+  const ChainEntry* val = pool_.data() + nodes_[node].val_begin;
   while (matches < nval && pos + matches < path.size() &&
-         chain_cmp(nodes_[node].val[matches], path[pos + matches]) == 0)
+         chain_cmp(val[matches], path[pos + matches]) == 0)
     ++matches;
   if (matches < nval) {
     split(node, path, pos + matches, matches, period);
@@ -71,10 +84,12 @@ void ChainArena::split(std::uint32_t node, std::span<const ChainEntry> path, std
   ChainNode tail;
   {
     ChainNode& p = nodes_[node];
-    tail.val.assign(p.val.begin() + static_cast<std::ptrdiff_t>(local), p.val.end());
-    p.val.resize(local);
-    tail.children = std::move(p.children);
-    p.children.clear();
+    tail.val_begin = p.val_begin + static_cast<std::uint32_t>(local);
+    tail.val_size = p.val_size - static_cast<std::uint32_t>(local);
+    p.val_size = static_cast<std::uint32_t>(local);
+    tail.first_child = p.first_child;
+    tail.last_child = p.last_child;
+    p.first_child = p.last_child = UINT32_MAX;
     tail.hit = p.hit;
     tail.children_hit = p.children_hit;
     tail.count = p.count;
@@ -82,15 +97,15 @@ void ChainArena::split(std::uint32_t node, std::span<const ChainEntry> path, std
     p.children_hit = tail.cumul();
     p.children_count = tail.count + tail.children_count;
   }
-  nodes_.push_back(std::move(tail));
+  nodes_.push_back(tail);
   auto tail_index = static_cast<std::uint32_t>(nodes_.size() - 1);
   // The moved children now hang below the tail.
-  for (std::uint32_t c : nodes_[tail_index].children) {
-    index_.erase(child_key(node, nodes_[c].val.front()));
-    index_.insert(child_key(tail_index, nodes_[c].val.front()), c);
+  for (std::uint32_t c = tail.first_child; c != UINT32_MAX; c = nodes_[c].next_sibling) {
+    index_.erase(child_key(node, front(c)));
+    index_.insert(child_key(tail_index, front(c)), c);
   }
-  nodes_[node].children.push_back(tail_index);
-  index_.insert(child_key(node, nodes_[tail_index].val.front()), tail_index);
+  link_child(node, tail_index);
+  index_.insert(child_key(node, front(tail_index)), tail_index);
   if (pos < path.size()) {
     ChainNode& p = nodes_[node];
     p.hit = 0;
@@ -98,7 +113,7 @@ void ChainArena::split(std::uint32_t node, std::span<const ChainEntry> path, std
     p.count = 0;
     p.children_count += 1;
     std::uint32_t child = add_child(path.subspan(pos), period);
-    nodes_[node].children.push_back(child);
+    link_child(node, child);
     index_.insert(child_key(node, path[pos]), child);
   } else {
     nodes_[node].hit = period;

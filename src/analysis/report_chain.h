@@ -26,10 +26,12 @@ struct ChainEntry {
 };
 
 struct ChainNode {
-  std::vector<ChainEntry> val;
-  // Unordered; perf's rb_root_in order is descending by the first entry
-  // (chain_cmp), which ordered_children() gives.
-  std::vector<std::uint32_t> children;
+  // The node's frames: a range of the arena's frame pool (ChainArena::val).
+  // A split shortens the range; frames are never copied.
+  std::uint32_t val_begin = 0, val_size = 0;
+  // Children in insertion order, as a list; perf's rb_root_in order is
+  // descending by the first entry (chain_cmp), which ordered_children() gives.
+  std::uint32_t first_child = UINT32_MAX, last_child = UINT32_MAX, next_sibling = UINT32_MAX;
   std::uint64_t hit = 0, children_hit = 0;
   std::uint32_t count = 0, children_count = 0;
   std::uint64_t cumul() const { return hit + children_hit; }
@@ -41,6 +43,9 @@ class ChainArena {
   // perf's callchain_append: adds `path` (already in print order) with `period`.
   void append(std::uint32_t root, std::span<const ChainEntry> path, std::uint64_t period);
   const ChainNode& at(std::uint32_t i) const { return nodes_[i]; }
+  std::span<const ChainEntry> val(std::uint32_t i) const {
+    return std::span<const ChainEntry>(pool_).subspan(nodes_[i].val_begin, nodes_[i].val_size);
+  }
   std::size_t size() const { return nodes_.size(); }
   // A node's children in perf's rb_root_in order.
   std::vector<std::uint32_t> ordered_children(std::uint32_t node) const;
@@ -73,8 +78,11 @@ class ChainArena {
   void split(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
              std::size_t local, std::uint64_t period);
   std::uint32_t add_child(std::span<const ChainEntry> rest, std::uint64_t period);
+  void link_child(std::uint32_t parent, std::uint32_t child);
+  const ChainEntry& front(std::uint32_t i) const { return pool_[nodes_[i].val_begin]; }
 
   std::vector<ChainNode> nodes_;
+  std::vector<ChainEntry> pool_;
 };
 
 // perf's match_chain: <0 when `existing` sorts before `incoming`.

@@ -259,13 +259,14 @@ void Printer::graph(const std::vector<std::uint32_t>& kids, std::uint64_t total,
   char nb[64];
   for (std::size_t k = 0; k < kids.size(); ++k) {
     const ChainNode& child = r_.arena_.at(kids[k]);
+    const auto child_val = r_.arena_.val(kids[k]);
     remaining -= child.cumul();
     if (k + 1 == kids.size() && (!rel || !remaining)) new_mask &= ~(1 << (depth - 1));
     outf(out_, "%*s", 12 + margin, "");
     for (int i = 0; i < depth; ++i)
       out_.write((depth_mask & (1 << i)) ? "|          " : "           ");
     out_.write("\n");
-    for (std::size_t v = 0; v < child.val.size(); ++v) {
+    for (std::size_t v = 0; v < child_val.size(); ++v) {
       outf(out_, "%*s", 12 + margin, "");
       for (int i = 0; i < depth; ++i) {
         out_.write((new_mask & (1 << i)) ? "|" : " ");
@@ -277,7 +278,7 @@ void Printer::graph(const std::vector<std::uint32_t>& kids, std::uint64_t total,
           out_.write("          ");
         }
       }
-      out_.write(entry_name(child.val[v], nb, sizeof nb));
+      out_.write(entry_name(child_val[v], nb, sizeof nb));
       out_.write("\n");
     }
     std::uint64_t new_total = rel ? child.children_hit : total;
@@ -324,7 +325,7 @@ void Printer::print_path(std::uint32_t node, bool folded, bool& first) {
   if (node == UINT32_MAX) return;
   print_path(parent_[node], folded, first);
   char nb[64];
-  for (const ChainEntry& c : r_.arena_.at(node).val) {
+  for (const ChainEntry& c : r_.arena_.val(node)) {
     if (folded) {
       if (!first) out_.write(";");
       first = false;
@@ -372,9 +373,9 @@ void Printer::print_chain(const Entry& e) {
   int margin = 0;
   std::uint32_t entries = 0;
   if (root.size() == 1 && r_.arena_.at(root[0]).cumul() == parent_samples) {
-    const ChainNode& c = r_.arena_.at(root[0]);
+    const auto c_val = r_.arena_.val(root[0]);
     char nb[64];
-    for (std::size_t i = 0; i < c.val.size(); ++i) {
+    for (std::size_t i = 0; i < c_val.size(); ++i) {
       if (i == 0 && r_.opts_.sort_starts_with_sym) continue;
       if (!printed) {
         outf(out_, "%*s|\n", 12 + margin, "");
@@ -384,7 +385,7 @@ void Printer::print_chain(const Entry& e) {
       } else {
         outf(out_, "%*s", 12 + margin, "");
       }
-      out_.write(entry_name(c.val[i], nb, sizeof nb));
+      out_.write(entry_name(c_val[i], nb, sizeof nb));
       out_.write("\n");
       if (++entries == r_.opts_.chain_print_limit) break;
     }

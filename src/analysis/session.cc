@@ -52,15 +52,28 @@ Status Session::apply_build_id_record(const record::RecordView& r) {
   return ok();
 }
 
+namespace {
+constexpr std::uint64_t kReleaseEvery = 4 << 20, kReleaseMargin = 8 << 20;
+}  // namespace
+
 Status Session::run(SampleVisitor& visitor) {
   perfdata::RecordStreamOptions so;
   so.ordered = !opts_.unordered;
-  std::uint64_t next_progress = 0;
+  std::uint64_t next_progress = 0, next_release = kReleaseEvery;
   return perfdata::process_records(*reader_, so,
                                    [&](const perfdata::ReadRecord& rec, std::uint64_t) -> Status {
-                                     if (opts_.progress && reader_->position() >= next_progress) {
-                                       opts_.progress(reader_->position(), reader_->data_end());
-                                       next_progress = reader_->position() + (1 << 20);
+                                     std::uint64_t pos = reader_->position();
+                                     if (opts_.progress && pos >= next_progress) {
+                                       opts_.progress(pos, reader_->data_end());
+                                       next_progress = pos + (1 << 20);
+                                     }
+                                     // Pages of the file read long ago leave the resident set;
+                                     // records the ordering still holds lie in the last rounds,
+                                     // well within the margin (and would be read again from the
+                                     // file if not).
+                                     if (pos >= next_release) {
+                                       reader_->release_before(pos - kReleaseMargin);
+                                       next_release = pos + kReleaseEvery;
                                      }
                                      return on_record(rec, visitor);
                                    });

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -52,6 +53,12 @@ Expected<MappedFile> MappedFile::open(const std::string& path) {
   }
   ::close(fd);
   return f;
+}
+
+void MappedFile::release_before(std::uint64_t end) const {
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  end = std::min(end, size_) / page * page;
+  if (data_ && end) madvise(const_cast<std::uint8_t*>(data_), end, MADV_DONTNEED);
 }
 
 void MappedFile::advise_sequential() const {

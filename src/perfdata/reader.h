@@ -87,6 +87,10 @@ class Reader {
   // Bytes consumed so far (data section offset for files), for progress.
   std::uint64_t position() const { return pos_; }
   std::uint64_t data_end() const { return data_end_; }
+  // For a mapped file: drops the resident pages before file offset `end`
+  // (MappedFile::release_before; records there stay readable). No-op for
+  // streams and memory.
+  void release_before(std::uint64_t end) const { file_.release_before(end); }
 
  private:
   Reader(std::string name, ReaderOptions opts);

@@ -110,6 +110,66 @@ struct CallStack {
 
 }  // namespace
 
+// intel_pt_synth_events: the events perf adds, in its order, with its names.
+std::vector<ItraceSynthEvent> itrace_synth_events(const EventAttr& pt,
+                                                  const intelpt::ItraceOptions& o, bool per_cpu,
+                                                  bool timeless) {
+  std::vector<ItraceSynthEvent> out;
+  auto add = [&](SampleKind k, const EventAttr& attr, const char* name) {
+    out.push_back({k, attr, name ? std::string(name) : default_event_name(attr)});
+  };
+  EventAttr a;
+  a.size = pt.size;
+  a.flags = pt.flags & (kAttrExcludeUser | kAttrExcludeKernel | kAttrExcludeHv | kAttrExcludeHost |
+                        kAttrExcludeGuest | kAttrSampleIdAll);
+  a.type = 0;
+  a.sample_type = (pt.sample_type & (kSampleMax - 1)) | kSampleIp | kSampleTid | kSamplePeriod;
+  if (o.timeless || timeless)
+    a.sample_type &= ~kSampleTime;
+  else
+    a.sample_type |= kSampleTime;
+  if (!per_cpu) a.sample_type &= ~kSampleCpu;
+  if (o.branches || o.calls || o.returns) {
+    EventAttr b = a;
+    b.config = 4;  // branch-instructions
+    b.sample_period = 1;
+    b.sample_type |= kSampleAddr;
+    add(SampleKind::kBranches, b, nullptr);
+  }
+  if (o.callchain) a.sample_type |= kSampleCallchain;
+  if (o.last_branch) a.sample_type |= kSampleBranchStack;
+  if (o.instructions) {
+    EventAttr i = a;
+    i.config = 1;
+    i.sample_period = o.period ? o.period : 1;
+    add(SampleKind::kInstructions, i, nullptr);
+  }
+  a.sample_type &= ~kSamplePeriod;
+  a.sample_period = 1;
+  if (o.transactions) {
+    a.config = 1;
+    add(SampleKind::kTransactions, a, "transactions");
+  }
+  a.type = kAttrTypeSynth;
+  a.sample_type |= kSampleRaw;
+  auto synth = [&](SampleKind k, const char* name) {
+    a.config = synth_config(k);
+    add(k, a, name);
+  };
+  if (o.ptwrites) synth(SampleKind::kPtwrite, "ptwrite");
+  if (o.pwr_events) {
+    synth(SampleKind::kCbr, "cbr");
+    if (pt.config & 0x10) {  // pwr_evt: power event packets were enabled
+      synth(SampleKind::kMwait, "mwait");
+      synth(SampleKind::kPwre, "pwre");
+      synth(SampleKind::kExstop, "exstop");
+      synth(SampleKind::kPwrx, "pwrx");
+    }
+    synth(SampleKind::kPsb, "psb");
+  }
+  return out;
+}
+
 // Prints synthesized samples with the printer's state and helpers (a friend
 // of ScriptPrinter).
 class ItraceScript {
@@ -180,59 +240,15 @@ class ItraceScript {
 void ItraceScript::add(SampleKind k, EventAttr attr, const std::string& name) {
   auto& events = session_.reader().events();
   events.add(attr, {});
-  events[events.size() - 1].name = name.empty() ? default_event_name(attr) : name;
+  events[events.size() - 1].name = name;
   event_of_[static_cast<std::size_t>(k)] = static_cast<int>(events.size() - 1);
 }
 
 // intel_pt_synth_events: the attrs perf adds, in its order.
 void ItraceScript::add_events(const EventAttr& pt, bool per_cpu, bool timeless) {
+  for (auto& e : itrace_synth_events(pt, it_.itrace, per_cpu, timeless))
+    add(e.kind, e.attr, e.name);
   const intelpt::ItraceOptions& o = it_.itrace;
-  EventAttr a;
-  a.size = pt.size;
-  a.flags = pt.flags;
-  a.type = 0;
-  a.sample_type = (pt.sample_type & (kSampleMax - 1)) | kSampleIp | kSampleTid | kSamplePeriod;
-  if (o.timeless || timeless)
-    a.sample_type &= ~kSampleTime;
-  else
-    a.sample_type |= kSampleTime;
-  if (!per_cpu) a.sample_type &= ~kSampleCpu;
-  if (o.branches || o.calls || o.returns) {
-    EventAttr b = a;
-    b.config = 4;  // branch-instructions
-    b.sample_period = 1;
-    b.sample_type |= kSampleAddr;
-    add(SampleKind::kBranches, b, "");
-  }
-  if (o.callchain) a.sample_type |= kSampleCallchain;
-  if (o.last_branch) a.sample_type |= kSampleBranchStack;
-  if (o.instructions) {
-    EventAttr i = a;
-    i.config = 1;
-    i.sample_period = o.period ? o.period : 1;
-    add(SampleKind::kInstructions, i, "");
-  }
-  a.sample_type &= ~kSamplePeriod;
-  a.sample_period = 1;
-  if (o.transactions) {
-    a.config = 1;
-    add(SampleKind::kTransactions, a, "transactions");
-  }
-  a.type = kAttrTypeSynth;
-  a.sample_type |= kSampleRaw;
-  auto synth = [&](SampleKind k, const char* name) {
-    a.config = synth_config(k);
-    add(k, a, name);
-  };
-  if (o.ptwrites) synth(SampleKind::kPtwrite, "ptwrite");
-  if (o.pwr_events) {
-    synth(SampleKind::kCbr, "cbr");
-    synth(SampleKind::kPsb, "psb");
-    synth(SampleKind::kMwait, "mwait");
-    synth(SampleKind::kPwre, "pwre");
-    synth(SampleKind::kExstop, "exstop");
-    synth(SampleKind::kPwrx, "pwrx");
-  }
   if (o.calls) branch_filter_ |= intelpt::kFlagCall | intelpt::kFlagAsync | intelpt::kFlagTraceEnd;
   if (o.returns) branch_filter_ |= intelpt::kFlagReturn | intelpt::kFlagTraceBegin;
 }

@@ -12,12 +12,15 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
+#include "abi/attr.h"
 #include "analysis/script.h"
 #include "analysis/session.h"
 #include "base/error.h"
 #include "base/output.h"
 #include "intelpt/itrace_options.h"
+#include "intelpt/synth.h"
 
 namespace perfkit::analysis {
 
@@ -30,6 +33,20 @@ struct ScriptItraceOptions {
   // --call-trace: dso names in the callindent column padded to this width.
   std::size_t dso_pad = 0;
 };
+
+// One event perf synthesizes from an Intel PT trace for --itrace.
+struct ItraceSynthEvent {
+  intelpt::SampleKind kind;
+  abi::EventAttr attr;
+  std::string name;  // perf's: "branches:u", "instructions:u", "transactions", "cbr", ...
+};
+
+// intel_pt_synth_events: the events perf adds for `itrace`, in its order,
+// from the intel_pt event's attr `pt`; per-cpu queues keep CPU in the
+// samples, timeless decoding drops TIME.
+std::vector<ItraceSynthEvent> itrace_synth_events(const abi::EventAttr& pt,
+                                                  const intelpt::ItraceOptions& itrace,
+                                                  bool per_cpu, bool timeless);
 
 // Whether `session`'s recording holds an Intel PT trace to decode.
 bool has_intel_pt(Session& session);

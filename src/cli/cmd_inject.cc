@@ -1,5 +1,6 @@
 // perfkit inject: read a perf.data file or stream and write it back.
 #include "analysis/inject.h"
+#include "analysis/inject_itrace.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 
@@ -14,8 +15,22 @@ int cmd_inject(int argc, char** argv) {
   app.add_option("-i,--input", input, "Input file name ('-' for stdin)")->capture_default_str();
   app.add_option("-o,--output", output, "Output file name ('-' for stdout)")->capture_default_str();
   app.add_flag("-b,--build-ids", opts.build_ids, "Inject build-ids into the output stream");
+  std::string itrace;
+  auto* itrace_opt = app.add_option("--itrace", itrace,
+                                    "Decode the Intel PT trace into synthesized samples (perf's "
+                                    "--itrace grammar: i b c r x w p e g l s Z)")
+                         ->expected(0, 1);
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
+  if (itrace_opt->count() > 0) {
+    analysis::InjectItraceOptions io;
+    io.itrace = {};
+    auto ps = intelpt::parse_itrace(itrace, false, io.itrace);
+    if (!ps) return fail("inject", ps.error());
+    auto st = analysis::run_inject_itrace(input, output, io);
+    if (!st) return fail("inject", st.error());
+    return 0;
+  }
 
   perfdata::ReaderOptions ro;
   ro.warn = [](const std::string& m) { fmt::print(stderr, "Warning: {}\n", m); };

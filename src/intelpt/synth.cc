@@ -289,7 +289,10 @@ void Synthesizer::run(const Step& s) {
     }
   }
   insn_total_ += s.ninsn;
-  if (s.ninsn) last_insn_flags_ = insn_op_flags(s.last.op);
+  if (s.ninsn) {
+    last_insn_flags_ = insn_op_flags(s.last.op);
+    last_insn_len_ = s.last.length;
+  }
   if (s.end == RunEnd::kBranch) {
     branch(s.from, s.to, insn_op_flags(s.last.op), s.last.length, s, s.last_timestamp);
   } else if (s.end == RunEnd::kDisabled) {
@@ -316,6 +319,7 @@ void Synthesizer::event(const Step& s) {
   out.ip = s.has_ip ? s.from : 0;
   out.offset = s.offset;
   out.payload = s.payload;
+  out.insn_len = last_insn_len_;  // perf's samples keep the last instruction's length
   switch (s.event) {
     case EventKind::kOverflow:
       error(PtError::kOverflow, s);

@@ -141,6 +141,7 @@ class Synthesizer : public FlowSink {
   std::vector<BranchRecord> branch_buf_;
   SynthSample insn_;                   // reused for every instruction sample
   std::uint32_t last_insn_flags_ = 0;  // of the last instruction walked
+  std::uint8_t last_insn_len_ = 0;
   std::uint64_t time_tsc_ = ~0ULL, time_ns_ = 0;
 };
 

@@ -2,7 +2,8 @@
 // records ptflow (static and dynamic) and both tools print the synthesized
 // samples for several --itrace option sets, field lists, filters and the
 // trace presets (--call-trace, --call-ret-trace, --insn-trace); the whole
-// outputs must be equal (the first mismatching lines are printed).
+// outputs must be equal (the first mismatching lines are printed). perfkit
+// inject --itrace against perf inject --itrace, read back by perf.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -179,6 +180,43 @@ TEST_F(PtScriptTest, NoItraceAndBadOptions) {
                        test::sh(file("ptflow-static")));
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("Bad Instruction Tracing options 'QQ'"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace perfkit
+
+namespace perfkit {
+namespace {
+
+// perfkit inject --itrace against perf inject --itrace: the same events
+// (perf evlist -v) and the same samples (perf script on both outputs).
+TEST_F(PtScriptTest, InjectItraceMatchesPerfInject) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir out;
+  const std::string theirs = out.path("perf.data"), ours = out.path("perfkit.data");
+  auto check = [&](const char* rec, const std::string& itrace, bool samples) {
+    const std::string in = test::sh(file(rec));
+    auto p = test::run("perf inject " + itrace + " -i " + in + " -o " + test::sh(theirs));
+    ASSERT_EQ(p.status, 0) << p.err;
+    auto k = test::run(test::sh(test::perfkit_bin()) + " inject " + itrace + " -i " + in + " -o " +
+                       test::sh(ours));
+    ASSERT_EQ(k.status, 0) << itrace << ": " << k.err;
+    const std::string what = std::string(rec) + " inject " + itrace;
+    expect_same(test::run("perf evlist -v -i " + test::sh(theirs)).out,
+                test::run("perf evlist -v -i " + test::sh(ours)).out, what + " (evlist)");
+    if (!samples) return;
+    auto want = test::run("perf script -i " + test::sh(theirs));
+    auto got = test::run("perf script -i " + test::sh(ours));
+    ASSERT_FALSE(want.out.empty()) << what;
+    expect_same(want.out, got.out, what + " (perf script)");
+  };
+  // perf inject's default (ibxwpe, instructions every 100us): the events.
+  check("ptflow-static", "--itrace", false);
+  for (const char* itrace :
+       {"--itrace=i0ns", "--itrace=be", "--itrace=crg", "--itrace=i1000ig", "--itrace=pwe"}) {
+    check("events", itrace, true);
+    check("ptflow-static", itrace, true);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,225 @@
+// perf inject --itrace (inject_itrace.h): the side-band records copied, the
+// trace decoded (decode_itrace) and each synthesized sample encoded as a
+// SAMPLE of its event (perf's perf_synth_intel_* payloads for the synth
+// events, perf's call chains with a PERF_CONTEXT_USER marker) or as an
+// AUXTRACE_ERROR record.
+#include "analysis/inject_itrace.h"
+
+#include <algorithm>
+#include <array>
+
+#include "abi/layout.h"
+#include "abi/perf_event.h"
+#include "analysis/itrace.h"
+#include "analysis/script_itrace.h"
+#include "intelpt/config.h"
+#include "perfdata/features.h"
+#include "perfdata/reader.h"
+#include "perfdata/writer.h"
+#include "record/encode.h"
+#include "record/records.h"
+
+namespace perfkit::analysis {
+
+using namespace perfkit::abi;
+using intelpt::SampleKind;
+
+namespace {
+
+constexpr std::size_t kKinds = static_cast<std::size_t>(SampleKind::kError) + 1;
+
+// Records the trace is made of: they do not survive decoding.
+// Records that do not go to the output: the trace, perf's rounds (the
+// samples come after the side-band, so the reader sorts them all), the
+// stream-only header records and the id index of the old ids.
+bool dropped_record(std::uint32_t type) {
+  return type == kRecordAuxtraceInfo || type == kRecordAuxtrace || type == kRecordAuxtraceError ||
+         type == kRecordAux || type == kRecordItraceStart || type == kRecordFinishedRound ||
+         type == kRecordCompressed || type == kRecordCompressed2 ||
+         (type >= kRecordUserTypeStart && type <= kRecordUserTypeStart + 3) || type == 69 ||
+         type == 80;
+}
+
+void put32(std::vector<std::uint8_t>& b, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+void put64(std::vector<std::uint8_t>& b, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+
+// The RAW payload of a synth event: perf's perf_synth_intel_* struct without
+// its leading 4 bytes of padding (the raw size field takes their place).
+void synth_raw(const intelpt::SynthSample& s, std::uint32_t max_non_turbo,
+               std::vector<std::uint8_t>& raw) {
+  raw.clear();
+  switch (s.kind) {
+    case SampleKind::kPtwrite:
+      put32(raw, s.aux & 1);
+      put64(raw, s.payload);
+      break;
+    case SampleKind::kExstop:
+      put32(raw, s.aux & 1);
+      break;
+    case SampleKind::kCbr:
+      put32(raw, (s.aux & 0xff) | ((max_non_turbo & 0xff) << 16));
+      put32(raw, s.cbr_freq_mhz * 1000);
+      put32(raw, 0);
+      break;
+    case SampleKind::kPsb:
+    case SampleKind::kMwait:
+    case SampleKind::kPwre:
+    case SampleKind::kPwrx:
+      put32(raw, 0);
+      put64(raw, s.payload);
+      break;
+    default:
+      break;
+  }
+}
+
+struct PtInfo {
+  bool have = false, per_cpu = false;
+  std::uint32_t pmu_type = 0, max_non_turbo = 0;
+  std::uint64_t tsc_bit = 0x400;
+  std::uint32_t time_mult = 0;
+  std::uint16_t time_shift = 0;
+  // intel_pt_ns_to_ticks: a period in ns as TSC ticks (the attr's period).
+  std::uint64_t ns_to_ticks(std::uint64_t ns) const {
+    if (!time_mult) return ns;
+    return ((ns / time_mult) << time_shift) + ((ns % time_mult) << time_shift) / time_mult;
+  }
+};
+
+}  // namespace
+
+Status run_inject_itrace(const std::string& in_path, const std::string& out_path,
+                         const InjectItraceOptions& opts) {
+  if (in_path == "-")
+    return make_error("decoding Intel PT from a pipe is not supported: give a file with -i");
+  PK_ASSIGN(auto in, perfdata::Reader::open(in_path));
+  if (in->swapped())
+    return make_error("{}: inject --itrace needs a host-endian recording", in_path);
+  // The side-band, kept in file order; the trace's parameters.
+  std::vector<std::uint8_t> side;
+  PtInfo pt_info;
+  perfdata::ReadRecord rec;
+  for (;;) {
+    PK_ASSIGN(bool got, in->next(rec));
+    if (!got) break;
+    const auto& v = rec.view;
+    if (v.type == kRecordAuxtraceInfo && !pt_info.have) {
+      PK_ASSIGN(auto info, record::parse_auxtrace_info(v));
+      PK_ASSIGN(auto cfg, intelpt::parse_auxtrace_info(info));
+      pt_info = {true,        cfg.per_cpu_mmaps, cfg.pmu_type,  cfg.max_non_turbo_ratio,
+                 cfg.tsc_bit, cfg.time_mult,     cfg.time_shift};
+    }
+    if (dropped_record(v.type)) continue;
+    side.insert(side.end(), v.bytes.begin(), v.bytes.end());
+  }
+  if (!pt_info.have) return make_error("{}: no Intel PT AUXTRACE_INFO record to decode", in_path);
+
+  perfdata::EventSet events = in->events();
+  EventAttr pt = events.empty() ? EventAttr{} : events[0].attr;
+  std::uint64_t next_id = 1;
+  for (const auto& ev : events.events()) {
+    if (ev.attr.type == pt_info.pmu_type) pt = ev.attr;
+    for (auto id : ev.ids) next_id = std::max(next_id, id + 1);
+  }
+  next_id += 1000000000;  // perf's offset for the ids of synthesized events
+  const bool timeless = !(pt.config & pt_info.tsc_bit) || !(pt.sample_type & kSampleTime);
+  std::array<int, kKinds> event_of{};
+  event_of.fill(-1);
+  for (auto& e : itrace_synth_events(pt, opts.itrace, pt_info.per_cpu, timeless)) {
+    if (e.kind == SampleKind::kInstructions &&
+        opts.itrace.period_type == intelpt::PeriodType::kNanosecs)
+      e.attr.sample_period = pt_info.ns_to_ticks(opts.itrace.period);
+    events.add(e.attr, {next_id++});
+    events[events.size() - 1].name = e.name;
+    event_of[static_cast<std::size_t>(e.kind)] = static_cast<int>(events.size() - 1);
+  }
+  std::vector<RecordLayout> layouts;
+  for (const auto& ev : events.events()) layouts.push_back(make_layout(ev.attr));
+
+  // Decode, encoding every sample as it comes (in time order).
+  std::vector<std::uint8_t> samples;
+  std::vector<std::uint8_t> raw;
+  std::vector<std::uint64_t> chain;
+  PK_ASSIGN(auto trace, perfdata::Reader::open(in_path));
+  ItraceDecodeOptions dopts;
+  dopts.itrace = opts.itrace;
+  dopts.jobs = opts.jobs;
+  auto st = decode_itrace(*trace, dopts, [&](const ItraceSample& is) -> Status {
+    const intelpt::SynthSample& s = *is.sample;
+    if (s.kind == SampleKind::kError) {
+      record::RecordBuilder b(kRecordAuxtraceError);
+      b.u32(1).u32(static_cast<std::uint32_t>(s.error)).u32(static_cast<std::uint32_t>(is.cpu));
+      b.u32(static_cast<std::uint32_t>(is.pid)).u32(static_cast<std::uint32_t>(is.tid)).u32(2);
+      b.u64(s.ip).u64(s.time).fixed_string(s.error_msg ? s.error_msg : "", 64).u32(0).u32(0);
+      b.finish_into(samples);
+      return ok();
+    }
+    const int ev = event_of[static_cast<std::size_t>(s.kind)];
+    if (ev < 0) return ok();
+    const RecordLayout& layout = layouts[static_cast<std::size_t>(ev)];
+    record::Sample smp;
+    smp.sample_type = layout.sample_type;
+    smp.ip = s.ip;
+    smp.pid = static_cast<std::uint32_t>(is.pid);
+    smp.tid = static_cast<std::uint32_t>(is.tid);
+    smp.time = s.time;
+    smp.addr = s.addr;
+    smp.id = smp.identifier = events[static_cast<std::size_t>(ev)].ids.front();
+    smp.cpu = static_cast<std::uint32_t>(is.cpu);
+    smp.period = s.period;
+    if (layout.sample_type & kSampleRaw) {
+      synth_raw(s, pt_info.max_non_turbo, raw);
+      smp.raw = Bytes(raw);
+    }
+    if (layout.sample_type & kSampleCallchain) {
+      chain.assign(1, kContextUser);
+      if (s.callchain_nr)
+        chain.insert(chain.end(), s.callchain, s.callchain + s.callchain_nr);
+      else
+        chain.push_back(s.ip);
+      smp.callchain = record::U64Array(reinterpret_cast<const std::uint8_t*>(chain.data()),
+                                       chain.size(), false);
+    }
+    auto bytes = record::encode_sample(smp, layout, kMiscUser, false);
+    samples.insert(samples.end(), bytes.begin(), bytes.end());
+    return ok();
+  });
+  if (!st) return st.error();
+
+  // The input's features but AUXTRACE, with EVENT_DESC naming every event.
+  std::vector<perfdata::FeatureData> feats;
+  for (const auto& f : in->features()) {
+    if (f.id == kFeatAuxtrace || f.id == kFeatCompressed || f.id == kFeatEventDesc) continue;
+    if (f.id >= kFeatLastKnown && f.data.empty()) continue;
+    feats.push_back({f.id, {f.data.begin(), f.data.end()}});
+  }
+  perfdata::Features desc;
+  desc.event_desc.emplace();
+  for (const auto& ev : events.events())
+    desc.event_desc->events.push_back({ev.attr, ev.name, ev.ids});
+  PK_ASSIGN(auto desc_bytes, perfdata::encode_feature(desc, kFeatEventDesc, false));
+  feats.push_back({kFeatEventDesc, std::move(desc_bytes)});
+  std::sort(feats.begin(), feats.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+
+  perfdata::WriterOptions wo;
+  PK_ASSIGN(auto writer, perfdata::Writer::create(out_path, wo));
+  if (writer->pipe()) return make_error("inject --itrace writes a file, not a pipe");
+  PK_TRY(writer->begin(events));
+  for (Bytes rest(side); !rest.empty();) {
+    const std::uint16_t size = load<std::uint16_t>(rest.data() + 6, false);
+    PK_TRY(writer->write(rest.first(size)));
+    rest = rest.subspan(size);
+  }
+  for (Bytes rest(samples); !rest.empty();) {
+    const std::uint16_t size = load<std::uint16_t>(rest.data() + 6, false);
+    PK_TRY(writer->write(rest.first(size)));
+    rest = rest.subspan(size);
+  }
+  return writer->finish(events, feats);
+}
+
+}  // namespace perfkit::analysis

@@ -1,0 +1,475 @@
+// perfkit report's output order: perf's input and collapse trees (Linux
+// rbtrees, simulated because perf's entry comparison is not a consistent
+// order), then perf's output sort, over compact rows of the entries.
+#include <algorithm>
+#include <unordered_map>
+
+#include "analysis/report_impl.h"
+
+namespace perfkit::analysis {
+// ---- ordering ----
+
+namespace {
+
+int cmp_str(const std::string* a, const std::string* b) {
+  if (a == b) return 0;
+  if (!a || !b) return !a ? 1 : -1;  // no DSO sorts last
+  int c = a->compare(*b);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+template <class T>
+int cmp_num(T a, T b) {
+  return a < b ? -1 : (a > b ? 1 : 0);
+}
+
+}  // namespace
+
+namespace {
+
+// The in-order sequence of a Linux rbtree built by inserting `order` one by
+// one, going left when go_left_of(node entry, new entry).
+// Nodes carry their links (left, right, parent, red) so that a descent
+// reads one node per level.
+template <class Node, class GoLeft>
+std::vector<std::uint32_t> rbtree_order(std::vector<Node>& nodes, GoLeft go_left_of) {
+  const std::uint32_t nil = UINT32_MAX;
+  std::size_t n = nodes.size();
+  for (Node& x : nodes) x.left = x.right = x.parent = nil, x.red = false;
+  auto left = [&](std::uint32_t i) -> std::uint32_t& { return nodes[i].left; };
+  auto right = [&](std::uint32_t i) -> std::uint32_t& { return nodes[i].right; };
+  auto parent = [&](std::uint32_t i) -> std::uint32_t& { return nodes[i].parent; };
+  auto red = [&](std::uint32_t i) -> bool& { return nodes[i].red; };
+  std::uint32_t root = nil;
+  auto rotate_left = [&](std::uint32_t x) {
+    std::uint32_t y = right(x);
+    right(x) = left(y);
+    if (left(y) != nil) parent(left(y)) = x;
+    parent(y) = parent(x);
+    if (parent(x) == nil)
+      root = y;
+    else if (x == left(parent(x)))
+      left(parent(x)) = y;
+    else
+      right(parent(x)) = y;
+    left(y) = x;
+    parent(x) = y;
+  };
+  auto rotate_right = [&](std::uint32_t x) {
+    std::uint32_t y = left(x);
+    left(x) = right(y);
+    if (right(y) != nil) parent(right(y)) = x;
+    parent(y) = parent(x);
+    if (parent(x) == nil)
+      root = y;
+    else if (x == right(parent(x)))
+      right(parent(x)) = y;
+    else
+      left(parent(x)) = y;
+    right(y) = x;
+    parent(x) = y;
+  };
+  for (std::uint32_t z = 0; z < n; ++z) {
+    std::uint32_t y = nil, x = root;
+    bool go_left = false;
+    while (x != nil) {
+      y = x;
+      go_left = go_left_of(nodes[x], nodes[z]);
+      x = go_left ? left(x) : right(x);
+    }
+    parent(z) = y;
+    if (y == nil)
+      root = z;
+    else if (go_left)
+      left(y) = z;
+    else
+      right(y) = z;
+    red(z) = true;
+    std::uint32_t k = z;
+    while (parent(k) != nil && red(parent(k))) {
+      std::uint32_t p = parent(k), g = parent(p);
+      if (p == left(g)) {
+        std::uint32_t u = right(g);
+        if (u != nil && red(u)) {
+          red(p) = red(u) = false;
+          red(g) = true;
+          k = g;
+        } else {
+          if (k == right(p)) {
+            k = p;
+            rotate_left(k);
+            p = parent(k);
+            g = parent(p);
+          }
+          red(p) = false;
+          red(g) = true;
+          rotate_right(g);
+        }
+      } else {
+        std::uint32_t u = left(g);
+        if (u != nil && red(u)) {
+          red(p) = red(u) = false;
+          red(g) = true;
+          k = g;
+        } else {
+          if (k == left(p)) {
+            k = p;
+            rotate_right(k);
+            p = parent(k);
+            g = parent(p);
+          }
+          red(p) = false;
+          red(g) = true;
+          rotate_left(g);
+        }
+      }
+    }
+    red(root) = false;
+  }
+  std::vector<std::uint32_t> out;
+  out.reserve(n);
+  std::vector<std::uint32_t> stack;
+  std::uint32_t cur = root;
+  while (cur != nil || !stack.empty()) {
+    while (cur != nil) {
+      stack.push_back(cur);
+      cur = left(cur);
+    }
+    cur = stack.back();
+    stack.pop_back();
+    out.push_back(cur);
+    cur = right(cur);
+  }
+  return out;
+}
+
+}  // namespace
+
+int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry& b) {
+  const bool group = h.members.size() > 1;
+  if (r.children_) {
+    if (a.acc_period != b.acc_period) return a.acc_period > b.acc_period ? -1 : 1;
+    if (group)
+      for (std::size_t m = 1; m < h.members.size(); ++m)
+        if (a.group_acc[m] != b.group_acc[m]) return a.group_acc[m] > b.group_acc[m] ? -1 : 1;
+    if (r.use_callchain_ && a.tid == b.tid && a.max_depth != b.max_depth) {
+      bool a_first = r.opts_.caller_order ? a.max_depth > b.max_depth : a.max_depth < b.max_depth;
+      return a_first ? -1 : 1;
+    }
+  }
+  if (a.period != b.period) return a.period > b.period ? -1 : 1;
+  if (group)
+    for (std::size_t m = 1; m < h.members.size(); ++m)
+      if (a.group_period[m] != b.group_period[m])
+        return a.group_period[m] > b.group_period[m] ? -1 : 1;
+  for (SortKey k : r.opts_.sort) {
+    int c = 0;
+    switch (k) {
+      case SortKey::kComm:
+        c = cmp_str(a.comm, b.comm);
+        break;
+      case SortKey::kPid:
+        c = cmp_num(a.tid, b.tid);
+        break;
+      case SortKey::kDso:
+        c = cmp_str(a.key.dso, b.key.dso);
+        break;
+      case SortKey::kSym:
+        if (!a.key.has_sym || !b.key.has_sym) {
+          c = a.key.has_sym == b.key.has_sym ? 0 : (!a.key.has_sym ? 1 : -1);
+        } else {
+          int s = a.sym_name.compare(b.sym_name);
+          c = s < 0 ? -1 : (s > 0 ? 1 : 0);
+        }
+        break;
+      case SortKey::kCpu:
+        c = cmp_num(a.cpu, b.cpu);
+        break;
+      default:
+        break;
+    }
+    if (c) return c;
+  }
+  return 0;
+}
+
+namespace {
+
+constexpr std::uint32_t kNoName = UINT32_MAX;  // nullptr: after every name
+
+// Ranks of interned strings in string order; equal strings rank equal.
+class NameRanks {
+ public:
+  void add(const std::string* s) {
+    if (s && s != last_) seen_.emplace(s, 0), last_ = s;
+  }
+  void build() {
+    std::vector<const std::string*> v;
+    v.reserve(seen_.size());
+    for (const auto& kv : seen_) v.push_back(kv.first);
+    std::sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return *a < *b; });
+    std::uint32_t r = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i && *v[i] != *v[i - 1]) ++r;
+      seen_[v[i]] = r;
+    }
+    last_ = nullptr;
+  }
+  std::uint32_t rank(const std::string* s) const {
+    if (!s) return kNoName;
+    return seen_.find(s)->second;
+  }
+
+ private:
+  std::unordered_map<const std::string*, std::uint32_t> seen_;
+  const std::string* last_ = nullptr;
+};
+
+// What perf's entry comparison reads of an entry, with interned names as
+// ranks in string order, and the tree links: one cache line, so that the
+// tree walks of 100k+ entries read one line per level, not the entries.
+struct alignas(64) TreeRow {
+  std::uint32_t left = 0, right = 0, parent = 0;  // rbtree_order's links
+  std::uint32_t comm = 0, key_dso = 0, dso_name = 0, cpu = 0, idx = 0;
+  std::int32_t tid = 0;
+  bool has_sym = false, inlined = false, red = false;
+  std::uint64_t ip = 0, sym_start = 0, sym_end = 0;
+};
+static_assert(sizeof(TreeRow) == 64);
+
+// What the output sort reads (no event group).
+struct SortRow {
+  std::uint64_t acc = 0, period = 0;
+  std::string_view sym_name;
+  std::uint32_t max_depth = 0, comm = 0, key_dso = 0, cpu = 0, idx = 0;
+  std::int32_t tid = 0;
+  bool has_sym = false;
+};
+
+struct Ranks {
+  NameRanks comms, dsos;
+  explicit Ranks(const std::deque<Entry>& entries) {
+    for (const Entry& e : entries) {
+      comms.add(e.comm);
+      dsos.add(e.key.dso);
+      dsos.add(e.dso_name);
+    }
+    comms.build();
+    dsos.build();
+  }
+};
+
+std::vector<TreeRow> tree_rows(const std::deque<Entry>& entries, const Ranks& ranks) {
+  std::vector<TreeRow> rows(entries.size());
+  std::uint32_t i = 0;
+  for (const Entry& e : entries) {
+    TreeRow& r = rows[i];
+    r.comm = ranks.comms.rank(e.comm);
+    r.key_dso = ranks.dsos.rank(e.key.dso);
+    r.dso_name = ranks.dsos.rank(e.dso_name);
+    r.cpu = e.cpu;
+    r.idx = i++;
+    r.tid = e.tid;
+    r.has_sym = e.key.has_sym;
+    r.inlined = e.inlined;
+    r.ip = e.ip;
+    r.sym_start = e.key.sym_start;
+    r.sym_end = e.key.sym_end;
+  }
+  return rows;
+}
+
+SortRow sort_row(const Entry& e, std::uint32_t idx, const Ranks& ranks) {
+  SortRow r;
+  r.acc = e.acc_period;
+  r.period = e.period;
+  r.sym_name = e.sym_name;
+  r.max_depth = e.max_depth;
+  r.comm = ranks.comms.rank(e.comm);
+  r.key_dso = ranks.dsos.rank(e.key.dso);
+  r.cpu = e.cpu;
+  r.idx = idx;
+  r.tid = e.tid;
+  r.has_sym = e.key.has_sym;
+  return r;
+}
+
+template <class T>
+std::int64_t sign_of(T n, T l) {
+  return n < l ? -1 : (n > l ? 1 : 0);
+}
+
+// perf's hist_entry__cmp(existing, incoming) with perf's signs: the incoming
+// entry goes left of `l` when this is negative. Not a consistent order when
+// resolved and unresolved symbols mix (DSO first, then null last), which is
+// why the tree perf builds is simulated rather than sorted. Name ranks order
+// as their strings do; inline symbols' names are read from the entries.
+std::int64_t row_perf_cmp(const Report& r, const std::deque<Entry>& entries, const TreeRow& l,
+                          const TreeRow& n) {
+  auto dso_cmp = [](std::uint32_t ld, std::uint32_t nd) -> std::int64_t {
+    if (ld == nd) return 0;
+    if (ld == kNoName || nd == kNoName) return ld == kNoName ? -1 : 1;
+    return sign_of(nd, ld);
+  };
+  for (SortKey k : r.opts_.sort) {
+    std::int64_t c = 0;
+    switch (k) {
+      case SortKey::kComm:
+        c = sign_of(n.comm, l.comm);
+        break;
+      case SortKey::kPid:
+        c = static_cast<std::int64_t>(n.tid) - l.tid;
+        break;
+      case SortKey::kDso:
+        c = dso_cmp(l.key_dso, n.key_dso);
+        break;
+      case SortKey::kSym:
+        if (!l.has_sym && !n.has_sym) {
+          c = static_cast<std::int64_t>(n.ip - l.ip);
+          break;
+        }
+        if (!r.has_key_[static_cast<int>(SortKey::kDso)]) {
+          c = dso_cmp(l.dso_name, n.dso_name);
+          if (c) break;
+        }
+        if (!l.has_sym || !n.has_sym) {
+          c = !l.has_sym ? -1 : 1;
+          break;
+        }
+        // perf's inline symbols: by name, one entry where ranges overlap.
+        if (l.inlined || n.inlined) {
+          int s = entries[l.idx].sym_name.compare(entries[n.idx].sym_name);
+          if (s) {
+            c = s < 0 ? -1 : 1;
+            break;
+          }
+          if (l.sym_start <= n.sym_end && l.sym_end >= n.sym_start) break;
+        }
+        if (l.sym_start != n.sym_start)
+          c = static_cast<std::int64_t>(n.sym_start - l.sym_start);
+        else
+          c = static_cast<std::int64_t>(n.sym_end - l.sym_end);
+        break;
+      case SortKey::kCpu:
+        c = static_cast<std::int64_t>(n.cpu) - l.cpu;
+        break;
+      default:
+        break;
+    }
+    if (c) return c;
+  }
+  return 0;
+}
+
+// compare_output over rows (no event group).
+int row_output_cmp(const Report& r, const SortRow& a, const SortRow& b) {
+  if (r.children_) {
+    if (a.acc != b.acc) return a.acc > b.acc ? -1 : 1;
+    if (r.use_callchain_ && a.tid == b.tid && a.max_depth != b.max_depth) {
+      bool a_first = r.opts_.caller_order ? a.max_depth > b.max_depth : a.max_depth < b.max_depth;
+      return a_first ? -1 : 1;
+    }
+  }
+  if (a.period != b.period) return a.period > b.period ? -1 : 1;
+  for (SortKey k : r.opts_.sort) {
+    int c = 0;
+    switch (k) {
+      case SortKey::kComm:
+        c = cmp_num(a.comm, b.comm);
+        break;
+      case SortKey::kPid:
+        c = cmp_num(a.tid, b.tid);
+        break;
+      case SortKey::kDso:
+        c = cmp_num(a.key_dso, b.key_dso);
+        break;
+      case SortKey::kSym:
+        if (!a.has_sym || !b.has_sym) {
+          c = a.has_sym == b.has_sym ? 0 : (!a.has_sym ? 1 : -1);
+        } else {
+          int s = a.sym_name.compare(b.sym_name);
+          c = s < 0 ? -1 : (s > 0 ? 1 : 0);
+        }
+        break;
+      case SortKey::kCpu:
+        c = cmp_num(a.cpu, b.cpu);
+        break;
+      default:
+        break;
+    }
+    if (c) return c;
+  }
+  return 0;
+}
+
+// Reorders rows in place so that rows[k] becomes the old rows[order[k]].
+template <class Row>
+void permute(std::vector<Row>& rows, std::vector<std::uint32_t>& order) {
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i) continue;
+    Row tmp = rows[i];
+    std::uint32_t j = i;
+    while (order[j] != i) {
+      std::uint32_t next = order[j];
+      rows[j] = rows[next];
+      order[j] = j;
+      j = next;
+    }
+    rows[j] = tmp;
+    order[j] = j;
+  }
+}
+
+// perf's input tree, then (with a comm key) its collapse tree: the entry
+// indexes in the order the last tree holds them.
+std::vector<std::uint32_t> tree_order(const Report& r, const Hists& h, const Ranks& ranks) {
+  std::vector<TreeRow> rows = tree_rows(h.entries, ranks);
+  auto go_left = [&](const TreeRow& node, const TreeRow& incoming) {
+    return row_perf_cmp(r, h.entries, node, incoming) < 0;
+  };
+  std::vector<std::uint32_t> order = rbtree_order(rows, go_left);
+  if (r.has_key_[static_cast<int>(SortKey::kComm)]) {
+    permute(rows, order);
+    order = rbtree_order(rows, go_left);
+  }
+  for (std::uint32_t& o : order) o = rows[o].idx;
+  return order;
+}
+
+}  // namespace
+
+void Report::finish() {
+  for (Hists& h : hists_) apply_comm_renames(h);
+  setup_groups();
+  for (Hists& h : hists_) {
+    for (const Entry& e : h.entries) {
+      h.total_period += e.period;
+      if (!e.filtered) h.total_non_filtered_period += e.period;
+    }
+  }
+  for (Hists& h : hists_)
+    if (h.members.size() > 1) merge_group(h);
+  for (Hists& h : hists_) {
+    const Ranks ranks(h.entries);
+    std::vector<std::uint32_t> order = tree_order(*this, h, ranks);
+    // The output sort on top of the tree's order.
+    if (h.members.size() > 1) {
+      std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+        return compare_output(*this, h, h.entries[x], h.entries[y]) < 0;
+      });
+    } else {
+      std::vector<SortRow> rows(order.size());
+      for (std::size_t i = 0; i < order.size(); ++i)
+        rows[i] = sort_row(h.entries[order[i]], order[i], ranks);
+      std::stable_sort(rows.begin(), rows.end(), [&](const SortRow& x, const SortRow& y) {
+        return row_output_cmp(*this, x, y) < 0;
+      });
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = rows[i].idx;
+    }
+    h.sorted.clear();
+    for (std::uint32_t i : order)
+      if (!h.entries[i].filtered) h.sorted.push_back(i);
+  }
+}
+
+}  // namespace perfkit::analysis

@@ -145,7 +145,7 @@ EntryKey Report::make_key(const ResolvedSample& s, const machine::Location& loc,
           k.inlined = inlined;
           if (!has_key_[static_cast<int>(SortKey::kDso)]) k.dso = dso_name(loc.dso);
         } else {
-          k.ip = loc.addr;
+          k.sym_start = loc.addr;
         }
         break;
       case SortKey::kCpu:
@@ -359,30 +359,31 @@ void Report::setup_groups() {
 
 void Report::merge_group(Hists& leader) {
   const std::size_t nm = leader.members.size();
+  std::vector<std::uint64_t>& v = leader.group_values;
+  v.assign(leader.entries.size() * 2 * nm, 0);
+  std::uint32_t row = 0;
   for (Entry& e : leader.entries) {
-    e.group_period.assign(nm, 0);
-    e.group_acc.assign(nm, 0);
-    e.group_period[0] = e.period;
-    e.group_acc[0] = e.acc_period;
+    e.group_row = row++;
+    v[e.group_row * 2 * nm] = e.period;
+    v[e.group_row * 2 * nm + nm] = e.acc_period;
   }
   for (std::size_t m = 1; m < nm; ++m) {
     Hists& mh = hists_[leader.members[m]];
     for (const Entry& me : mh.entries) {
       std::uint32_t at = leader.index.find(me.key, leader.entries);
-      bool fresh = at == EntryIndex::kNone;
-      if (fresh) {
+      if (at == EntryIndex::kNone) {
         at = static_cast<std::uint32_t>(leader.entries.size());
         Entry d = me;
         d.period = d.acc_period = d.nr_events = d.acc_nr_events = 0;
         d.chain = UINT32_MAX;
-        d.group_period.assign(nm, 0);
-        d.group_acc.assign(nm, 0);
-        leader.entries.push_back(std::move(d));
+        d.group_row = row++;
+        v.resize(v.size() + 2 * nm, 0);
+        leader.entries.push_back(d);
         leader.index.insert(at, me.key);
       }
-      Entry& le = leader.entries[at];
-      le.group_period[m] = me.period;
-      le.group_acc[m] = me.acc_period;
+      const Entry& le = leader.entries[at];
+      v[le.group_row * 2 * nm + m] = me.period;
+      v[le.group_row * 2 * nm + nm + m] = me.acc_period;
     }
   }
 }
@@ -400,7 +401,7 @@ void Report::apply_comm_renames(Hists& h) {
     if (e.key.comm) e.key.comm = c;
   }
   if (!any) return;
-  std::deque<Entry> kept;
+  EntryStore kept;
   h.index.clear();
   for (Entry& e : h.entries) {
     std::uint32_t at = h.index.find(e.key, kept);

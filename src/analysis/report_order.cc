@@ -151,7 +151,8 @@ int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry&
     if (a.acc_period != b.acc_period) return a.acc_period > b.acc_period ? -1 : 1;
     if (group)
       for (std::size_t m = 1; m < h.members.size(); ++m)
-        if (a.group_acc[m] != b.group_acc[m]) return a.group_acc[m] > b.group_acc[m] ? -1 : 1;
+        if (h.group_acc(a)[m] != h.group_acc(b)[m])
+          return h.group_acc(a)[m] > h.group_acc(b)[m] ? -1 : 1;
     if (r.use_callchain_ && a.tid == b.tid && a.max_depth != b.max_depth) {
       bool a_first = r.opts_.caller_order ? a.max_depth > b.max_depth : a.max_depth < b.max_depth;
       return a_first ? -1 : 1;
@@ -160,8 +161,8 @@ int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry&
   if (a.period != b.period) return a.period > b.period ? -1 : 1;
   if (group)
     for (std::size_t m = 1; m < h.members.size(); ++m)
-      if (a.group_period[m] != b.group_period[m])
-        return a.group_period[m] > b.group_period[m] ? -1 : 1;
+      if (h.group_period(a)[m] != h.group_period(b)[m])
+        return h.group_period(a)[m] > h.group_period(b)[m] ? -1 : 1;
   for (SortKey k : r.opts_.sort) {
     int c = 0;
     switch (k) {
@@ -248,7 +249,7 @@ struct SortRow {
 
 struct Ranks {
   NameRanks comms, dsos;
-  explicit Ranks(const std::deque<Entry>& entries) {
+  explicit Ranks(const EntryStore& entries) {
     for (const Entry& e : entries) {
       comms.add(e.comm);
       dsos.add(e.key.dso);
@@ -259,7 +260,7 @@ struct Ranks {
   }
 };
 
-std::vector<TreeRow> tree_rows(const std::deque<Entry>& entries, const Ranks& ranks) {
+std::vector<TreeRow> tree_rows(const EntryStore& entries, const Ranks& ranks) {
   std::vector<TreeRow> rows(entries.size());
   std::uint32_t i = 0;
   for (const Entry& e : entries) {
@@ -304,7 +305,7 @@ std::int64_t sign_of(T n, T l) {
 // resolved and unresolved symbols mix (DSO first, then null last), which is
 // why the tree perf builds is simulated rather than sorted. Name ranks order
 // as their strings do; inline symbols' names are read from the entries.
-std::int64_t row_perf_cmp(const Report& r, const std::deque<Entry>& entries, const TreeRow& l,
+std::int64_t row_perf_cmp(const Report& r, const EntryStore& entries, const TreeRow& l,
                           const TreeRow& n) {
   auto dso_cmp = [](std::uint32_t ld, std::uint32_t nd) -> std::int64_t {
     if (ld == nd) return 0;

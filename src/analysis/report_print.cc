@@ -149,12 +149,14 @@ void Printer::print_entry(const Entry& e) {
   };
   // Each column is preceded by two spaces; percentages are " %6.2f%%", one
   // per group member.
-  auto values = [&](const std::vector<std::uint64_t>& g, std::uint64_t own) {
+  auto values = [&](std::span<const std::uint64_t> g, std::uint64_t own) {
     if (h_.members.size() < 2) return pct(own, total_, true);
     for (std::size_t m = 0; m < h_.members.size(); ++m) pct(g[m], member_totals_[m], m == 0);
   };
-  if (r_.children_) values(e.group_acc, e.acc_period);
-  values(e.group_period, e.period);
+  const bool grouped = h_.members.size() > 1;
+  if (r_.children_)
+    values(grouped ? h_.group_acc(e) : std::span<const std::uint64_t>(), e.acc_period);
+  values(grouped ? h_.group_period(e) : std::span<const std::uint64_t>(), e.period);
   if (r_.opts_.show_nr_samples) outf(out_, "   %11" PRIu64, e.nr_events);
   if (r_.opts_.show_period) outf(out_, "   %11" PRIu64, e.period);
   for (std::size_t i = 0; i < cols_.size(); ++i) {

@@ -2,9 +2,11 @@
 // out: header comments, column headers sized to the widest value, one line
 // per entry, and the call graph under each entry (graph, fractal, flat,
 // folded) with perf's margins, pipes and percentages.
+#include <charconv>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "analysis/report_impl.h"
 
@@ -25,6 +27,28 @@ void outf(FdWriter& out, const char* fmt, A... a) {
     return;
   }
   out.write(std::string_view(buf, static_cast<std::size_t>(n)));
+}
+
+// snprintf(buf, cap, "%-*.*s", w, w, s): left-aligned in `w`, cut at `w`,
+// at most cap - 1 bytes stored; returns the untruncated length, as snprintf.
+int put_left(char* buf, std::size_t cap, std::string_view s, int w) {
+  auto width = static_cast<std::size_t>(std::max(w, 0));
+  std::size_t stored = std::min(width, cap - 1);
+  std::size_t n = std::min(s.size(), stored);
+  std::memcpy(buf, s.data(), n);
+  std::memset(buf + n, ' ', stored - n);
+  return static_cast<int>(width);
+}
+
+// printf's "%6.2f%%" (to_chars gives printf's digits for a precision).
+void put_percent(FdWriter& out, double p, const char* lead) {
+  char buf[64];
+  char* end = std::to_chars(buf, buf + sizeof buf, p, std::chars_format::fixed, 2).ptr;
+  auto len = static_cast<std::size_t>(end - buf);
+  out.write(lead);
+  if (len < 6) out.write(std::string_view("      ", 6 - len));
+  out.write(std::string_view(buf, len));
+  out.write("%");
 }
 
 struct Column {
@@ -145,7 +169,7 @@ void Printer::print_headers() {
 void Printer::print_entry(const Entry& e) {
   auto pct = [&](std::uint64_t v, std::uint64_t total, bool first) {
     double p = total ? 100.0 * static_cast<double>(v) / static_cast<double>(total) : 0.0;
-    outf(out_, first ? "   %6.2f%%" : " %6.2f%%", p);
+    put_percent(out_, p, first ? "   " : " ");
   };
   // Each column is preceded by two spaces; percentages are " %6.2f%%", one
   // per group member.
@@ -168,7 +192,7 @@ void Printer::print_entry(const Entry& e) {
     int n = 0;
     switch (c.key) {
       case SortKey::kComm:
-        n = std::snprintf(buf, sizeof buf, "%-*.*s", w, w, e.comm->c_str());
+        n = put_left(buf, sizeof buf, *e.comm, w);
         break;
       case SortKey::kPid: {
         int cw = std::max(7, w) - 8;
@@ -176,14 +200,14 @@ void Printer::print_entry(const Entry& e) {
         break;
       }
       case SortKey::kDso:
-        n = std::snprintf(buf, sizeof buf, "%-*.*s", w, w,
-                          e.dso_name ? e.dso_name->c_str() : "[unknown]");
+        n = put_left(buf, sizeof buf, e.dso_name ? std::string_view(*e.dso_name) : "[unknown]", w);
         break;
       case SortKey::kCpu:
         n = std::snprintf(buf, sizeof buf, "%*.*d", w, w, static_cast<int>(e.cpu));
         break;
       case SortKey::kSym: {
-        n = std::snprintf(buf, sizeof buf, "[%c] ", e.level);
+        buf[0] = '[', buf[1] = e.level, buf[2] = ']', buf[3] = ' ';
+        n = 4;
         if (!e.sym_name.empty()) {
           if (e.sym_type == symbol::kTypeObject) {
             n += std::snprintf(buf + n, sizeof buf - n, "%.*s+0x%" PRIx64,
@@ -191,10 +215,16 @@ void Printer::print_entry(const Entry& e) {
                                e.ip - e.sym_start_abs);
           } else {
             int room = std::max(0, w - n);
-            n += std::snprintf(buf + n, sizeof buf - n, "%.*s",
-                               std::min(room, static_cast<int>(e.sym_name.size())),
-                               e.sym_name.data());
-            if (e.inlined) n += std::snprintf(buf + n, sizeof buf - n, " (inlined)");
+            // As snprintf: n counts what did not fit in buf.
+            auto len = std::min(static_cast<std::size_t>(room), e.sym_name.size());
+            std::memcpy(buf + n, e.sym_name.data(), std::min(len, sizeof buf - 1 - n));
+            n += static_cast<int>(len);
+            if (e.inlined) {
+              constexpr std::string_view kInl = " (inlined)";
+              if (static_cast<std::size_t>(n) < sizeof buf - 1)
+                std::memcpy(buf + n, kInl.data(), std::min(kInl.size(), sizeof buf - 1 - n));
+              n += static_cast<int>(kInl.size());
+            }
           }
         } else {
           n += std::snprintf(buf + n, sizeof buf - n, "%-#.*" PRIx64, 16, e.ip);
@@ -206,7 +236,8 @@ void Printer::print_entry(const Entry& e) {
     }
     n = std::min<int>(n, static_cast<int>(sizeof buf) - 1);
     out_.write(std::string_view(buf, static_cast<std::size_t>(n)));
-    if (!last && n < w) outf(out_, "%-*s", w - n, " ");
+    for (int pad = last ? 0 : w - n; pad > 0; pad -= 32)
+      out_.write(std::string_view("                                ", std::min(pad, 32)));
   }
   out_.write("\n");
 }

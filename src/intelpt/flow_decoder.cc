@@ -537,13 +537,11 @@ void FlowDecoder::run(FlowSink& sink) {
   }
   while (!sink.stop()) {
     if (enabled_ && in_sync_) {
-      if (tnt_count_) {
-        walk(sink);
-        continue;
-      }
+      // A walk that stops at the end of the trace leaves what it could not
+      // use (TNT bits for branches past the end): decoding is over.
       ItemType t = peek().type;
-      if (t == ItemType::kTnt || t == ItemType::kTip || t == ItemType::kTipPgd) {
-        walk(sink);
+      if (tnt_count_ || t == ItemType::kTnt || t == ItemType::kTip || t == ItemType::kTipPgd) {
+        if (!walk(sink) && peek().type == ItemType::kEnd) break;
         continue;
       }
     }

@@ -5,6 +5,9 @@
 // AUXTRACE_ERROR record.
 #include "analysis/inject_itrace.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 
@@ -144,6 +147,7 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
   std::vector<std::uint8_t> samples;
   std::vector<std::uint8_t> raw;
   std::vector<std::uint64_t> chain;
+  std::uint64_t errors = 0;
   PK_ASSIGN(auto trace, perfdata::Reader::open(in_path));
   ItraceDecodeOptions dopts;
   dopts.itrace = opts.itrace;
@@ -151,6 +155,7 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
   auto st = decode_itrace(*trace, dopts, [&](const ItraceSample& is) -> Status {
     const intelpt::SynthSample& s = *is.sample;
     if (s.kind == SampleKind::kError) {
+      ++errors;
       record::RecordBuilder b(kRecordAuxtraceError);
       b.u32(1).u32(static_cast<std::uint32_t>(s.error)).u32(static_cast<std::uint32_t>(is.cpu));
       b.u32(static_cast<std::uint32_t>(is.pid)).u32(static_cast<std::uint32_t>(is.tid)).u32(2);
@@ -219,7 +224,40 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
     PK_TRY(writer->write(rest.first(size)));
     rest = rest.subspan(size);
   }
-  return writer->finish(events, feats);
+  PK_TRY(writer->finish(events, feats));
+  if (errors && opts.warn) opts.warn(fmt::format("Warning:\n{} instruction trace errors", errors));
+  return ok();
+}
+
+intelpt::ItraceOptions report_itrace_defaults() {
+  intelpt::ItraceOptions o = intelpt::itrace_defaults(false);
+  o.branches = false;
+  o.callchain = true;
+  return o;
+}
+
+Expected<std::string> itrace_report_file(const std::string& in_path,
+                                         const intelpt::ItraceOptions& itrace,
+                                         std::function<void(const std::string&)> warn) {
+  if (in_path == "-") return std::string();
+  {
+    PK_ASSIGN(auto in, perfdata::Reader::open(in_path));
+    if (!has_auxtrace(*in)) return std::string();
+  }
+  const char* tmpdir = getenv("TMPDIR");
+  std::string path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/perfkit-itrace-XXXXXX";
+  const int fd = mkstemp(path.data());
+  if (fd < 0) return make_error("cannot create a temporary file in {}", path);
+  ::close(fd);
+  InjectItraceOptions io;
+  io.itrace = itrace;
+  io.warn = std::move(warn);
+  Status st = run_inject_itrace(in_path, path, io);
+  if (!st) {
+    ::unlink(path.c_str());
+    return st.error();
+  }
+  return path;
 }
 
 }  // namespace perfkit::analysis

@@ -5,6 +5,7 @@
 // events join the attrs (and EVENT_DESC) with ids of their own.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "base/error.h"
@@ -15,6 +16,8 @@ namespace perfkit::analysis {
 struct InjectItraceOptions {
   intelpt::ItraceOptions itrace = intelpt::itrace_defaults(true);
   unsigned jobs = 0;
+  // perf's closing warning ("Warning:\nN instruction trace errors") goes here.
+  std::function<void(const std::string&)> warn;
 };
 
 // Decodes `in_path` (a file, not a pipe) and writes `out_path` in file mode.
@@ -22,5 +25,17 @@ struct InjectItraceOptions {
 // writer's (naming the path).
 Status run_inject_itrace(const std::string& in_path, const std::string& out_path,
                          const InjectItraceOptions& opts);
+
+// perf report's --itrace default for Intel PT: instructions every 100us with
+// call chains, transactions, ptwrite, power events and errors (no branches).
+intelpt::ItraceOptions report_itrace_defaults();
+
+// perf report over an Intel PT recording: `in_path` decoded with `itrace`
+// into a temporary file of synthesized samples, whose path is returned for
+// the report to read (the caller removes it); "" when the recording holds
+// no Intel PT trace (or is a pipe). Errors: as run_inject_itrace.
+Expected<std::string> itrace_report_file(const std::string& in_path,
+                                         const intelpt::ItraceOptions& itrace,
+                                         std::function<void(const std::string&)> warn);
 
 }  // namespace perfkit::analysis

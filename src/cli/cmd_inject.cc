@@ -27,6 +27,7 @@ int cmd_inject(int argc, char** argv) {
     io.itrace = {};
     auto ps = intelpt::parse_itrace(itrace, false, io.itrace);
     if (!ps) return fail("inject", ps.error());
+    io.warn = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
     auto st = analysis::run_inject_itrace(input, output, io);
     if (!st) return fail("inject", st.error());
     return 0;

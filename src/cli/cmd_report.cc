@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "analysis/inject_itrace.h"
 #include "analysis/report.h"
 #include "analysis/session.h"
 #include "cli/commands.h"
@@ -132,11 +133,40 @@ int cmd_report(int argc, char** argv) {
   app.add_flag("-f,--force", force, "Do not complain, do it");
   app.add_flag("-q,--quiet", quiet_progress, "No progress bar or warnings");
   app.add_flag("-v,--verbose", verbose, "More messages");
+  std::string itrace;
+  bool no_itrace = false;
+  auto* itrace_opt = app.add_option("--itrace", itrace,
+                                    "Intel PT: what to synthesize (perf's --itrace grammar; "
+                                    "default i100usgxwpe)")
+                         ->expected(0, 1);
+  app.add_flag("--no-itrace", no_itrace, "Do not decode instruction trace data");
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
 
   if (input.empty())
     input = (!isatty(STDIN_FILENO) && lseek(STDIN_FILENO, 0, SEEK_CUR) < 0) ? "-" : "perf.data";
+  // Intel PT: the trace decoded into a temporary file of synthesized samples,
+  // which the report then reads (removed on return).
+  struct RemoveOnExit {
+    std::string path;
+    ~RemoveOnExit() {
+      if (!path.empty()) ::unlink(path.c_str());
+    }
+  } itrace_file;
+  if (!no_itrace) {
+    intelpt::ItraceOptions it = analysis::report_itrace_defaults();
+    if (itrace_opt->count() > 0) {
+      it = {};
+      auto ps = intelpt::parse_itrace(itrace, false, it);
+      if (!ps) return fail("report", ps.error());
+    }
+    auto f = analysis::itrace_report_file(
+        input, it, [quiet_progress](const std::string& m) {
+          if (!quiet_progress) fmt::print(stderr, "{}\n", m);
+        });
+    if (!f) return fail("report", f.error());
+    if (!f->empty()) input = itrace_file.path = *f;
+  }
   if (!sort.empty()) {
     auto keys = analysis::parse_sort_keys(sort);
     if (!keys) return fail("report", keys.error());

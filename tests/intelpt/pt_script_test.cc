@@ -221,3 +221,33 @@ TEST_F(PtScriptTest, InjectItraceMatchesPerfInject) {
 
 }  // namespace
 }  // namespace perfkit
+
+namespace perfkit {
+namespace {
+
+std::string without_tip(const std::string& text) {
+  std::string out;
+  for (const auto& l : lines(text))
+    if (!l.starts_with("# (Tip:") && !l.starts_with("# (Cannot load tips")) out += l + "\n";
+  return out;
+}
+
+// perfkit report on Intel PT recordings: the trace decoded (perf report's
+// --itrace) and the histograms of the synthesized events as perf shows them.
+TEST_F(PtScriptTest, ReportDecodesLikePerfReport) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* rec : {"ptflow-static", "events"})
+    for (const char* args : {"--itrace=i1000ig", "--itrace=i100igxe", "--itrace=pe",
+                             "--itrace=i1000i --no-children", "--itrace=i1000ig --sort dso,sym"}) {
+      const std::string in = " --stdio -i " + test::sh(file(rec)) + " " + args;
+      auto want = test::run("perf report" + in);
+      auto got = test::run(test::sh(test::perfkit_bin()) + " report" + in);
+      ASSERT_EQ(got.status, 0) << args << ": " << got.err;
+      expect_same(without_tip(want.out), without_tip(got.out),
+                  std::string(rec) + " report " + args);
+      EXPECT_EQ(got.err, want.err) << rec << " report " << args;
+    }
+}
+
+}  // namespace
+}  // namespace perfkit

@@ -218,6 +218,7 @@ void print_read(PrinterState& st, const RecordView& r, const Stamp& s, Buf& b) {
   // perf looks the event up by the trailer's id (evlist__id2evsel).
   int ev = st.events.size() == 1 || s.id == 0 ? 0 : st.events.index_of_id(s.id);
   if (ev < 0 && !st.sample_id_all()) ev = 0;
+  if (st.events.size() == 0) ev = -1;  // a file without attrs
   std::string name = ev >= 0 ? st.event_name(static_cast<std::size_t>(ev)) : "(null)";
   fmt::format_to(std::back_inserter(b), ": {} {} {} {}\n", static_cast<std::int32_t>(u32_at(8)),
                  static_cast<std::int32_t>(u32_at(12)), name, u64_at(16));

@@ -239,11 +239,7 @@ intelpt::ItraceOptions report_itrace_defaults() {
 Expected<std::string> itrace_report_file(const std::string& in_path,
                                          const intelpt::ItraceOptions& itrace,
                                          std::function<void(const std::string&)> warn) {
-  if (in_path == "-") return std::string();
-  {
-    PK_ASSIGN(auto in, perfdata::Reader::open(in_path));
-    if (!has_auxtrace(*in)) return std::string();
-  }
+  if (!has_intel_pt(in_path)) return std::string();
   const char* tmpdir = getenv("TMPDIR");
   std::string path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/perfkit-itrace-XXXXXX";
   const int fd = mkstemp(path.data());

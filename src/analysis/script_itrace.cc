@@ -650,7 +650,21 @@ void ItraceScript::print_error(const ItraceSample& is) {
   p_.out_.maybe_flush();
 }
 
-bool has_intel_pt(Session& session) { return has_auxtrace(session.reader()); }
+bool has_intel_pt(const std::string& path) {
+  if (path == "-") return false;
+  auto in = perfdata::Reader::open(path);
+  if (!in || !has_auxtrace(**in)) return false;
+  perfdata::ReadRecord rec;
+  // AUXTRACE_INFO comes with the first records perf writes.
+  for (int n = 0; n < 100000; ++n) {
+    auto got = (*in)->next(rec);
+    if (!got || !*got) return false;
+    if (rec.view.type != kRecordAuxtraceInfo) continue;
+    auto info = record::parse_auxtrace_info(rec.view);
+    return info && info->type == 1;  // PERF_AUXTRACE_INTEL_PT
+  }
+  return false;
+}
 
 Status run_script_itrace(Session& session, ScriptOptions opts, const ScriptItraceOptions& it,
                          const std::string& path, FdWriter& out) {

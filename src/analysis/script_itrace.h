@@ -48,8 +48,10 @@ std::vector<ItraceSynthEvent> itrace_synth_events(const abi::EventAttr& pt,
                                                   const intelpt::ItraceOptions& itrace,
                                                   bool per_cpu, bool timeless);
 
-// Whether `session`'s recording holds an Intel PT trace to decode.
-bool has_intel_pt(Session& session);
+// Whether the recording at `path` holds an Intel PT trace to decode (an
+// AUXTRACE_INFO of type intel_pt; other AUX traces, such as ARM ETM, are
+// not). False for pipes and unreadable files.
+bool has_intel_pt(const std::string& path);
 
 // Runs perf script over the Intel PT trace of `session` (opened from `path`,
 // which is read a second time for the trace; pipes are not supported).

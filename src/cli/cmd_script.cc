@@ -210,7 +210,7 @@ int cmd_script(int argc, char** argv) {
       return fl ? 0 : fail("script", fl.error());
     }
   }
-  if (!no_itrace && analysis::has_intel_pt(s)) {
+  if (!no_itrace && analysis::has_intel_pt(input)) {
     auto st = analysis::run_script_itrace(s, std::move(opts), itopts, input, out);
     if (!st) {
       (void)out.flush();

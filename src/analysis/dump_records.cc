@@ -25,7 +25,7 @@ std::string_view perf_record_name(std::uint32_t type) {
 
 void raw_event_dump(Buf& b, Bytes rec) {
   static constexpr char kHex[] = "0123456789abcdef";
-  fmt::format_to(std::back_inserter(b), ".\n. ... raw event: size {} bytes\n", rec.size());
+  fmt::format_to(fmt::appender(b), ".\n. ... raw event: size {} bytes\n", rec.size());
   char line[96];
   for (std::size_t at = 0; at < rec.size(); at += 16) {
     const std::size_t n = std::min<std::size_t>(16, rec.size() - at);
@@ -153,8 +153,8 @@ void print_tstamp(const PrinterState& st, const RecordView& r, const Stamp& s, B
     return;
   }
   const std::uint64_t combined = st.combined_sample_type();
-  if (combined & kSampleCpu) fmt::format_to(std::back_inserter(b), "{} ", s.cpu);
-  if (combined & kSampleTime) fmt::format_to(std::back_inserter(b), "{} ", s.time);
+  if (combined & kSampleCpu) fmt::format_to(fmt::appender(b), "{} ", s.cpu);
+  if (combined & kSampleTime) fmt::format_to(fmt::appender(b), "{} ", s.time);
 }
 
 std::uint64_t display_offset(const PrinterState& st, const RecordView& r) {
@@ -166,23 +166,23 @@ void print_namespaces(const record::NamespacesRecord& n, Buf& b) {
   static constexpr std::string_view kNames[] = {"net",  "uts", "ipc",   "pid",
                                                 "user", "mnt", "cgroup"};
   const auto nr = static_cast<std::uint32_t>(n.nr);
-  fmt::format_to(std::back_inserter(b), " {}/{} - nr_namespaces: {}\n\t\t[",
+  fmt::format_to(fmt::appender(b), " {}/{} - nr_namespaces: {}\n\t\t[",
                  static_cast<std::int32_t>(n.pid), static_cast<std::int32_t>(n.tid), nr);
   for (std::uint32_t i = 0; i < nr; ++i) {
     if (i && i % 4 == 0) put(b, "\n\t\t ");
     std::string_view name = i < std::size(kNames) ? kNames[i] : std::string_view("UNKNOWN");
-    fmt::format_to(std::back_inserter(b), "{}/{}: {}/{}{}", i, name, n.dev(i), AltHex{n.ino(i)},
+    fmt::format_to(fmt::appender(b), "{}/{}: {}/{}{}", i, name, n.dev(i), AltHex{n.ino(i)},
                    i + 1 != nr ? ", " : "]\n");
   }
 }
 
 void print_text_poke(const record::TextPokeRecord& t, Buf& b) {
-  fmt::format_to(std::back_inserter(b), " {:x}  old len {} new len {}\n", t.addr, t.old_len,
+  fmt::format_to(fmt::appender(b), " {:x}  old len {} new len {}\n", t.addr, t.old_len,
                  t.new_len);
   auto bytes = [&](Bytes data, std::string_view which) {
     for (std::size_t i = 0; i < data.size(); ++i) {
-      if (i % 16 == 0) fmt::format_to(std::back_inserter(b), "            {} bytes:", which);
-      fmt::format_to(std::back_inserter(b), " {:02x}", data[i]);
+      if (i % 16 == 0) fmt::format_to(fmt::appender(b), "            {} bytes:", which);
+      fmt::format_to(fmt::appender(b), " {:02x}", data[i]);
       if (i % 16 == 15 || i + 1 == data.size()) b.push_back('\n');
     }
   };
@@ -191,7 +191,7 @@ void print_text_poke(const record::TextPokeRecord& t, Buf& b) {
 }
 
 void print_mmap2(const record::Mmap2Record& m, Buf& b) {
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   fmt::format_to(out, " {}/{}: [{}({}) @ {}", static_cast<std::int32_t>(m.pid),
                  static_cast<std::int32_t>(m.tid), AltHex{m.start}, AltHex{m.len}, AltHex{m.pgoff});
   if (m.has_build_id) {
@@ -220,11 +220,11 @@ void print_read(PrinterState& st, const RecordView& r, const Stamp& s, Buf& b) {
   if (ev < 0 && !st.sample_id_all()) ev = 0;
   if (st.events.size() == 0) ev = -1;  // a file without attrs
   std::string name = ev >= 0 ? st.event_name(static_cast<std::size_t>(ev)) : "(null)";
-  fmt::format_to(std::back_inserter(b), ": {} {} {} {}\n", static_cast<std::int32_t>(u32_at(8)),
+  fmt::format_to(fmt::appender(b), ": {} {} {} {}\n", static_cast<std::int32_t>(u32_at(8)),
                  static_cast<std::int32_t>(u32_at(12)), name, u64_at(16));
   if (ev < 0) return;
   const std::uint64_t rf = st.events[static_cast<std::size_t>(ev)].attr.read_format;
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   if (rf & kFormatTotalTimeEnabled) fmt::format_to(out, "... time enabled : {}\n", u64_at(24));
   if (rf & kFormatTotalTimeRunning) fmt::format_to(out, "... time running : {}\n", u64_at(32));
   if (rf & kFormatId) fmt::format_to(out, "... id           : {}\n", u64_at(40));
@@ -234,7 +234,7 @@ void print_read(PrinterState& st, const RecordView& r, const Stamp& s, Buf& b) {
 // The tail of a kernel record's line (after "PERF_RECORD_<NAME>") and what
 // perf report prints for it.
 void print_kernel_record(PrinterState& st, const RecordView& r, const Stamp& s, Buf& b) {
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   auto unhandled = [&] { put(b, ": unhandled!\n"); };
   switch (r.type) {
     case kRecordMmap:
@@ -373,7 +373,7 @@ Status RecordPrinter::print(const perfdata::ReadRecord& rec, FdWriter& out) {
     r.swap = false;
   }
   Buf& b = out.buffer();
-  auto o = std::back_inserter(b);
+  auto o = fmt::appender(b);
   const std::uint64_t off = display_offset(st, r);
   fmt::format_to(o, "\n{}@{} [{}]: event: {}\n", AltHex{off}, st.file_path, AltHex{r.size}, r.type);
   if (st.opts.raw_dump) raw_event_dump(b, r.bytes);

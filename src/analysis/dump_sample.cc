@@ -50,7 +50,7 @@ void print_regs(PrinterState& st, std::string_view which, const record::Regs& re
   std::string_view abi = regs.abi == kRegsAbi32   ? "32-bit"
                          : regs.abi == kRegsAbi64 ? "64-bit"
                                                   : "unknown";
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   fmt::format_to(out, "... {} regs: mask {:#x} ABI {}\n", which, regs.mask, abi);
   const std::string& arch = st.regs_arch();
   std::uint64_t i = 0;
@@ -64,7 +64,7 @@ void print_regs(PrinterState& st, std::string_view which, const record::Regs& re
 
 void print_callchain(const PrinterState& st, const perfdata::EventDesc& ev, const Sample& s,
                      Buf& b) {
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   const auto& cc = s.callchain;
   const auto& bs = s.branch_stack;
   if ((ev.attr.branch_sample_type & kBranchCallStack) && (s.sample_type & kSampleBranchStack)) {
@@ -85,7 +85,7 @@ void print_callchain(const PrinterState& st, const perfdata::EventDesc& ev, cons
 }
 
 void print_branch_stack(const perfdata::EventDesc& ev, const Sample& s, Buf& b) {
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   const auto& bs = s.branch_stack;
   if (!(ev.attr.branch_sample_type & kBranchCallStack)) {
     fmt::format_to(out, "... branch stack: nr:{}\n", bs.nr);
@@ -118,11 +118,11 @@ void page_size(Buf& b, std::uint64_t n) {
     n /= 1024;
     ++i;
   }
-  fmt::format_to(std::back_inserter(b), "{}{}", n, kUnits[i]);
+  fmt::format_to(fmt::appender(b), "{}{}", n, kUnits[i]);
 }
 
 void print_sample_read(const perfdata::EventDesc& ev, const Sample& s, Buf& b) {
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   const std::uint64_t rf = ev.attr.read_format;
   put(b, "... sample_read:\n");
   if (rf & kFormatTotalTimeEnabled)
@@ -167,7 +167,7 @@ std::string_view register_name(std::string_view arch, unsigned reg) {
 void print_sample(PrinterState& st, const RecordView& r, const perfdata::EventDesc& ev,
                   const Sample& s, Buf& b) {
   const std::uint64_t t = ev.attr.sample_type;
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   const std::int32_t pid = (t & kSampleTid) ? static_cast<std::int32_t>(s.pid) : -1;
   const std::int32_t tid = (t & kSampleTid) ? static_cast<std::int32_t>(s.tid) : -1;
   fmt::format_to(out, "(IP, 0x{:x}): {}/{}: {} period: {} addr: {}\n", r.misc, pid, tid,

@@ -28,7 +28,7 @@ void print_cpu_map(const record::CpuMapData& m, Buf& b) {
 }
 
 void print_id_index(const RecordView& r, Buf& b) {
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   // nr entries of {id, idx, cpu, tid}, then (newer perf, when there is room)
   // nr entries of {machine_pid, vcpu}.
   const std::size_t body = r.bytes.size() - std::min<std::size_t>(16, r.bytes.size());
@@ -57,7 +57,7 @@ void print_id_index(const RecordView& r, Buf& b) {
 }
 
 void print_thread_map(const record::ThreadMapRecord& t, Buf& b) {
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   fmt::format_to(out, " nr: {} thread{}: ", static_cast<std::int32_t>(t.nr), t.nr > 1 ? "s" : "");
   for (std::uint64_t i = 0; i < t.nr; ++i)
     fmt::format_to(out, "{}{}", i ? ", " : "", static_cast<std::int32_t>(t.pid(i)));
@@ -83,12 +83,12 @@ void print_stat_config(const record::StatConfigRecord& c, Buf& b) {
         break;
     }
   }
-  fmt::format_to(std::back_inserter(b), "\n... aggr_mode {}\n... scale     {}\n... interval  {}\n",
+  fmt::format_to(fmt::appender(b), "\n... aggr_mode {}\n... scale     {}\n... interval  {}\n",
                  aggr_mode, scale ? 1 : 0, interval);
 }
 
 void print_time_conv(const RecordView& r, Buf& b) {
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   auto u64_at = [&](std::size_t off) {
     return off + 8 <= r.bytes.size() ? load<std::uint64_t>(r.bytes.data() + off, r.swap) : 0;
   };
@@ -103,7 +103,7 @@ void print_time_conv(const RecordView& r, Buf& b) {
 }
 
 void print_event_update(const record::EventUpdateRecord& u, Buf& b) {
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   fmt::format_to(out, "\n... id:    {}\n", u.id);
   switch (u.type) {
     case record::EventUpdateRecord::kScale:
@@ -128,7 +128,7 @@ void print_event_update(const record::EventUpdateRecord& u, Buf& b) {
 Status print_auxtrace(PrinterState& st, const RecordView& r, Buf& b, FdWriter& out) {
   auto a = record::parse_auxtrace(r);
   if (!a) return ok();
-  fmt::format_to(std::back_inserter(b),
+  fmt::format_to(fmt::appender(b),
                  " size: {}  offset: {}  ref: {}  idx: {}  tid: {}  cpu: {}\n", AltHex{a->size},
                  AltHex{a->offset}, AltHex{a->reference}, a->idx, static_cast<std::int32_t>(a->tid),
                  static_cast<std::int32_t>(a->cpu));
@@ -174,9 +174,9 @@ void print_intel_pt_info(Buf& b, Bytes priv, bool swap) {
   auto print_range = [&](std::size_t from, std::size_t to) {
     for (std::size_t i = from; i <= to; ++i) {
       if (kFields[i].hex)
-        fmt::format_to(std::back_inserter(b), "  {:<20}{}\n", kFields[i].name, AltHex{value(i)});
+        fmt::format_to(fmt::appender(b), "  {:<20}{}\n", kFields[i].name, AltHex{value(i)});
       else
-        fmt::format_to(std::back_inserter(b), "  {:<20}{}\n", kFields[i].name, value(i));
+        fmt::format_to(fmt::appender(b), "  {:<20}{}\n", kFields[i].name, value(i));
     }
   };
   if (n < 10) return;  // perf refuses an Intel PT info shorter than its per-cpu field
@@ -193,15 +193,15 @@ void print_intel_pt_info(Buf& b, Bytes priv, bool swap) {
       if (17 + words <= n) filter = c_string(priv.subspan(8 * 17, 8 * words));
       next = 17 + static_cast<std::size_t>(words);
     }
-    fmt::format_to(std::back_inserter(b), "  {:<20}{}\n", "Filter string", filter);
+    fmt::format_to(fmt::appender(b), "  {:<20}{}\n", "Filter string", filter);
   }
   if (n > 16 && next < n)
-    fmt::format_to(std::back_inserter(b), "  Cap Event Trace     {}\n",
+    fmt::format_to(fmt::appender(b), "  Cap Event Trace     {}\n",
                    static_cast<std::int32_t>(value(next)));
 }
 
 Status print_user_record(PrinterState& st, const RecordView& r, Buf& b, FdWriter& out) {
-  auto o = std::back_inserter(b);
+  auto o = fmt::appender(b);
   switch (r.type) {
     case kRecordHeaderAttr:
       ++st.attrs_known;

@@ -348,7 +348,7 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
   f.callchain_layout = o.has(F::kIp) && chain;
   print_start(o, f, t);
   auto& b = p_.b_;
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   if (o.has(F::kPeriod)) fmt::format_to(out, "{:10} ", period);
   if (o.has(F::kEvent)) b.append(event_label(rs.event));
   if (p_.opts_.fields.print_flags())
@@ -443,7 +443,7 @@ void ItraceScript::print_bts(const OutputConfig& o, const ResolvedSample& rs,
   }
   const auto& attr = session_.reader().events()[rs.event].attr;
   if (o.has(F::kAddr) || ((attr.sample_type & kSampleAddr) && !o.user_set)) {
-    fmt::format_to(std::back_inserter(b), " => {:16x}", s.addr);
+    fmt::format_to(fmt::appender(b), " => {:16x}", s.addr);
     print_addr_sym(o, *rs.thread, s.addr);
   }
   print_ipc(o, s);
@@ -500,10 +500,10 @@ void ItraceScript::print_callindent(const OutputConfig& o, const ResolvedSample&
   int len = 0;
   const int indent = static_cast<int>(depth) * 4;
   if (!name.empty()) {
-    fmt::format_to(std::back_inserter(b), "{:{}}{}", "", indent, name);
+    fmt::format_to(fmt::appender(b), "{:{}}{}", "", indent, name);
     len = indent + static_cast<int>(name.size());
   } else if (ip) {
-    fmt::format_to(std::back_inserter(b), "{:{}}{:16x}", "", indent, ip);
+    fmt::format_to(fmt::appender(b), "{:{}}{:16x}", "", indent, ip);
     len = indent + std::max(16, static_cast<int>(fmt::formatted_size("{:x}", ip)));
   }
   if (len > spacing_ || (len && len < spacing_ - 52)) spacing_ = (len + 4 + 31) / 32 * 32;
@@ -559,7 +559,7 @@ void ItraceScript::print_insn(const OutputConfig& o, const ResolvedSample& rs,
     }
   }
   if (!have) len = s.insn_len;
-  auto out = std::back_inserter(p_.b_);
+  auto out = fmt::appender(p_.b_);
   if (o.has(F::kInsnlen)) fmt::format_to(out, " ilen: {}", len);
   if (!o.has(F::kInsn) || !len || !have) return;
   if (it_.disasm) {
@@ -582,7 +582,7 @@ void ItraceScript::print_insn(const OutputConfig& o, const ResolvedSample& rs,
 void ItraceScript::print_ipc(const OutputConfig& o, const intelpt::SynthSample& s) {
   if (!o.has(F::kIpc) || !s.cyc_cnt || !s.insn_cnt) return;
   const std::uint64_t ipc = s.insn_cnt * 100 / s.cyc_cnt;
-  fmt::format_to(std::back_inserter(p_.b_), " \t IPC: {}.{:02} ({}/{}) ", ipc / 100, ipc % 100,
+  fmt::format_to(fmt::appender(p_.b_), " \t IPC: {}.{:02} ({}/{}) ", ipc / 100, ipc % 100,
                  s.insn_cnt, s.cyc_cnt);
 }
 
@@ -590,7 +590,7 @@ void ItraceScript::print_ipc(const OutputConfig& o, const intelpt::SynthSample& 
 void ItraceScript::print_synth(const intelpt::SynthSample& s) {
   auto& b = p_.b_;
   const std::size_t at = b.size();
-  auto out = std::back_inserter(b);
+  auto out = fmt::appender(b);
   const std::uint64_t p = s.payload;
   switch (s.kind) {
     case SampleKind::kPtwrite: {
@@ -639,7 +639,7 @@ void ItraceScript::print_synth(const intelpt::SynthSample& s) {
 // perf_event__fprintf_auxtrace_error, as perf script prints the errors.
 void ItraceScript::print_error(const ItraceSample& is) {
   const intelpt::SynthSample& s = *is.sample;
-  auto out = std::back_inserter(p_.b_);
+  auto out = fmt::appender(p_.b_);
   fmt::format_to(out, " instruction trace error type 1");
   if (s.time)
     fmt::format_to(out, " time {}.{:09}", s.time / 1000000000ULL, s.time % 1000000000ULL);

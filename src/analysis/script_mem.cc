@@ -161,7 +161,7 @@ void ScriptPrinter::print_data_src(std::uint64_t data_src) {
   std::string line = fmt::format("{:16x} {}", data_src, decode);
   if (line.size() > 99) line.resize(99);
   data_src_width_ = std::max(data_src_width_, line.size());
-  fmt::format_to(std::back_inserter(b_), "{:<{}}", line, data_src_width_);
+  fmt::format_to(fmt::appender(b_), "{:<{}}", line, data_src_width_);
 }
 
 }  // namespace perfkit::analysis

@@ -19,6 +19,25 @@ bool addr_correlates_sym(const EventAttr& a) {
   return a.type == 1 && (a.config == 2 || a.config == 5 || a.config == 6);
 }
 
+// "{:16x}" without fmt's format-string parsing: one per callchain line,
+// the most printed field of all.
+void append_hex16(fmt::memory_buffer& b, std::uint64_t v) {
+  char digits[16];
+  int n = 0;
+  do {
+    digits[n++] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  for (int i = n; i < 16; ++i) b.push_back(' ');
+  while (n) b.push_back(digits[--n]);
+}
+
+// printf's "%*s": padded to `width` bytes (not code points, as fmt would).
+void append_right(fmt::memory_buffer& b, std::string_view s, std::size_t width) {
+  for (std::size_t i = s.size(); i < width; ++i) b.push_back(' ');
+  b.append(s);
+}
+
 bool kernel_space(const machine::Dso* d) {
   return d && (d->kind == machine::DsoKind::kKernel || d->kind == machine::DsoKind::kModule ||
                d->kind == machine::DsoKind::kKsym);
@@ -27,7 +46,7 @@ bool kernel_space(const machine::Dso* d) {
 // perf's unit_number__scnprintf as get_page_size_name uses it.
 void page_size(fmt::memory_buffer& b, std::uint64_t n) {
   if (!n) {
-    fmt::format_to(std::back_inserter(b), " N/A");
+    fmt::format_to(fmt::appender(b), " N/A");
     return;
   }
   static constexpr char kUnits[] = "BKMG";
@@ -36,7 +55,7 @@ void page_size(fmt::memory_buffer& b, std::uint64_t n) {
     n /= 1024;
     ++i;
   }
-  fmt::format_to(std::back_inserter(b), " {}{}", n, kUnits[i]);
+  fmt::format_to(fmt::appender(b), " {}{}", n, kUnits[i]);
 }
 
 std::string_view branch_type(std::uint64_t flags) {
@@ -108,7 +127,7 @@ void ScriptPrinter::print_time(std::uint64_t t) {
     previous_time_ = now;
   }
   const std::uint64_t secs = t / 1000000000ULL, nsecs = t % 1000000000ULL;
-  auto out = std::back_inserter(b_);
+  auto out = fmt::appender(b_);
   if (opts_.ns) {
     fmt::format_to(out, "{:5}.{:09}: ", secs, nsecs);
   } else {
@@ -123,15 +142,16 @@ void ScriptPrinter::print_time(std::uint64_t t) {
 
 // perf_sample__fprintf_start.
 void ScriptPrinter::print_start(const OutputConfig& o, const StartFields& f) {
-  auto out = std::back_inserter(b_);
+  auto out = fmt::appender(b_);
   if (o.has(F::kComm)) {
     std::string_view comm = f.comm ? std::string_view(*f.comm) : std::string_view(":-1");
     if (opts_.latency)
-      fmt::format_to(out, "{:>8.8} ", comm);
+      append_right(b_, comm.substr(0, 8), 8);
     else if (f.callchain_layout)
-      fmt::format_to(out, "{} ", comm);
+      b_.append(comm);
     else
-      fmt::format_to(out, "{:>16} ", comm);
+      append_right(b_, comm, 16);
+    b_.push_back(' ');
   }
   if (o.has(F::kPid) && o.has(F::kTid))
     fmt::format_to(out, "{:5}/{:<5} ", f.pid, f.tid);
@@ -211,7 +231,14 @@ void ScriptPrinter::print_symoff(const machine::Location& loc, std::string_view 
   const auto& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
   std::uint64_t off = loc.addr < sym.end ? loc.addr - sym.start
                                          : loc.addr - (loc.map ? loc.map->start : 0) - sym.start;
-  fmt::format_to(std::back_inserter(b_), "+{:#x}", off);
+  b_.append(std::string_view("+0x"));
+  char digits[16];
+  int n = 0;
+  do {
+    digits[n++] = "0123456789abcdef"[off & 15];
+    off >>= 4;
+  } while (off);
+  while (n) b_.push_back(digits[--n]);
 }
 
 std::shared_ptr<symbol::SourceLines> ScriptPrinter::source_lines() {
@@ -242,7 +269,7 @@ void ScriptPrinter::print_srcline(const machine::Location& loc, std::string_view
 // sample__fprintf_sym without a callchain.
 void ScriptPrinter::print_location(const OutputConfig& o, std::uint64_t ip,
                                    const machine::Location& loc) {
-  if (o.has(F::kIp)) fmt::format_to(std::back_inserter(b_), "{:16x}", ip);
+  if (o.has(F::kIp)) append_hex16(b_, ip);
   if (o.has(F::kSym)) {
     b_.push_back(' ');
     print_symoff(loc, loc.symbol >= 0 ? symbol_name(loc) : std::string_view(), o.has(F::kSymoff));
@@ -257,13 +284,13 @@ void ScriptPrinter::print_location(const OutputConfig& o, std::uint64_t ip,
 
 // sample__fprintf_callchain: one line per frame.
 void ScriptPrinter::print_callchain(const OutputConfig& o, const ResolvedSample& s) {
-  auto out = std::back_inserter(b_);
   for (const Frame& f : s.callchain) {
     const machine::Location& loc = f.loc;
     const bool mapped = loc.map != nullptr;
     if (o.has(F::kIp)) {
       std::uint64_t shown = mapped && !kernel_space(loc.dso) ? loc.addr : f.ip;
-      fmt::format_to(out, "\t{:16x}", shown);
+      b_.push_back('\t');
+      append_hex16(b_, shown);
     }
     if (o.has(F::kSym)) {
       b_.push_back(' ');
@@ -292,7 +319,7 @@ void ScriptPrinter::print_callchain(const OutputConfig& o, const ResolvedSample&
 
 void ScriptPrinter::print_addr(const OutputConfig& o, const ResolvedSample& s) {
   const auto& attr = session_.reader().events()[s.event].attr;
-  fmt::format_to(std::back_inserter(b_), "{:16x}", s.sample->addr);
+  fmt::format_to(fmt::appender(b_), "{:16x}", s.sample->addr);
   if (!addr_correlates_sym(attr)) return;
   machine::Location loc = resolve_fb(*s.thread, s.cpumode, s.sample->addr);
   if (o.has(F::kSym)) {
@@ -308,7 +335,7 @@ void ScriptPrinter::print_addr(const OutputConfig& o, const ResolvedSample& s) {
 
 void ScriptPrinter::print_regs(const record::Regs& regs, std::uint64_t mask) {
   if (regs.abi == 0 || regs.values.size() == 0) return;
-  auto out = std::back_inserter(b_);
+  auto out = fmt::appender(b_);
   fmt::format_to(out, " ABI:{} ", regs.abi);
   std::size_t i = 0;
   for (unsigned r = 0; r < 64 && i < regs.values.size(); ++r) {
@@ -320,7 +347,7 @@ void ScriptPrinter::print_regs(const record::Regs& regs, std::uint64_t mask) {
 // brstack (kind 0), brstacksym (1), brstackoff (2).
 void ScriptPrinter::print_brstack(const OutputConfig& o, const ResolvedSample& s, int kind) {
   const record::BranchStack& br = s.sample->branch_stack;
-  auto out = std::back_inserter(b_);
+  auto out = fmt::appender(b_);
   for (std::uint64_t i = 0; i < br.nr; ++i) {
     record::BranchEntry e = br.at(i);
     machine::Location lf = resolve_fb(*s.thread, s.cpumode, e.from);
@@ -422,12 +449,13 @@ Status ScriptPrinter::print_sample(const ResolvedSample& s, std::uint64_t period
   f.callchain_layout = o.has(F::kIp) && has_chain && use_callchain_;
   print_start(o, f);
 
-  auto out = std::back_inserter(b_);
+  auto out = fmt::appender(b_);
   if (o.has(F::kPeriod))
     fmt::format_to(out, "{:10} ", period_set || (st & kSamplePeriod) ? period : attr.sample_period);
   if (o.has(F::kEvent)) {
     int w = name_width();
-    fmt::format_to(out, "{:>{}}: ", names_[s.event], w);
+    append_right(b_, names_[s.event], static_cast<std::size_t>(w));
+    b_.append(std::string_view(": "));
   }
   if (opts_.fields.print_flags()) fmt::format_to(out, "  {:<21} ", "");
   if (o.has(F::kTrace) && (st & kSampleRaw) && tracepoints_ && attr.type == 2)

@@ -156,7 +156,7 @@ Status ScriptPrinter::print_side_band(const perfdata::ReadRecord& rec) {
 
 // perf_event__fprintf.
 void ScriptPrinter::print_record_body(const record::RecordView& r) {
-  auto out = std::back_inserter(b_);
+  auto out = fmt::appender(b_);
   fmt::format_to(out, "PERF_RECORD_{}", dump_detail::perf_record_name(r.type));
   switch (r.type) {
     case kRecordComm: {

@@ -493,8 +493,11 @@ void ItraceScript::print_callindent(const OutputConfig& o, const ResolvedSample&
     b.push_back('(');
     const std::size_t at = b.size();
     p_.print_dso_name(rs.loc.map ? rs.loc.dso : nullptr);
+    // perf's scnprintf_pad into a buffer of dso_pad bytes: at most
+    // dso_pad - 1 characters of the name, then spaces up to dso_pad.
     const std::size_t n = b.size() - at;
-    if (n < it_.dso_pad) b.append(std::string(it_.dso_pad - n, ' '));
+    if (it_.dso_pad && n > it_.dso_pad - 1) b.resize(at + it_.dso_pad - 1);
+    for (std::size_t k = b.size() - at; k < it_.dso_pad; ++k) b.push_back(' ');
     b.append(std::string_view(")\t"));
   }
   int len = 0;

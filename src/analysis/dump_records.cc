@@ -177,8 +177,7 @@ void print_namespaces(const record::NamespacesRecord& n, Buf& b) {
 }
 
 void print_text_poke(const record::TextPokeRecord& t, Buf& b) {
-  fmt::format_to(fmt::appender(b), " {:x}  old len {} new len {}\n", t.addr, t.old_len,
-                 t.new_len);
+  fmt::format_to(fmt::appender(b), " {:x}  old len {} new len {}\n", t.addr, t.old_len, t.new_len);
   auto bytes = [&](Bytes data, std::string_view which) {
     for (std::size_t i = 0; i < data.size(); ++i) {
       if (i % 16 == 0) fmt::format_to(fmt::appender(b), "            {} bytes:", which);

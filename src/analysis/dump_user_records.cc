@@ -128,10 +128,9 @@ void print_event_update(const record::EventUpdateRecord& u, Buf& b) {
 Status print_auxtrace(PrinterState& st, const RecordView& r, Buf& b, FdWriter& out) {
   auto a = record::parse_auxtrace(r);
   if (!a) return ok();
-  fmt::format_to(fmt::appender(b),
-                 " size: {}  offset: {}  ref: {}  idx: {}  tid: {}  cpu: {}\n", AltHex{a->size},
-                 AltHex{a->offset}, AltHex{a->reference}, a->idx, static_cast<std::int32_t>(a->tid),
-                 static_cast<std::int32_t>(a->cpu));
+  fmt::format_to(fmt::appender(b), " size: {}  offset: {}  ref: {}  idx: {}  tid: {}  cpu: {}\n",
+                 AltHex{a->size}, AltHex{a->offset}, AltHex{a->reference}, a->idx,
+                 static_cast<std::int32_t>(a->tid), static_cast<std::int32_t>(a->cpu));
   if (!st.opts.auxtrace_dump) return ok();
   AuxtraceDumpRequest req;
   req.auxtrace_type = st.auxtrace_type;

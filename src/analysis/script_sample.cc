@@ -19,16 +19,16 @@ bool addr_correlates_sym(const EventAttr& a) {
   return a.type == 1 && (a.config == 2 || a.config == 5 || a.config == 6);
 }
 
-// "{:16x}" without fmt's format-string parsing: one per callchain line,
-// the most printed field of all.
-void append_hex16(fmt::memory_buffer& b, std::uint64_t v) {
+// "{:{width}x}" without fmt's format-string parsing: callchain addresses
+// and symbol offsets are the most printed fields of all.
+void append_hex(fmt::memory_buffer& b, std::uint64_t v, int width) {
   char digits[16];
   int n = 0;
   do {
     digits[n++] = "0123456789abcdef"[v & 15];
     v >>= 4;
   } while (v);
-  for (int i = n; i < 16; ++i) b.push_back(' ');
+  for (int i = n; i < width; ++i) b.push_back(' ');
   while (n) b.push_back(digits[--n]);
 }
 
@@ -232,13 +232,7 @@ void ScriptPrinter::print_symoff(const machine::Location& loc, std::string_view 
   std::uint64_t off = loc.addr < sym.end ? loc.addr - sym.start
                                          : loc.addr - (loc.map ? loc.map->start : 0) - sym.start;
   b_.append(std::string_view("+0x"));
-  char digits[16];
-  int n = 0;
-  do {
-    digits[n++] = "0123456789abcdef"[off & 15];
-    off >>= 4;
-  } while (off);
-  while (n) b_.push_back(digits[--n]);
+  append_hex(b_, off, 0);
 }
 
 std::shared_ptr<symbol::SourceLines> ScriptPrinter::source_lines() {
@@ -269,7 +263,7 @@ void ScriptPrinter::print_srcline(const machine::Location& loc, std::string_view
 // sample__fprintf_sym without a callchain.
 void ScriptPrinter::print_location(const OutputConfig& o, std::uint64_t ip,
                                    const machine::Location& loc) {
-  if (o.has(F::kIp)) append_hex16(b_, ip);
+  if (o.has(F::kIp)) append_hex(b_, ip, 16);
   if (o.has(F::kSym)) {
     b_.push_back(' ');
     print_symoff(loc, loc.symbol >= 0 ? symbol_name(loc) : std::string_view(), o.has(F::kSymoff));
@@ -290,7 +284,7 @@ void ScriptPrinter::print_callchain(const OutputConfig& o, const ResolvedSample&
     if (o.has(F::kIp)) {
       std::uint64_t shown = mapped && !kernel_space(loc.dso) ? loc.addr : f.ip;
       b_.push_back('\t');
-      append_hex16(b_, shown);
+      append_hex(b_, shown, 16);
     }
     if (o.has(F::kSym)) {
       b_.push_back(' ');
@@ -319,18 +313,13 @@ void ScriptPrinter::print_callchain(const OutputConfig& o, const ResolvedSample&
 
 void ScriptPrinter::print_addr(const OutputConfig& o, const ResolvedSample& s) {
   const auto& attr = session_.reader().events()[s.event].attr;
-  fmt::format_to(fmt::appender(b_), "{:16x}", s.sample->addr);
+  append_hex(b_, s.sample->addr, 16);
   if (!addr_correlates_sym(attr)) return;
   machine::Location loc = resolve_fb(*s.thread, s.cpumode, s.sample->addr);
-  if (o.has(F::kSym)) {
-    b_.push_back(' ');
-    print_symoff(loc, loc.symbol >= 0 ? symbol_name(loc) : std::string_view(), o.has(F::kSymoff));
-  }
-  if (o.has(F::kDso)) {
-    b_.append(std::string_view(" ("));
-    print_dso_name(loc.map ? loc.dso : nullptr);
-    b_.push_back(')');
-  }
+  // print_location's symbol and DSO columns, without its ip and srcline.
+  OutputConfig sym_dso = o;
+  sym_dso.fields &= ~(field_bit(F::kIp) | field_bit(F::kSrcline));
+  print_location(sym_dso, s.sample->addr, loc);
 }
 
 void ScriptPrinter::print_regs(const record::Regs& regs, std::uint64_t mask) {

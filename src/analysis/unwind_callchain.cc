@@ -81,10 +81,13 @@ class SampleTarget final : public dwarf::UnwindTarget {
   bool read(std::uint64_t addr, std::uint64_t& out) override {
     if (addr + 8 < addr) return false;
     if (addr < sp_ || addr + 8 >= sp_ + stack_.size()) {
+      // perf's access_dso_mem: no map is an error; a mapped DSO it cannot
+      // read from (anon memory, [stack], past the file) reads as 0.
       const machine::Map* map = t_.maps->find(addr);
-      if (!map || !map->dso || map->identity) return false;
-      dwarf::UnwindTables* tables = u_.tables_for(map->dso);
-      return tables && tables->read_file(map->map_ip(addr), out);
+      if (!map || !map->dso) return false;
+      dwarf::UnwindTables* tables = map->identity ? nullptr : u_.tables_for(map->dso);
+      if (!tables || !tables->read_file(map->map_ip(addr), out)) out = 0;
+      return true;
     }
     std::memcpy(&out, stack_.data() + (addr - sp_), 8);
     return true;
@@ -106,7 +109,7 @@ dwarf::UnwindTables* DwarfUnwinder::tables_for(const machine::Dso* d) {
     const auto& so = symbolizer_.options();
     std::string runtime;
     if (!d->build_id.empty() && !so.buildid_dir.empty()) {
-      std::string cached = symbol::buildid_link_path(so.buildid_dir, d->build_id) + "/elf";
+      std::string cached = symbol::buildid_cache_file(so.buildid_dir, d->long_name, d->build_id);
       if (is_file(cached)) runtime = cached;
     }
     if (runtime.empty() && is_file(so.symfs + d->long_name)) runtime = so.symfs + d->long_name;
@@ -128,7 +131,7 @@ bool DwarfUnwinder::openable(const machine::Dso& d) {
   if (!fresh) return it->second;
   const auto& so = symbolizer_.options();
   const bool cached = !d.build_id.empty() && !so.buildid_dir.empty() &&
-                      is_file(symbol::buildid_link_path(so.buildid_dir, d.build_id) + "/elf");
+                      is_file(symbol::buildid_cache_file(so.buildid_dir, d.long_name, d.build_id));
   if (d.kind == machine::DsoKind::kUser)
     it->second = cached || is_file(so.symfs + d.long_name);
   else if (d.kind == machine::DsoKind::kVdso && d.long_name == "[vdso]")

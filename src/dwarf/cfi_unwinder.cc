@@ -430,7 +430,8 @@ Step step(UnwindRegs& regs, std::uint64_t& sp, bool& prev_instr, UnwindTarget& t
     sp = cfa_v;
     regs.set(kRegRsp, sp);
     prev_instr = !frame->signal;
-    if (new_ip == 0) return Step::kDone;
+    // A return address read as 0 is still a frame to libunwind (perf shows
+    // it as ffffffffffffffff); the step after it finds no map and stops.
     if (new_ip == prev_ip && sp == prev_sp) return Step::kError;
     return Step::kNext;
   }

@@ -104,6 +104,14 @@ std::string buildid_link_path(const std::string& dir, const elf::BuildId& id) {
   return dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2);
 }
 
+std::string buildid_cache_file(const std::string& dir, std::string_view path,
+                               const elf::BuildId& id) {
+  const char* leaf = path == "[vdso]"              ? "/vdso"
+                     : path == "[kernel.kallsyms]" ? "/kallsyms"
+                                                   : "/elf";
+  return buildid_link_path(dir, id) + leaf;
+}
+
 Symbolizer::Symbolizer(SymbolizerOptions opts) : opts_(std::move(opts)) {}
 
 void Symbolizer::warn_missing(std::string_view path, const elf::BuildId& id) {
@@ -145,9 +153,8 @@ LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& r
     }
   }
   if (!id.empty() && !opts_.buildid_dir.empty()) {
-    std::string link = buildid_link_path(opts_.buildid_dir, id);
-    candidates.push_back(link + "/elf");
-    candidates.push_back(link + "/debug");
+    candidates.push_back(buildid_cache_file(opts_.buildid_dir, path, id));
+    candidates.push_back(buildid_link_path(opts_.buildid_dir, id) + "/debug");
   }
   candidates.push_back(symfs + opts_.debug_dir + std::string(path) + ".debug");
   candidates.push_back(symfs + opts_.debug_dir + std::string(path));

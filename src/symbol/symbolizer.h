@@ -49,6 +49,10 @@ std::string buildid_cache_dir(const std::string& buildid_dir, std::string_view p
                               const elf::BuildId& id);
 // BUILDID_DIR/.build-id/xx/rest (a link to the directory above).
 std::string buildid_link_path(const std::string& buildid_dir, const elf::BuildId& id);
+// The DSO's file in the cache, through that link: "vdso" for [vdso],
+// "kallsyms" for the kernel, "elf" for everything else (perf's names).
+std::string buildid_cache_file(const std::string& buildid_dir, std::string_view path,
+                               const elf::BuildId& id);
 
 // The build-id of this process's vdso (perf uses its own for [vdso]).
 elf::BuildId local_vdso_build_id();

@@ -36,8 +36,23 @@ struct UnwindTables::Impl {
   Dwarf_CFI* eh = nullptr;
   Dwarf* debug_dw = nullptr;
   Dwarf_CFI* debug_cfi = nullptr;
-  Bytes image;  // the runtime file's bytes
+  std::string debug_path;  // opened at the first address .eh_frame lacks
+  Bytes image;             // the runtime file's bytes
   std::unordered_map<std::uint64_t, std::unique_ptr<Frame>> cache;
+
+  // The separate debug file's .debug_frame, opened once and only when it
+  // has one (dwarf_begin_elf inflates every compressed debug section).
+  Dwarf_CFI* lazy_debug_cfi() {
+    if (debug_path.empty()) return debug_cfi;
+    std::string path = std::move(debug_path);
+    debug_path.clear();
+    auto d = elf::ElfFile::open(path);
+    if (!d || !d->section(".debug_frame")) return nullptr;
+    debug.emplace(std::move(*d));
+    debug_dw = dwarf_begin_elf(debug->handle(), DWARF_C_READ, nullptr);
+    if (debug_dw) debug_cfi = dwarf_getcfi(debug_dw);
+    return debug_cfi;
+  }
 
   ~Impl() {
     if (eh) dwarf_cfi_end(eh);
@@ -57,13 +72,7 @@ Expected<std::unique_ptr<UnwindTables>> UnwindTables::open(const std::string& ru
   if (char* raw = elf_rawfile(impl->runtime->handle(), &n))
     impl->image = Bytes(reinterpret_cast<const std::uint8_t*>(raw), n);
   impl->eh = dwarf_getcfi_elf(impl->runtime->handle());
-  if (!debug.empty()) {
-    if (auto d = elf::ElfFile::open(debug)) {
-      impl->debug.emplace(std::move(*d));
-      impl->debug_dw = dwarf_begin_elf(impl->debug->handle(), DWARF_C_READ, nullptr);
-      if (impl->debug_dw) impl->debug_cfi = dwarf_getcfi(impl->debug_dw);
-    }
-  }
+  impl->debug_path = debug;
   return std::unique_ptr<UnwindTables>(new UnwindTables(std::move(impl)));
 }
 
@@ -130,7 +139,7 @@ const UnwindTables::Frame* UnwindTables::frame_at(std::uint64_t vaddr) {
   auto it = impl_->cache.find(vaddr);
   if (it != impl_->cache.end()) return it->second.get();
   auto f = std::make_unique<Frame>();
-  bool got = rules_from(impl_->eh, vaddr, *f) || rules_from(impl_->debug_cfi, vaddr, *f);
+  bool got = rules_from(impl_->eh, vaddr, *f) || rules_from(impl_->lazy_debug_cfi(), vaddr, *f);
   if (!got) f.reset();
   return impl_->cache.emplace(vaddr, std::move(f)).first->second.get();
 }

@@ -172,6 +172,11 @@ void Machine::add_build_id(std::string_view filename, const elf::BuildId& id, bo
   d.header_build_id = true;
 }
 
+void Machine::prefetch_kernel_symbols() {
+  if (kernel_dso_ && kernel_dso_->header_build_id)
+    symbolizer_.prefetch_kernel(kernel_dso_->build_id);
+}
+
 void Machine::kernel_mmap(std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
                           std::string_view filename, const elf::BuildId* bid) {
   Map m;
@@ -318,6 +323,7 @@ void Machine::load(Dso& d) {
       break;
     case DsoKind::kKernel:
       ls = &symbolizer_.kernel(d.build_id, d.kernel_ref_reloc);
+      if (ls->found && ls->file != symbolizer_.options().vmlinux) fit_kernel_map(d, *ls->table);
       break;
     case DsoKind::kJitMap:
       ls = &symbolizer_.jit_map(d.long_name);
@@ -327,6 +333,20 @@ void Machine::load(Dso& d) {
   }
   d.owned = ls->table;
   d.symbols = ls->table.get();
+}
+
+// perf's map__fixup_start/end after loading kallsyms: the kernel's map runs
+// from its first symbol to the end of its last (module symbols, named
+// "sym [module]", are not its own), so init text and data resolve too.
+void Machine::fit_kernel_map(const Dso& d, const symbol::SymbolTable& table) {
+  std::size_t n = table.size();
+  while (n > 0 && table.name(n - 1).find('[') != std::string_view::npos) --n;
+  if (n == 0) return;
+  for (Map& m : kernel_maps_.mutable_maps()) {
+    if (m.dso != &d) continue;
+    m.start = table.at(0).start;
+    m.end = table.at(n - 1).end;
+  }
 }
 
 const Map* Machine::find_map(Thread& thread, std::uint8_t cpumode, std::uint64_t addr) {

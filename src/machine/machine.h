@@ -102,6 +102,9 @@ class Machine {
 
   // The recording's build-id table entry (HEADER_BUILD_ID or a BUILD_ID record).
   void add_build_id(std::string_view filename, const elf::BuildId& id, bool kernel);
+  // When the build-id table names the kernel (it had samples), starts
+  // loading its symbols in the background.
+  void prefetch_kernel_symbols();
   // Applies a side-band record (ignores types it does not track).
   // Errors: a record whose fixed fields run past its end.
   Status apply(const record::RecordView& r);
@@ -134,6 +137,7 @@ class Machine {
   void kernel_mmap(std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
                    std::string_view filename, const elf::BuildId* bid);
   void load(Dso& dso);
+  void fit_kernel_map(const Dso& d, const symbol::SymbolTable& table);
   void add_host_kernel_map();
   void retire_thread(std::int32_t tid);
   void set_comm(Thread& t, std::string_view comm);

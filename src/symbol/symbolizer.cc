@@ -246,6 +246,33 @@ const LoadedSymbols& Symbolizer::kernel(const elf::BuildId& id, std::uint64_t re
   return cache_.emplace(key, std::move(loaded)).first->second;
 }
 
+// The kallsyms file for the kernel recorded with `id`, when neither
+// --kallsyms nor -k names one: /proc/kallsyms for the running kernel, else
+// the build-id cache's copy; "" when there is none.
+std::string Symbolizer::kallsyms_path(const elf::BuildId& id) const {
+  if (!opts_.symfs.empty()) return {};
+  bool host = id.empty();
+  if (!host) {
+    if (auto running = elf::kernel_build_id(opts_.sysfs)) host = same_build_id(id, *running);
+  }
+  if (host) return "/proc/kallsyms";
+  if (opts_.buildid_dir.empty()) return {};
+  std::string cached = opts_.buildid_dir + "/[kernel.kallsyms]/" + id.hex() + "/kallsyms";
+  return is_regular_file(cached) ? cached : std::string();
+}
+
+void Symbolizer::prefetch_kernel(const elf::BuildId& id) {
+  if (!opts_.vmlinux.empty()) return;
+  std::string path = opts_.kallsyms.empty() ? kallsyms_path(id) : opts_.kallsyms;
+  if (path.empty() || prefetched_.count(path) || cache_.count("kernel:" + id.hex())) return;
+  try {
+    prefetched_.emplace(path,
+                        std::async(std::launch::async, [path] { return load_kallsyms(path); }));
+  } catch (const std::system_error&) {
+    // No thread to spare: kernel() reads the file itself.
+  }
+}
+
 LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_reloc_addr) {
   LoadedSymbols out;
   out.table = std::make_shared<SymbolTable>();
@@ -263,21 +290,12 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
     out.found = true;
     return out;
   }
-  if (kallsyms.empty()) {
-    if (!opts_.symfs.empty()) return out;
-    bool host = id.empty();
-    if (!host) {
-      if (auto running = elf::kernel_build_id(opts_.sysfs)) host = same_build_id(id, *running);
-    }
-    if (host) {
-      kallsyms = "/proc/kallsyms";
-    } else if (!opts_.buildid_dir.empty()) {
-      std::string cached = opts_.buildid_dir + "/[kernel.kallsyms]/" + id.hex() + "/kallsyms";
-      if (is_regular_file(cached)) kallsyms = cached;
-    }
-  }
+  if (kallsyms.empty()) kallsyms = kallsyms_path(id);
   if (kallsyms.empty()) return out;
-  auto info = load_kallsyms(kallsyms);
+  auto pending = prefetched_.find(kallsyms);
+  Expected<KallsymsInfo> info =
+      pending != prefetched_.end() ? pending->second.get() : load_kallsyms(kallsyms);
+  if (pending != prefetched_.end()) prefetched_.erase(pending);
   if (!info) return out;
   if (ref_reloc_addr && info->ref_reloc_addr && ref_reloc_addr != info->ref_reloc_addr)
     info->table.relocate(static_cast<std::int64_t>(ref_reloc_addr - info->ref_reloc_addr));

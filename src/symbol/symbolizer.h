@@ -17,12 +17,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "base/error.h"
 #include "elf/build_id.h"
+#include "symbol/kallsyms.h"
 #include "symbol/symbol_table.h"
 
 namespace perfkit::symbol {
@@ -75,16 +78,22 @@ class Symbolizer {
   // kernel map's pgoff), 0 if unknown; kallsyms symbols move by the
   // difference to the file's _text.
   const LoadedSymbols& kernel(const elf::BuildId& id, std::uint64_t ref_reloc_addr);
+  // Starts reading the kernel's kallsyms on another thread (the kernel
+  // takes tens of milliseconds to print /proc/kallsyms); kernel() takes the
+  // result. For recordings known to have kernel samples.
+  void prefetch_kernel(const elf::BuildId& id);
   // A perf-PID.map file of JIT symbols (absolute addresses).
   const LoadedSymbols& jit_map(const std::string& path);
 
  private:
   LoadedSymbols load_user(std::string_view path, const elf::BuildId& id);
   LoadedSymbols load_kernel(const elf::BuildId& id, std::uint64_t ref_reloc_addr);
+  std::string kallsyms_path(const elf::BuildId& id) const;
   void warn_missing(std::string_view path, const elf::BuildId& id);
 
   SymbolizerOptions opts_;
   std::map<std::string, LoadedSymbols, std::less<>> cache_;
+  std::map<std::string, std::future<Expected<KallsymsInfo>>> prefetched_;  // by path
 };
 
 }  // namespace perfkit::symbol

@@ -54,7 +54,16 @@ TEST_P(ScriptFixture, DefaultOutputMatchesPerf) {
 
 TEST_P(ScriptFixture, SourceLinesMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
-  expect_same(GetParam(), "-F comm,tid,time,ip,sym,dso,srcline");
+  const std::string args = "-F comm,tid,time,ip,sym,dso,srcline";
+  // perf's addr2line child cannot open a memfd-backed DSO; perf then dies
+  // of SIGPIPE part way (system-wide recordings of some machines).
+  std::string f = test::fixture(GetParam());
+  if (!f.empty()) {
+    test::ScriptDiff d = test::diff_script(f, args);
+    if (d.perf_error.find("could not read first record") != std::string::npos)
+      GTEST_SKIP() << "perf's addr2line failed: " << d.perf_error;
+  }
+  expect_same(GetParam(), args);
 }
 
 TEST_P(ScriptFixture, InlineFramesMatchPerf) {

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "analysis/flat_map.h"
 #include "analysis/script.h"
 #include "analysis/tracepoint.h"
 #include "symbol/source_lines.h"
@@ -57,6 +58,8 @@ class ScriptPrinter : public SampleVisitor {
   void print_time(std::uint64_t t);
   void print_ip_part(const OutputConfig& o, const ResolvedSample& s, bool chain);
   void print_callchain(const OutputConfig& o, const ResolvedSample& s);
+  void print_frame(const OutputConfig& o, const Frame& f);
+  bool append_cached_frame(const OutputConfig& o, const Frame& f);
   void print_location(const OutputConfig& o, std::uint64_t ip, const machine::Location& loc);
   void print_symoff(const machine::Location& loc, std::string_view name, bool with_offset);
   void print_dso_name(const machine::Dso* dso);
@@ -104,6 +107,21 @@ class ScriptPrinter : public SampleVisitor {
   std::unordered_map<const machine::Thread*, SrccodeState> srccode_;
   std::unordered_map<std::uint64_t, std::uint64_t> read_last_;  // per sample id
   std::size_t data_src_width_ = 0;
+  // Callchain lines as print_frame formatted them, by what they show: most
+  // frames of a profile repeat, and a copy is cheaper than formatting.
+  struct FrameKey {
+    const void* dso = nullptr;
+    std::uint64_t addr = 0, shown = 0;
+    std::int64_t symbol = -1;
+    FieldMask fields = 0;
+    bool operator==(const FrameKey&) const = default;
+  };
+  struct FrameKeyHash {
+    std::size_t operator()(const FrameKey& k) const;
+  };
+  FlatMap<FrameKey, FrameKeyHash> frame_lines_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> frame_spans_;  // offset, size
+  std::string frame_text_;
   // Paths of the kernel-mode entries of the build-id table: perf names
   // those modules by path, the others "[name]".
   std::unordered_set<std::string> kernel_build_ids_;

@@ -22,14 +22,47 @@ bool addr_correlates_sym(const EventAttr& a) {
 // "{:{width}x}" without fmt's format-string parsing: callchain addresses
 // and symbol offsets are the most printed fields of all.
 void append_hex(fmt::memory_buffer& b, std::uint64_t v, int width) {
-  char digits[16];
-  int n = 0;
+  char tmp[32];
+  char* end = tmp + sizeof tmp;
+  char* p = end;
   do {
-    digits[n++] = "0123456789abcdef"[v & 15];
+    *--p = "0123456789abcdef"[v & 15];
     v >>= 4;
   } while (v);
-  for (int i = n; i < width; ++i) b.push_back(' ');
-  while (n) b.push_back(digits[--n]);
+  while (end - p < width) *--p = ' ';
+  b.append(p, end);
+}
+
+// "{:W}" (align '>'), "{:<W}" ('<') or "{:0W}" ('0') of a decimal integer.
+void append_dec(fmt::memory_buffer& b, std::int64_t v, int width, char align) {
+  char tmp[48];
+  char* end = tmp + 24;
+  char* p = end;
+  std::uint64_t u = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  do {
+    *--p = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (align == '0')
+    while (end - p < width - (v < 0)) *--p = '0';
+  if (v < 0) *--p = '-';
+  if (align == '>')
+    while (end - p < width) *--p = ' ';
+  if (align == '<')
+    while (end - p < width) *end++ = ' ';
+  b.append(p, end);
+}
+
+void append_udec(fmt::memory_buffer& b, std::uint64_t v, int width) {
+  char tmp[32];
+  char* end = tmp + sizeof tmp;
+  char* p = end;
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v);
+  while (end - p < width) *--p = ' ';
+  b.append(p, end);
 }
 
 // printf's "%*s": padded to `width` bytes (not code points, as fmt would).
@@ -131,12 +164,22 @@ void ScriptPrinter::print_time(std::uint64_t t) {
   if (opts_.ns) {
     fmt::format_to(out, "{:5}.{:09}: ", secs, nsecs);
   } else {
+    // "{}.{:06}: " right-aligned in 12 columns before the colon.
     char tmp[48];
-    auto end = fmt::format_to(tmp, "{}.{:06}", secs, nsecs / 1000);
-    std::size_t n = static_cast<std::size_t>(end - tmp);
-    if (n < 12) b_.append(std::string_view("            ").substr(0, 12 - n));
-    b_.append(tmp, end);
-    b_.append(std::string_view(": "));
+    char* end = tmp + 40;
+    char* p = end;
+    *p = ':';
+    p[1] = ' ';
+    std::uint64_t us = nsecs / 1000;
+    for (int i = 0; i < 6; ++i, us /= 10) *--p = static_cast<char>('0' + us % 10);
+    *--p = '.';
+    std::uint64_t sec = secs;
+    do {
+      *--p = static_cast<char>('0' + sec % 10);
+      sec /= 10;
+    } while (sec);
+    while (end - p < 12) *--p = ' ';
+    b_.append(p, end + 2);
   }
 }
 
@@ -153,17 +196,25 @@ void ScriptPrinter::print_start(const OutputConfig& o, const StartFields& f) {
       append_right(b_, comm, 16);
     b_.push_back(' ');
   }
-  if (o.has(F::kPid) && o.has(F::kTid))
-    fmt::format_to(out, "{:5}/{:<5} ", f.pid, f.tid);
-  else if (o.has(F::kPid))
-    fmt::format_to(out, "{:5} ", f.pid);
-  else if (o.has(F::kTid))
-    fmt::format_to(out, "{:5} ", f.tid);
+  if (o.has(F::kPid) && o.has(F::kTid)) {
+    append_dec(b_, f.pid, 5, '>');
+    b_.push_back('/');
+    append_dec(b_, f.tid, 5, '<');
+    b_.push_back(' ');
+  } else if (o.has(F::kPid) || o.has(F::kTid)) {
+    append_dec(b_, o.has(F::kPid) ? f.pid : f.tid, 5, '>');
+    b_.push_back(' ');
+  }
   if (o.has(F::kCpu)) {
-    if (opts_.latency)
-      fmt::format_to(out, "{:3} ", static_cast<std::int32_t>(f.cpu));
-    else
-      fmt::format_to(out, "[{:03}] ", static_cast<std::int32_t>(f.cpu));
+    const std::int32_t cpu = static_cast<std::int32_t>(f.cpu);
+    if (opts_.latency) {
+      append_dec(b_, cpu, 3, '>');
+      b_.push_back(' ');
+    } else {
+      b_.push_back('[');
+      append_dec(b_, cpu, 3, '0');
+      b_.append(std::string_view("] "));
+    }
   }
   if (o.has(F::kMisc)) {
     std::string m;
@@ -278,37 +329,85 @@ void ScriptPrinter::print_location(const OutputConfig& o, std::uint64_t ip,
 
 // sample__fprintf_callchain: one line per frame.
 void ScriptPrinter::print_callchain(const OutputConfig& o, const ResolvedSample& s) {
-  for (const Frame& f : s.callchain) {
-    const machine::Location& loc = f.loc;
-    const bool mapped = loc.map != nullptr;
-    if (o.has(F::kIp)) {
-      std::uint64_t shown = mapped && !kernel_space(loc.dso) ? loc.addr : f.ip;
-      b_.push_back('\t');
-      append_hex(b_, shown, 16);
-    }
-    if (o.has(F::kSym)) {
-      b_.push_back(' ');
-      std::string_view name = f.inlined         ? std::string_view(f.inlined)
-                              : loc.symbol >= 0 ? symbol_name(loc)
-                                                : std::string_view();
-      print_symoff(loc, name, o.has(F::kSymoff));
-    }
-    if (o.has(F::kDso) && !f.inlined) {
-      b_.append(std::string_view(" ("));
-      print_dso_name(mapped ? loc.dso : nullptr);
-      b_.push_back(')');
-    }
-    if (o.has(F::kSrcline)) {
-      if (f.srcline) {
-        b_.append(std::string_view("\n  "));
-        b_.append(std::string_view(f.srcline));
-      } else {
-        print_srcline(loc, "\n  ");
-      }
-    }
-    if (f.inlined) b_.append(std::string_view(" (inlined)"));
-    b_.push_back('\n');
+  for (const Frame& f : s.callchain)
+    if (!append_cached_frame(o, f)) print_frame(o, f);
+}
+
+std::size_t ScriptPrinter::FrameKeyHash::operator()(const FrameKey& k) const {
+  std::uint64_t h = reinterpret_cast<std::uintptr_t>(k.dso) * 0x9e3779b97f4a7c15ULL;
+  h ^= (k.addr + (h << 6) + (h >> 2)) * 0xff51afd7ed558ccdULL;
+  h ^= (k.shown ^ static_cast<std::uint64_t>(k.symbol) ^ k.fields) * 0xc4ceb9fe1a85ec53ULL;
+  return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
+// Appends f's line from the cache, formatting and keeping it on a miss.
+// False for the frames print_frame must format every time: inlined ones,
+// source lines, and symbols with perf's map-relative offset quirk.
+bool ScriptPrinter::append_cached_frame(const OutputConfig& o, const Frame& f) {
+  const machine::Location& loc = f.loc;
+  const bool mapped = loc.map != nullptr;
+  if (f.inlined || o.has(F::kSrcline) || (!mapped && loc.symbol >= 0)) return false;
+  if (loc.symbol >= 0 && loc.addr >= loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol)).end)
+    return false;
+  constexpr FieldMask kShown =
+      field_bit(F::kIp) | field_bit(F::kSym) | field_bit(F::kSymoff) | field_bit(F::kDso);
+  FrameKey k;
+  k.dso = mapped ? loc.dso : nullptr;
+  k.addr = loc.addr;
+  k.shown = mapped && !kernel_space(loc.dso) ? loc.addr : f.ip;
+  k.symbol = loc.symbol;
+  k.fields = o.fields & kShown;
+  std::uint32_t v = frame_lines_.find(k);
+  if (v != FlatMap<FrameKey, FrameKeyHash>::kNone) {
+    const auto [off, size] = frame_spans_[v];
+    b_.append(frame_text_.data() + off, frame_text_.data() + off + size);
+    return true;
   }
+  const std::size_t start = b_.size();
+  print_frame(o, f);
+  constexpr std::size_t kMaxText = std::size_t{64} << 20;  // then start over
+  if (frame_text_.size() + (b_.size() - start) > kMaxText) {
+    frame_lines_.clear();
+    frame_spans_.clear();
+    frame_text_.clear();
+  }
+  frame_lines_.insert(k, static_cast<std::uint32_t>(frame_spans_.size()));
+  frame_spans_.emplace_back(static_cast<std::uint32_t>(frame_text_.size()),
+                            static_cast<std::uint32_t>(b_.size() - start));
+  frame_text_.append(b_.data() + start, b_.size() - start);
+  return true;
+}
+
+void ScriptPrinter::print_frame(const OutputConfig& o, const Frame& f) {
+  const machine::Location& loc = f.loc;
+  const bool mapped = loc.map != nullptr;
+  if (o.has(F::kIp)) {
+    std::uint64_t shown = mapped && !kernel_space(loc.dso) ? loc.addr : f.ip;
+    b_.push_back('\t');
+    append_hex(b_, shown, 16);
+  }
+  if (o.has(F::kSym)) {
+    b_.push_back(' ');
+    std::string_view name = f.inlined         ? std::string_view(f.inlined)
+                            : loc.symbol >= 0 ? symbol_name(loc)
+                                              : std::string_view();
+    print_symoff(loc, name, o.has(F::kSymoff));
+  }
+  if (o.has(F::kDso) && !f.inlined) {
+    b_.append(std::string_view(" ("));
+    print_dso_name(mapped ? loc.dso : nullptr);
+    b_.push_back(')');
+  }
+  if (o.has(F::kSrcline)) {
+    if (f.srcline) {
+      b_.append(std::string_view("\n  "));
+      b_.append(std::string_view(f.srcline));
+    } else {
+      print_srcline(loc, "\n  ");
+    }
+  }
+  if (f.inlined) b_.append(std::string_view(" (inlined)"));
+  b_.push_back('\n');
 }
 
 void ScriptPrinter::print_addr(const OutputConfig& o, const ResolvedSample& s) {
@@ -439,8 +538,10 @@ Status ScriptPrinter::print_sample(const ResolvedSample& s, std::uint64_t period
   print_start(o, f);
 
   auto out = fmt::appender(b_);
-  if (o.has(F::kPeriod))
-    fmt::format_to(out, "{:10} ", period_set || (st & kSamplePeriod) ? period : attr.sample_period);
+  if (o.has(F::kPeriod)) {
+    append_udec(b_, period_set || (st & kSamplePeriod) ? period : attr.sample_period, 10);
+    b_.push_back(' ');
+  }
   if (o.has(F::kEvent)) {
     int w = name_width();
     append_right(b_, names_[s.event], static_cast<std::size_t>(w));

@@ -1,6 +1,5 @@
 #include "symbol/symbolizer.h"
 
-#include <elfutils/debuginfod.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -164,19 +163,8 @@ LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& r
                          hex.substr(2) + ".debug");
   }
   candidates.push_back(own);
-  if (opts_.debuginfod && !id.empty()) {
-    if (debuginfod_client* c = debuginfod_begin()) {
-      char* found = nullptr;
-      int fd = debuginfod_find_debuginfo(c, id.bytes.data(), id.size, &found);
-      if (fd >= 0) ::close(fd), candidates.push_back(found);
-      std::free(found);
-      found = nullptr;
-      fd = debuginfod_find_executable(c, id.bytes.data(), id.size, &found);
-      if (fd >= 0) ::close(fd), candidates.push_back(found);
-      std::free(found);
-      debuginfod_end(c);
-    }
-  }
+  if (opts_.debuginfod && !id.empty())
+    for (std::string& p : debuginfod_.find(id)) candidates.push_back(std::move(p));
 
   std::optional<elf::ElfFile> syms, runtime;
   for (const auto& c : candidates) {

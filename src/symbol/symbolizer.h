@@ -25,6 +25,7 @@
 
 #include "base/error.h"
 #include "elf/build_id.h"
+#include "symbol/debuginfod.h"
 #include "symbol/kallsyms.h"
 #include "symbol/symbol_table.h"
 
@@ -94,6 +95,7 @@ class Symbolizer {
   SymbolizerOptions opts_;
   std::map<std::string, LoadedSymbols, std::less<>> cache_;
   std::map<std::string, std::future<Expected<KallsymsInfo>>> prefetched_;  // by path
+  Debuginfod debuginfod_;
 };
 
 }  // namespace perfkit::symbol

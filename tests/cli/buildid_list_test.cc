@@ -78,6 +78,41 @@ TEST(BuildIdReport, RebuiltBinaryIsRefusedDeletedOneComesFromTheCache) {
   EXPECT_NE(from_cache.out.find("[.] spin"), std::string::npos) << from_cache.err;
 }
 
+// With DEBUGINFOD_URLS set, a binary neither on disk nor in the build-id
+// cache comes from a debuginfod server (a file:// one here); libdebuginfod
+// is loaded only then.
+TEST(BuildIdReport, MissingBinaryComesFromDebuginfod) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  std::string src = std::string(PERFKIT_SOURCE_DIR) + "/tests/workloads/cpuloop.c";
+  std::string bin = dir.path("loop");
+  ASSERT_EQ(test::run("cc -O1 -fno-omit-frame-pointer -fno-inline-functions-called-once -o " +
+                      test::sh(bin) + " " + test::sh(src))
+                .status,
+            0);
+  std::string data = dir.path("perf.data");
+  std::string home = "HOME=" + test::sh(dir.path("none")) + " ";
+  ASSERT_EQ(test::run(home + "perf record -q -N -o " + test::sh(data) + " " + test::sh(bin) +
+                      " 100 >/dev/null 2>&1")
+                .status,
+            0);
+  auto id = test::run("readelf -n " + test::sh(bin) + " | awk '/Build ID/ {print $3}'");
+  ASSERT_EQ(id.out.size(), 41u) << id.out;
+  std::string served = dir.path("srv/buildid/" + id.out.substr(0, 40));
+  ASSERT_EQ(test::run("mkdir -p " + test::sh(served) + " && mv " + test::sh(bin) + " " +
+                      test::sh(served + "/executable"))
+                .status,
+            0);
+  std::string report =
+      test::perfkit_bin() + " report --stdio --no-children --sort sym -i " + test::sh(data);
+  auto without = test::run(home + report);
+  EXPECT_EQ(without.out.find("[.] spin"), std::string::npos) << without.out;
+  auto with = test::run(home + "DEBUGINFOD_URLS=file://" + test::sh(dir.path("srv")) +
+                        " DEBUGINFOD_CACHE_PATH=" + test::sh(dir.path("dcache")) + " " + report);
+  ASSERT_EQ(with.status, 0) << with.err;
+  EXPECT_NE(with.out.find("[.] spin"), std::string::npos) << with.out << with.err;
+}
+
 }  // namespace
 }  // namespace perfkit
 

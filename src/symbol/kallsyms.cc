@@ -1,7 +1,17 @@
 #include "symbol/kallsyms.h"
 
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include "base/mapped_file.h"
 
@@ -17,18 +27,48 @@ bool parse_hex(std::string_view s, std::uint64_t& v) {
 
 }  // namespace
 
-KallsymsInfo parse_kallsyms(std::string_view text) {
-  KallsymsInfo info;
-  std::uint64_t stext = 0;
-  std::string name;
-  while (!text.empty()) {
-    std::size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+namespace {
+
+// Kallsyms lines in, a symbol table out; lines may come in pieces.
+class KallsymsParser {
+ public:
+  // Parses the complete lines of `text` (with what an earlier call left
+  // over in front); keeps its unterminated tail for the next call.
+  void feed(std::string_view text) {
+    if (!carry_.empty()) {
+      std::size_t nl = text.find('\n');
+      carry_.append(text.substr(0, nl));
+      if (nl == std::string_view::npos) return;
+      line(carry_);
+      carry_.clear();
+      text.remove_prefix(nl + 1);
+    }
+    while (!text.empty()) {
+      const void* p = std::memchr(text.data(), '\n', text.size());
+      if (!p) {
+        carry_.assign(text);
+        return;
+      }
+      std::size_t nl = static_cast<std::size_t>(static_cast<const char*>(p) - text.data());
+      line(text.substr(0, nl));
+      text.remove_prefix(nl + 1);
+    }
+  }
+
+  KallsymsInfo finish() {
+    if (!carry_.empty()) line(carry_);
+    carry_.clear();
+    if (!info_.ref_reloc_addr && stext_) info_.ref_reloc_addr = stext_, info_.ref_reloc_name = "_stext";
+    info_.table.fixup(true);
+    return std::move(info_);
+  }
+
+ private:
+  void line(std::string_view line) {
     std::size_t sp1 = line.find(' ');
-    if (sp1 == std::string_view::npos || sp1 + 3 > line.size()) continue;
+    if (sp1 == std::string_view::npos || sp1 + 3 > line.size()) return;
     std::uint64_t addr;
-    if (!parse_hex(line.substr(0, sp1), addr)) continue;
+    if (!parse_hex(line.substr(0, sp1), addr)) return;
     char type = line[sp1 + 1];
     std::string_view sym = line.substr(sp1 + 3);
     std::size_t tab = sym.find('\t');
@@ -37,11 +77,11 @@ KallsymsInfo parse_kallsyms(std::string_view text) {
       module = sym.substr(tab + 1);
       sym = sym.substr(0, tab);
     }
-    if (sym == "_text") info.ref_reloc_addr = addr, info.ref_reloc_name = "_text";
-    if (sym == "_stext") stext = addr;
+    if (sym == "_text") info_.ref_reloc_addr = addr, info_.ref_reloc_name = "_text";
+    if (sym == "_stext") stext_ = addr;
     char up = static_cast<char>(std::toupper(static_cast<unsigned char>(type)));
-    if (up != 'T' && up != 'W' && up != 'D' && up != 'B') continue;
-    if (!sym.empty() && sym[0] == '$') continue;
+    if (up != 'T' && up != 'W' && up != 'D' && up != 'B') return;
+    if (!sym.empty() && sym[0] == '$') return;
     std::uint8_t bind =
         up == 'W' ? kBindWeak
                   : (std::isupper(static_cast<unsigned char>(type)) ? kBindGlobal : kBindLocal);
@@ -49,22 +89,102 @@ KallsymsInfo parse_kallsyms(std::string_view text) {
     // Module symbols keep their "[module]" tail for the fixup rule; lookups
     // cut it (name_of()).
     if (!module.empty()) {
-      name.assign(sym);
-      name += ' ';
-      name.append(module);
-      info.table.add(addr, 0, bind, stype, name);
+      name_.assign(sym);
+      name_ += ' ';
+      name_.append(module);
+      info_.table.add(addr, 0, bind, stype, name_);
     } else {
-      info.table.add(addr, 0, bind, stype, sym);
+      info_.table.add(addr, 0, bind, stype, sym);
     }
   }
-  if (!info.ref_reloc_addr && stext) info.ref_reloc_addr = stext, info.ref_reloc_name = "_stext";
-  info.table.fixup(true);
-  return info;
+
+  KallsymsInfo info_;
+  std::uint64_t stext_ = 0;
+  std::string name_, carry_;
+};
+
+// Chunks of a file read on one thread and parsed on another: the kernel
+// takes longer to print /proc/kallsyms than we take to parse it, so the
+// parse hides behind the read.
+class ChunkQueue {
+ public:
+  void push(std::string chunk) {
+    std::lock_guard lock(mu_);
+    chunks_.push_back(std::move(chunk));
+    cv_.notify_one();
+  }
+  void close(std::string error) {
+    std::lock_guard lock(mu_);
+    done_ = true;
+    error_ = std::move(error);
+    cv_.notify_one();
+  }
+  // The next chunk; false at the end.
+  bool pop(std::string& chunk) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return done_ || !chunks_.empty(); });
+    if (chunks_.empty()) return false;
+    chunk = std::move(chunks_.front());
+    chunks_.pop_front();
+    return true;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> chunks_;
+  bool done_ = false;
+  std::string error_;
+};
+
+void read_chunks(int fd, const std::string& path, ChunkQueue& q) {
+  constexpr std::size_t kChunk = 256 << 10;
+  for (;;) {
+    std::string chunk(kChunk, '\0');
+    std::size_t have = 0;
+    while (have < kChunk) {
+      ssize_t n = ::read(fd, chunk.data() + have, kChunk - have);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        q.close(fmt::format("{}: read failed: {}", path, std::strerror(errno)));
+        return;
+      }
+      if (n == 0) break;
+      have += static_cast<std::size_t>(n);
+    }
+    chunk.resize(have);
+    if (have) q.push(std::move(chunk));
+    if (have < kChunk) break;
+  }
+  q.close({});
+}
+
+}  // namespace
+
+KallsymsInfo parse_kallsyms(std::string_view text) {
+  KallsymsParser p;
+  p.feed(text);
+  return p.finish();
 }
 
 Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
-  PK_ASSIGN(std::string text, read_text_file(path));
-  KallsymsInfo info = parse_kallsyms(text);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error("{}: cannot open: {}", path, std::strerror(errno));
+  ChunkQueue q;
+  std::thread reader;
+  try {
+    reader = std::thread([&] { read_chunks(fd, path, q); });
+  } catch (const std::system_error&) {
+    read_chunks(fd, path, q);  // no thread to spare: read it all first
+  }
+  KallsymsParser parser;
+  std::string chunk;
+  while (q.pop(chunk)) parser.feed(chunk);
+  if (reader.joinable()) reader.join();
+  ::close(fd);
+  if (!q.error().empty()) return make_error("{}", q.error());
+  KallsymsInfo info = parser.finish();
   bool any = false;
   for (std::size_t i = 0; i < info.table.size() && !any; ++i) any = info.table.at(i).start != 0;
   if (!any) return make_error("{}: no symbol addresses (kptr_restrict?)", path);

@@ -18,6 +18,8 @@ void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t bind
 }
 
 void SymbolTable::sort_only() {
+  auto by_start = [](const Symbol& a, const Symbol& b) { return a.start < b.start; };
+  if (std::is_sorted(symbols_.begin(), symbols_.end(), by_start)) return;  // kallsyms is
   std::stable_sort(symbols_.begin(), symbols_.end(),
                    [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
 }

@@ -1,6 +1,7 @@
 // SymbolTable follows perf's symbols__fixup_end / fixup_duplicate rules;
 // demangling prints names as perf (libiberty, no options) does; kallsyms
 // parsing keeps what perf keeps; the ELF loader sees what readelf sees.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "elf/elf_file.h"
@@ -70,6 +71,32 @@ TEST(Kallsyms, KeepsTextAndDataLikePerf) {
   EXPECT_EQ(k.table.at(1).end, 0xffffffff81000030u);
   EXPECT_EQ(k.table.at(2).binding, kBindWeak);
   EXPECT_EQ(k.table.at(3).type, kTypeObject);
+}
+
+// load_kallsyms reads in 256 KiB chunks on a second thread and parses as
+// they come: lines cut by a chunk boundary, a module tail and an
+// unterminated last line read as parse_kallsyms reads the whole text.
+TEST(Kallsyms, ChunkedLoadEqualsWholeParse) {
+  std::string text;
+  for (int i = 0; i < 30000; ++i)
+    text += fmt::format("{:016x} {} sym_{}{}\n", 0xffffffff81000000ULL + 16 * i,
+                        i % 3 ? 't' : 'T', i, i % 7 ? "" : "\t[mod]");
+  text += "ffffffffc0000000 t last_one";
+  ASSERT_GT(text.size(), 3u << 18);  // several chunks
+  test::TempDir dir;
+  std::string path = dir.path("kallsyms");
+  test::write_file(path, text);
+  auto loaded = load_kallsyms(path);
+  ASSERT_TRUE(loaded) << loaded.error().message();
+  auto whole = parse_kallsyms(text);
+  ASSERT_EQ(loaded->table.size(), whole.table.size());
+  ASSERT_EQ(whole.table.size(), 30001u);
+  for (std::size_t i = 0; i < whole.table.size(); ++i) {
+    ASSERT_EQ(loaded->table.name(i), whole.table.name(i)) << i;
+    ASSERT_EQ(loaded->table.at(i).start, whole.table.at(i).start) << i;
+    ASSERT_EQ(loaded->table.at(i).end, whole.table.at(i).end) << i;
+  }
+  EXPECT_FALSE(load_kallsyms(dir.path("absent")));
 }
 
 TEST(ElfSymbols, FunctionsOfTheWorkloadAtFileOffsets) {

@@ -121,12 +121,14 @@ Thread& Machine::findnew_thread(std::int32_t pid, std::int32_t tid) {
   if (it != threads_.end()) {
     Thread& t = *it->second;
     if (pid != -1 && t.pid == -1 && pid != t.pid) {
+      ++generation_;
       t.pid = pid;
       if (pid != tid) t.maps = findnew_thread(pid, pid).maps;
     }
     last_thread_ = &t;
     return t;
   }
+  ++generation_;
   auto t = std::make_unique<Thread>();
   t->pid = pid;
   t->tid = tid;
@@ -164,6 +166,7 @@ Dso& Machine::findnew_dso(std::string_view long_name, DsoKind kind) {
 }
 
 void Machine::add_build_id(std::string_view filename, const elf::BuildId& id, bool kernel) {
+  ++generation_;
   DsoKind kind = kind_of(filename);
   if (kernel && kind == DsoKind::kUser) kind = DsoKind::kModule;
   Dso& d = findnew_dso(filename, kind);
@@ -231,6 +234,7 @@ Status Machine::apply_mmap(const record::RecordView& r, std::uint64_t start, std
 }
 
 Status Machine::apply(const record::RecordView& r) {
+  ++generation_;  // side-band records change maps and threads
   switch (r.type) {
     case kRecordMmap: {
       PK_ASSIGN(auto m, record::parse_mmap(r));
@@ -339,6 +343,7 @@ void Machine::load(Dso& d) {
 // from its first symbol to the end of its last (module symbols, named
 // "sym [module]", are not its own), so init text and data resolve too.
 void Machine::fit_kernel_map(const Dso& d, const symbol::SymbolTable& table) {
+  ++generation_;
   std::size_t n = table.size();
   while (n > 0 && table.name(n - 1).find('[') != std::string_view::npos) --n;
   if (n == 0) return;
@@ -374,7 +379,19 @@ Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t ad
     loc.level = kLevelHyper;
     return loc;
   }
-  const Map* m = maps->find(addr);
+  constexpr std::size_t kSlots = 8192;
+  if (resolved_.empty()) resolved_.resize(kSlots);
+  std::uint64_t h = (addr ^ (reinterpret_cast<std::uintptr_t>(maps) >> 4)) * 0x9e3779b97f4a7c15ULL;
+  Resolved& slot = resolved_[(h >> 40) & (kSlots - 1)];
+  if (slot.generation == generation_ && slot.maps == maps && slot.addr == addr) return slot.loc;
+  const std::uint64_t generation = generation_;
+  loc = resolve_uncached(*maps, loc, addr);
+  if (generation == generation_) slot = Resolved{maps, addr, generation, loc};
+  return loc;
+}
+
+Location Machine::resolve_uncached(const MapSet& maps, Location loc, std::uint64_t addr) {
+  const Map* m = maps.find(addr);
   if (!m) return loc;
   loc.map = m;
   loc.dso = m->dso;
@@ -387,6 +404,7 @@ Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t ad
 // Without a kernel MMAP in the recording perf maps the running kernel's
 // text, _text to _etext, as [kernel.kallsyms].
 void Machine::add_host_kernel_map() {
+  ++generation_;
   if (!kernel_dso_) kernel_dso_ = &findnew_dso("[kernel.kallsyms]", DsoKind::kKernel);
   Map m;
   m.start = 0;

@@ -141,6 +141,7 @@ class Machine {
   void add_host_kernel_map();
   void retire_thread(std::int32_t tid);
   void set_comm(Thread& t, std::string_view comm);
+  Location resolve_uncached(const MapSet& maps, Location loc, std::uint64_t addr);
 
   symbol::Symbolizer& symbolizer_;
   std::unordered_map<std::int32_t, std::unique_ptr<Thread>> threads_;
@@ -153,6 +154,17 @@ class Machine {
   std::unordered_map<const std::string*, const std::string*> renamed_;
   MapSet kernel_maps_;
   Dso* kernel_dso_ = nullptr;
+  // resolve()'s recent answers, direct-mapped by address space and address.
+  // Any change to maps or threads starts a new generation, which voids them
+  // all: a Location points into its MapSet.
+  struct Resolved {
+    const MapSet* maps = nullptr;
+    std::uint64_t addr = 0;
+    std::uint64_t generation = 0;
+    Location loc;
+  };
+  std::vector<Resolved> resolved_;
+  std::uint64_t generation_ = 1;
 };
 
 }  // namespace perfkit::machine

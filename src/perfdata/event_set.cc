@@ -1,5 +1,7 @@
 #include "perfdata/event_set.h"
 
+#include <algorithm>
+
 namespace perfkit::perfdata {
 
 void EventSet::add(const abi::EventAttr& attr, std::vector<std::uint64_t> ids) {
@@ -8,7 +10,14 @@ void EventSet::add(const abi::EventAttr& attr, std::vector<std::uint64_t> ids) {
   d.layout = abi::make_layout(attr);
   d.ids = std::move(ids);
   auto index = static_cast<std::uint32_t>(events_.size());
-  for (std::uint64_t id : d.ids) by_id_[id] = index;
+  for (std::uint64_t id : d.ids) {
+    auto it = std::lower_bound(by_id_.begin(), by_id_.end(), id,
+                               [](const auto& e, std::uint64_t v) { return e.first < v; });
+    if (it != by_id_.end() && it->first == id)
+      it->second = index;  // a later attr claiming the id wins
+    else
+      by_id_.insert(it, {id, index});
+  }
   if (events_.empty()) {
     id_pos_ = d.layout.id_pos;
     is_pos_ = d.layout.is_pos;
@@ -17,8 +26,15 @@ void EventSet::add(const abi::EventAttr& attr, std::vector<std::uint64_t> ids) {
 }
 
 int EventSet::index_of_id(std::uint64_t id) const {
-  auto it = by_id_.find(id);
-  return it == by_id_.end() ? -1 : static_cast<int>(it->second);
+  // A few ids per CPU and event: a scan of a short sorted array beats hashing.
+  if (by_id_.size() <= 16) {
+    for (const auto& [k, v] : by_id_)
+      if (k == id) return static_cast<int>(v);
+    return -1;
+  }
+  auto it = std::lower_bound(by_id_.begin(), by_id_.end(), id,
+                             [](const auto& e, std::uint64_t v) { return e.first < v; });
+  return it != by_id_.end() && it->first == id ? static_cast<int>(it->second) : -1;
 }
 
 bool EventSet::consistent_id_positions() const {

@@ -54,7 +54,7 @@ class EventSet {
 
  private:
   std::vector<EventDesc> events_;
-  std::unordered_map<std::uint64_t, std::uint32_t> by_id_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> by_id_;  // sorted by id
   int id_pos_ = -1;
   int is_pos_ = -1;
 };

@@ -69,7 +69,29 @@ Status ScriptPrinter::prepare() {
   }
 
   make_tracepoint_formatter();
+  defer_kernel_ = kernel_frames_can_wait();
   return ok();
+}
+
+// Whether kernel frames may be printed after the samples that follow them
+// are formatted (the kernel's symbols loading meanwhile): only when nothing
+// but their own text needs their symbols, no filter, source line or code.
+bool ScriptPrinter::kernel_frames_can_wait() const {
+  using F = ScriptField;
+  constexpr FieldMask kPlain =
+      field_bit(F::kComm) | field_bit(F::kTid) | field_bit(F::kPid) | field_bit(F::kTime) |
+      field_bit(F::kCpu) | field_bit(F::kEvent) | field_bit(F::kTrace) | field_bit(F::kIp) |
+      field_bit(F::kSym) | field_bit(F::kDso) | field_bit(F::kSymoff) | field_bit(F::kPeriod) |
+      field_bit(F::kMisc) | field_bit(F::kAddr) | field_bit(F::kIregs) | field_bit(F::kUregs) |
+      field_bit(F::kWeight) | field_bit(F::kDataSrc) | field_bit(F::kPhysAddr) |
+      field_bit(F::kDataPageSize) | field_bit(F::kCodePageSize) | field_bit(F::kInsLat) |
+      field_bit(F::kBpfOutput) | field_bit(F::kSynth) | field_bit(F::kTod) |
+      field_bit(F::kMachinePid) | field_bit(F::kVcpu) | field_bit(F::kBrstack) |
+      field_bit(F::kBrstacksym) | field_bit(F::kBrstackoff);
+  if (!symbols_.empty() || !dsos_.empty() || opts_.debug_mode) return false;
+  for (const auto& ev : session_.reader().events().events())
+    if (opts_.fields.of(ev.attr.type).fields & ~kPlain) return false;
+  return true;
 }
 
 // The formats of the recording's tracepoints, once its tracing data is
@@ -114,7 +136,9 @@ Status run_script(Session& session, ScriptOptions opts, FdWriter& out) {
     uo.unwind_arch = printer.arch().empty() || printer.arch() == "x86";
     session.set_unwinder(make_dwarf_unwinder(session.symbolizer(), uo));
   }
-  PK_TRY(session.run(printer));
+  Status st = session.run(printer);
+  printer.resolve_pending();
+  PK_TRY(st);
   return out.flush();
 }
 

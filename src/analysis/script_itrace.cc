@@ -373,7 +373,7 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
     print_ipc(o, s);
   }
   b.push_back('\n');
-  p_.out_.maybe_flush();
+  p_.maybe_flush();
   return ok();
 }
 
@@ -650,7 +650,7 @@ void ItraceScript::print_error(const ItraceSample& is) {
     fmt::format_to(out, " time 0");
   fmt::format_to(out, " cpu {} pid {} tid {} ip {} code {}: {}\n", is.cpu, is.pid, is.tid,
                  c_hex(s.ip), static_cast<int>(s.error), s.error_msg ? s.error_msg : "");
-  p_.out_.maybe_flush();
+  p_.maybe_flush();
 }
 
 bool has_intel_pt(const std::string& path) {

@@ -42,6 +42,11 @@ class ScriptPrinter : public SampleVisitor {
   Status before_record(const perfdata::ReadRecord& rec) override;
   Status after_record(const perfdata::ReadRecord& rec) override;
 
+  bool defers_kernel_symbols() const override { return defer_kernel_; }
+  // Formats the kernel frames taken while the kernel's symbols loaded (and
+  // waits for them); call once after Session::run.
+  void resolve_pending();
+
   bool use_callchain() const { return use_callchain_; }
   // perf's normalized name of the recording's architecture ("" if unknown).
   const std::string& arch() const { return arch_; }
@@ -59,6 +64,9 @@ class ScriptPrinter : public SampleVisitor {
   void print_ip_part(const OutputConfig& o, const ResolvedSample& s, bool chain);
   void print_callchain(const OutputConfig& o, const ResolvedSample& s);
   void print_frame(const OutputConfig& o, const Frame& f);
+  bool defer(const OutputConfig& o, std::uint64_t ip, const machine::Location& loc, bool frame);
+  void maybe_flush();
+  bool kernel_frames_can_wait() const;
   bool append_cached_frame(const OutputConfig& o, const Frame& f);
   void print_location(const OutputConfig& o, std::uint64_t ip, const machine::Location& loc);
   void print_symoff(const machine::Location& loc, std::string_view name, bool with_offset);
@@ -122,6 +130,18 @@ class ScriptPrinter : public SampleVisitor {
   FlatMap<FrameKey, FrameKeyHash> frame_lines_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> frame_spans_;  // offset, size
   std::string frame_text_;
+  // Kernel frames printed while the kernel's symbols were loading: where
+  // their text goes in the buffer, which holds its output until then.
+  bool defer_kernel_ = false;
+  struct Pending {
+    std::size_t chunk = 0;  // index into held_, or held_.size(): the buffer
+    std::size_t offset = 0;
+    std::uint64_t ip = 0;
+    OutputConfig o;
+    bool frame = false;  // a callchain line, else print_location's text
+  };
+  std::vector<Pending> pending_;
+  std::vector<Buf> held_;  // full buffers of output that waits for them
   // Paths of the kernel-mode entries of the build-id table: perf names
   // those modules by path, the others "[name]".
   std::unordered_set<std::string> kernel_build_ids_;

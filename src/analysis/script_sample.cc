@@ -314,6 +314,7 @@ void ScriptPrinter::print_srcline(const machine::Location& loc, std::string_view
 // sample__fprintf_sym without a callchain.
 void ScriptPrinter::print_location(const OutputConfig& o, std::uint64_t ip,
                                    const machine::Location& loc) {
+  if (defer(o, ip, loc, false)) return;
   if (o.has(F::kIp)) append_hex(b_, ip, 16);
   if (o.has(F::kSym)) {
     b_.push_back(' ');
@@ -325,6 +326,65 @@ void ScriptPrinter::print_location(const OutputConfig& o, std::uint64_t ip,
     b_.push_back(')');
   }
   if (o.has(F::kSrcline)) print_srcline(loc, "\n  ");
+}
+
+// A kernel location whose symbols are still loading: its text is left out
+// of the buffer for resolve_pending() to put in.
+bool ScriptPrinter::defer(const OutputConfig& o, std::uint64_t ip, const machine::Location& loc,
+                          bool frame) {
+  if (loc.symbol != machine::kSymbolPending) return false;
+  pending_.push_back(Pending{held_.size(), b_.size(), ip, o, frame});
+  return true;
+}
+
+// The buffer goes out unless it waits for kernel symbols that are still
+// loading; then, full, it is put aside. Once they are in, the waiting
+// frames are filled in.
+void ScriptPrinter::maybe_flush() {
+  if (!pending_.empty()) {
+    if (session_.machine().kernel_symbols_pending()) {
+      if (out_.full()) {
+        const std::size_t size = b_.size();
+        held_.push_back(std::move(b_));
+        b_.clear();
+        b_.reserve(size);
+      }
+      return;
+    }
+    resolve_pending();
+  }
+  out_.maybe_flush();
+}
+
+void ScriptPrinter::resolve_pending() {
+  if (pending_.empty()) return;
+  held_.push_back(std::move(b_));
+  b_.clear();
+  std::vector<Buf> held;
+  std::vector<Pending> pending;
+  held.swap(held_);
+  pending.swap(pending_);
+  machine::Machine& m = session_.machine();
+  machine::Thread& idle = m.findnew_thread(0, 0);
+  std::size_t next = 0;
+  for (std::size_t c = 0; c < held.size(); ++c) {
+    const Buf& text = held[c];
+    std::size_t from = 0;
+    for (; next < pending.size() && pending[next].chunk == c; ++next) {
+      const Pending& p = pending[next];
+      b_.append(text.data() + from, text.data() + p.offset);
+      from = p.offset;
+      Frame f;
+      f.ip = p.ip;
+      f.loc = m.resolve(idle, kMiscKernel, p.ip);
+      if (!p.frame)
+        print_location(p.o, p.ip, f.loc);
+      else if (!append_cached_frame(p.o, f))
+        print_frame(p.o, f);
+    }
+    b_.append(text.data() + from, text.data() + text.size());
+    out_.maybe_flush();
+  }
 }
 
 // sample__fprintf_callchain: one line per frame.
@@ -346,6 +406,7 @@ std::size_t ScriptPrinter::FrameKeyHash::operator()(const FrameKey& k) const {
 bool ScriptPrinter::append_cached_frame(const OutputConfig& o, const Frame& f) {
   const machine::Location& loc = f.loc;
   const bool mapped = loc.map != nullptr;
+  if (loc.symbol == machine::kSymbolPending) return false;
   if (f.inlined || o.has(F::kSrcline) || (!mapped && loc.symbol >= 0)) return false;
   if (loc.symbol >= 0 && loc.addr >= loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol)).end)
     return false;
@@ -380,6 +441,7 @@ bool ScriptPrinter::append_cached_frame(const OutputConfig& o, const Frame& f) {
 
 void ScriptPrinter::print_frame(const OutputConfig& o, const Frame& f) {
   const machine::Location& loc = f.loc;
+  if (defer(o, f.ip, loc, true)) return;
   const bool mapped = loc.map != nullptr;
   if (o.has(F::kIp)) {
     std::uint64_t shown = mapped && !kernel_space(loc.dso) ? loc.addr : f.ip;
@@ -572,7 +634,7 @@ Status ScriptPrinter::print_sample(const ResolvedSample& s, std::uint64_t period
   if (o.has(F::kCodePageSize)) page_size(b_, smp.code_page_size);
   b_.push_back('\n');
   if (o.has(F::kSrccode)) print_srccode(s.loc, s.thread);
-  out_.maybe_flush();
+  maybe_flush();
   return ok();
 }
 

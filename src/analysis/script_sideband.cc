@@ -43,7 +43,7 @@ Status ScriptPrinter::before_record(const perfdata::ReadRecord& rec) {
   if (r.type == kRecordExit && shows(r.type)) return print_side_band(rec);
   if (r.type == kRecordFinishedRound && opts_.show_round) {
     b_.append(std::string_view("PERF_RECORD_FINISHED_ROUND\n"));
-    out_.maybe_flush();
+    maybe_flush();
   }
   return ok();
 }
@@ -150,7 +150,7 @@ Status ScriptPrinter::print_side_band(const perfdata::ReadRecord& rec) {
     print_start(o, f);
   }
   print_record_body(r);
-  out_.maybe_flush();
+  maybe_flush();
   return ok();
 }
 

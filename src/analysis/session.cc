@@ -106,7 +106,7 @@ Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   return v.after_record(rec);
 }
 
-void Session::resolve_callchain(const record::Sample& s, machine::Thread& t) {
+void Session::resolve_callchain(const record::Sample& s, machine::Thread& t, bool defer_kernel) {
   frames_.clear();
   const auto& chain = s.callchain;
   // First pass, callee first: each ip with the cpumode of the nearest
@@ -131,16 +131,15 @@ void Session::resolve_callchain(const record::Sample& s, machine::Thread& t) {
       }
       continue;
     }
-    Frame f;
+    Frame& f = frames_.emplace_back();  // in place: a copy stalls on store forwarding
     f.ip = ip;
     f.loc.level = static_cast<char>(cpumode);  // the mode, until resolved below
-    frames_.push_back(f);
   }
   if (opts_.caller_order) std::reverse(frames_.begin(), frames_.end());
   if (frames_.size() > static_cast<std::size_t>(opts_.max_stack))
     frames_.resize(static_cast<std::size_t>(std::max(opts_.max_stack, 0)));
   for (Frame& f : frames_)
-    f.loc = machine_->resolve(t, static_cast<std::uint8_t>(f.loc.level), f.ip);
+    f.loc = machine_->resolve(t, static_cast<std::uint8_t>(f.loc.level), f.ip, defer_kernel);
 }
 
 // perf appends the unwound user frames after the recorded (kernel) chain,
@@ -174,9 +173,10 @@ Status Session::on_sample(const record::RecordView& r, SampleVisitor& v) {
   machine::Thread& t = machine_->findnew_thread(pid, tid);
   rs.thread = &t;
   rs.comm = t.comm;
-  rs.loc = machine_->resolve(t, rs.cpumode, sample_.ip);
+  const bool defer = v.defers_kernel_symbols() && machine_->kernel_symbols_pending();
+  rs.loc = machine_->resolve(t, rs.cpumode, sample_.ip, defer);
   if (opts_.resolve_callchains && (sample_.sample_type & kSampleCallchain)) {
-    resolve_callchain(sample_, t);
+    resolve_callchain(sample_, t, defer);
     constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
     if (opts_.unwinder && (sample_.sample_type & kUserStack) == kUserStack)
       unwind_user_stack(sample_, t);

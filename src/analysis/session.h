@@ -59,6 +59,10 @@ class SampleVisitor {
   // the machine applies it (perf script prints EXIT before, the rest after).
   virtual Status before_record(const perfdata::ReadRecord&) { return ok(); }
   virtual Status after_record(const perfdata::ReadRecord&) { return ok(); }
+  // True for a visitor that takes kernel locations with symbol
+  // machine::kSymbolPending while the kernel's symbols load on another
+  // thread, and resolves them itself later (the script printer does).
+  virtual bool defers_kernel_symbols() const { return false; }
 };
 
 // Unwinds the user stack copy of a sample (REGS_USER + STACK_USER, perf
@@ -125,7 +129,7 @@ class Session {
   Status apply_build_id_record(const record::RecordView& r);
   Status on_record(const perfdata::ReadRecord& rec, SampleVisitor& v);
   Status on_sample(const record::RecordView& r, SampleVisitor& v);
-  void resolve_callchain(const record::Sample& s, machine::Thread& t);
+  void resolve_callchain(const record::Sample& s, machine::Thread& t, bool defer_kernel);
   void unwind_user_stack(const record::Sample& s, machine::Thread& t);
 
   SessionOptions opts_;

@@ -42,6 +42,8 @@ class FdWriter {
   void maybe_flush() {
     if (buffer_.size() >= limit_) flush_buffer();
   }
+  // Whether maybe_flush() would write.
+  bool full() const { return buffer_.size() >= limit_; }
 
   // Writes `b` at absolute `offset` (files only), after flushing the buffer.
   Status pwrite(std::uint64_t offset, Bytes b);

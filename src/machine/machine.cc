@@ -363,7 +363,8 @@ const Map* Machine::find_map(Thread& thread, std::uint8_t cpumode, std::uint64_t
   return nullptr;
 }
 
-Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t addr) {
+Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t addr,
+                          bool defer_kernel) {
   Location loc;
   loc.addr = addr;
   const MapSet* maps;
@@ -372,6 +373,15 @@ Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t ad
     loc.kernel_maps = true;
     maps = &kernel_maps_;
     if (kernel_maps_.maps().empty()) add_host_kernel_map();
+    if (defer_kernel && kernel_symbols_pending()) {
+      // Loading refits the kernel's map: what is outside it may be inside.
+      const Map* m = kernel_maps_.find(addr);
+      if (!m || m->dso == kernel_dso_) {
+        loc.dso = kernel_dso_;
+        loc.symbol = kSymbolPending;
+        return loc;
+      }
+    }
   } else if (cpumode == kMiscUser) {
     loc.level = kLevelUser;
     maps = thread.maps.get();

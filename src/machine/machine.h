@@ -83,6 +83,9 @@ struct Thread {
 };
 
 inline constexpr char kLevelKernel = 'k', kLevelUser = '.', kLevelHyper = 'H';
+// Location::symbol of a kernel address resolved while the kernel's symbols
+// were still loading (resolve's defer_kernel): resolve it again later.
+inline constexpr int kSymbolPending = -2;
 
 // Where an address landed.
 struct Location {
@@ -112,7 +115,16 @@ class Machine {
   Thread& findnew_thread(std::int32_t pid, std::int32_t tid);
   // Resolves `addr` seen in `cpumode` in `thread`'s address space; loads the
   // DSO's symbols on first use. Marks the DSO hit when `mark_hit`.
-  Location resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t addr);
+  // With `defer_kernel`, a kernel address does not wait for the kernel's
+  // symbols while another thread loads them: it comes back with symbol
+  // kSymbolPending (its map and dso as far as known).
+  Location resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t addr,
+                   bool defer_kernel = false);
+  // Whether the kernel's symbols are loading on another thread (resolving a
+  // kernel address now would wait).
+  bool kernel_symbols_pending() const {
+    return kernel_dso_ && !kernel_dso_->loaded && symbolizer_.kernel_loading();
+  }
 
   // The map `addr` falls in, without loading symbols (nullptr: none).
   const Map* find_map(Thread& thread, std::uint8_t cpumode, std::uint64_t addr);

@@ -254,11 +254,22 @@ void Symbolizer::prefetch_kernel(const elf::BuildId& id) {
   std::string path = opts_.kallsyms.empty() ? kallsyms_path(id) : opts_.kallsyms;
   if (path.empty() || prefetched_.count(path) || cache_.count("kernel:" + id.hex())) return;
   try {
-    prefetched_.emplace(path,
-                        std::async(std::launch::async, [path] { return load_kallsyms(path); }));
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    auto result = std::async(std::launch::async, [path, done] {
+      Expected<KallsymsInfo> info = load_kallsyms(path);
+      done->store(true, std::memory_order_release);
+      return info;
+    });
+    prefetched_.emplace(path, Prefetch{std::move(result), std::move(done)});
   } catch (const std::system_error&) {
     // No thread to spare: kernel() reads the file itself.
   }
+}
+
+bool Symbolizer::kernel_loading() const {
+  for (const auto& [path, p] : prefetched_)
+    if (!p.done->load(std::memory_order_acquire)) return true;
+  return false;
 }
 
 LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_reloc_addr) {
@@ -282,7 +293,7 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
   if (kallsyms.empty()) return out;
   auto pending = prefetched_.find(kallsyms);
   Expected<KallsymsInfo> info =
-      pending != prefetched_.end() ? pending->second.get() : load_kallsyms(kallsyms);
+      pending != prefetched_.end() ? pending->second.result.get() : load_kallsyms(kallsyms);
   if (pending != prefetched_.end()) prefetched_.erase(pending);
   if (!info) return out;
   if (ref_reloc_addr && info->ref_reloc_addr && ref_reloc_addr != info->ref_reloc_addr)

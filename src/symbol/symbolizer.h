@@ -15,6 +15,7 @@
 // "PATH with build id ID not found, continuing without symbols".
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -83,6 +84,8 @@ class Symbolizer {
   // takes tens of milliseconds to print /proc/kallsyms); kernel() takes the
   // result. For recordings known to have kernel samples.
   void prefetch_kernel(const elf::BuildId& id);
+  // Whether a prefetch is still reading: kernel() would wait for it.
+  bool kernel_loading() const;
   // A perf-PID.map file of JIT symbols (absolute addresses).
   const LoadedSymbols& jit_map(const std::string& path);
 
@@ -94,7 +97,11 @@ class Symbolizer {
 
   SymbolizerOptions opts_;
   std::map<std::string, LoadedSymbols, std::less<>> cache_;
-  std::map<std::string, std::future<Expected<KallsymsInfo>>> prefetched_;  // by path
+  struct Prefetch {
+    std::future<Expected<KallsymsInfo>> result;
+    std::shared_ptr<std::atomic<bool>> done;  // set by the loading thread
+  };
+  std::map<std::string, Prefetch> prefetched_;  // by path
   Debuginfod debuginfod_;
 };
 

@@ -172,6 +172,33 @@ TEST(ScriptOptions, HeaderAndStdinMatchPerf) {
   EXPECT_GE(d.match(), kMinMatch) << d.summary();
 }
 
+// While the kernel's symbols load on another thread, script formats on and
+// fills the kernel frames in afterwards. A kallsyms that arrives late
+// through a FIFO makes every sample wait so; the output must be the same
+// bytes as with the file read at once, for callchains and for plain ips.
+TEST(ScriptOptions, KernelFramesFilledInAfterASlowKallsymsAreTheSame) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  std::string copy = dir.path("kallsyms"), fifo = dir.path("slow");
+  ASSERT_EQ(test::run("cat /proc/kallsyms > " + test::sh(copy) + " && mkfifo " + test::sh(fifo))
+                .status,
+            0);
+  for (const char* fixture : {"syswide_g.data", "syswide.data", "multi.data"}) {
+    std::string f = test::fixture(fixture);
+    if (f.empty()) continue;
+    for (std::string args : {"", "-F comm,tid,time,ip,sym,dso,symoff", "-G"}) {
+      std::string script = test::perfkit_bin() + " script " + args + " -i " + test::sh(f);
+      auto at_once = test::run(script + " --kallsyms " + test::sh(copy));
+      auto late = test::run("(sleep 0.3; cat " + test::sh(copy) + " > " + test::sh(fifo) + ") & " +
+                            script + " --kallsyms " + test::sh(fifo) + "; wait");
+      ASSERT_EQ(at_once.status, 0) << at_once.err;
+      ASSERT_EQ(late.status, 0) << late.err;
+      EXPECT_GT(at_once.out.size(), 1000u) << fixture;
+      EXPECT_TRUE(at_once.out == late.out) << fixture << " [" << args << "]";
+    }
+  }
+}
+
 // Wrong usage: perf's messages, exit status 1.
 TEST(ScriptOptions, BadFieldsAreRejected) {
   std::string f = test::fixture("fp.data");

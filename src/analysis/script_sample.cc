@@ -342,7 +342,9 @@ bool ScriptPrinter::defer(const OutputConfig& o, std::uint64_t ip, const machine
 // frames are filled in.
 void ScriptPrinter::maybe_flush() {
   if (!pending_.empty()) {
-    if (session_.machine().kernel_symbols_pending()) {
+    // Held output stays bounded: past kMaxHeld, wait for the symbols.
+    constexpr std::size_t kMaxHeld = 64;  // full buffers
+    if (held_.size() < kMaxHeld && session_.machine().kernel_symbols_pending()) {
       if (out_.full()) {
         const std::size_t size = b_.size();
         held_.push_back(std::move(b_));
@@ -524,16 +526,6 @@ void ScriptPrinter::print_brstack(const OutputConfig& o, const ResolvedSample& s
     fmt::format_to(out, "/{}/{}/{}/{}/{} ", m, (e.flags & 4) ? 'X' : '-', (e.flags & 8) ? 'A' : '-',
                    (e.flags >> 4) & 0xffff, branch_type(e.flags));
   }
-}
-
-// map__fprintf_srccode: "|LINE    text" of the sample's source line, once
-// per line per thread.
-void ScriptPrinter::print_srccode(const machine::Location& loc, machine::Thread* thread) {
-  if (!loc.map || !loc.dso) return;
-  symbol::SourceLines::Dso* d = lines_of(loc.dso);
-  std::string_view line = lines_->srcline(d, loc.addr);
-  (void)line;
-  (void)thread;
 }
 
 void ScriptPrinter::print_ip_part(const OutputConfig& o, const ResolvedSample& s, bool chain) {

@@ -113,6 +113,15 @@ class ScriptPrinter : public SampleVisitor {
     unsigned line = 0;
   };
   std::unordered_map<const machine::Thread*, SrccodeState> srccode_;
+  // Full-path source lines for --srccode, and the source files it read.
+  std::unique_ptr<symbol::SourceLines> srccode_lines_;
+  std::vector<symbol::SourceLines::Dso*> srccode_dsos_;
+  struct SourceFile {
+    std::string text;
+    std::vector<std::uint32_t> line_starts;  // of the lines that end in '\n'
+  };
+  std::unordered_map<std::string, std::unique_ptr<SourceFile>> source_files_;
+  const SourceFile* source_file(const std::string& path);
   std::unordered_map<std::uint64_t, std::uint64_t> read_last_;  // per sample id
   std::size_t data_src_width_ = 0;
   // Callchain lines as print_frame formatted them, by what they show: most

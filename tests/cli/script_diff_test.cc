@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -111,6 +112,27 @@ TEST(ScriptOptions, FieldSelectionMatchesPerf) {
   expect_same("tracepoint.data", "-F trace:comm,tid,event,trace");
   expect_same("faults.data", "-F +addr");
   expect_same("multi.data", "-F sw:comm,event,period");
+}
+
+// -F srccode: perf's "|LINE     text" lines, once per source line per
+// thread, after the sample (and its callchain). The source lines must be
+// the same, in the same order, besides the usual 99.9% overall.
+TEST(ScriptOptions, SourceCodeMatchesPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  std::size_t shown = 0;
+  for (const char* fixture : {"fp.data", "dwarf.data", "syswide.data", "multi.data"}) {
+    std::string f = test::fixture(fixture);
+    if (f.empty()) continue;
+    for (const char* args : {"-F +srccode", "-F comm,tid,ip,sym,srccode -G"}) {
+      expect_same(fixture, args);
+      std::string code_lines = std::string(" ") + args + " -i " + test::sh(f) + " 2>/dev/null | grep '^|'";
+      auto p = test::run("perf script" + code_lines);
+      auto k = test::run(test::perfkit_bin() + " script" + code_lines);
+      EXPECT_EQ(p.out, k.out) << fixture << " [" << args << "]";
+      shown += static_cast<std::size_t>(std::count(p.out.begin(), p.out.end(), '\n'));
+    }
+  }
+  EXPECT_GT(shown, 0u) << "perf showed no source code: the fixtures' sources are missing?";
 }
 
 // The first sample's comm, pid, tid and symbol as perf prints them.

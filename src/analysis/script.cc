@@ -1,6 +1,7 @@
 #include "analysis/script.h"
 
 #include "abi/perf_event.h"
+#include "analysis/code_reader.h"
 #include "analysis/dump_records_impl.h"
 #include "analysis/script_printer.h"
 #include "analysis/unwind_callchain.h"

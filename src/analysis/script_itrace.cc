@@ -16,6 +16,7 @@
 
 #include "abi/event_names.h"
 #include "abi/perf_event.h"
+#include "analysis/code_reader.h"
 #include "analysis/itrace.h"
 #include "analysis/script_printer.h"
 #include "intelpt/config.h"
@@ -175,13 +176,9 @@ std::vector<ItraceSynthEvent> itrace_synth_events(const EventAttr& pt,
 class ItraceScript {
  public:
   ItraceScript(ScriptPrinter& p, Session& s, const ScriptItraceOptions& it)
-      : p_(p), session_(s), it_(it) {
+      : p_(p), session_(s), it_(it), code_(s.symbolizer().options()) {
     event_of_.fill(-1);
     ZydisFormatterInit(&fmt_, ZYDIS_FORMATTER_STYLE_ATT);
-  }
-  ~ItraceScript() {
-    for (auto& [name, fd] : fds_)
-      if (fd >= 0) ::close(fd);
   }
 
   // Adds perf's synthesized events and prepares the printer with them;
@@ -208,7 +205,9 @@ class ItraceScript {
   void resolve_chain(const intelpt::SynthSample& s, ResolvedSample& rs);
   void print_start(const OutputConfig& o, const StartFields& f, const machine::Thread& t);
   const std::string& event_label(std::size_t event);
-  bool read_code(const machine::Location& loc, std::uint8_t* buf, std::size_t n);
+  bool read_code(const machine::Location& loc, std::uint8_t* buf, std::size_t n) {
+    return code_.read(loc, buf, n);
+  }
 
   ScriptPrinter& p_;
   Session& session_;
@@ -219,9 +218,7 @@ class ItraceScript {
   int spacing_ = 0;
   std::uint64_t errors_ = 0;
   std::unordered_map<std::int32_t, CallStack> stacks_;
-  std::unordered_map<std::string, int> fds_;
-  std::string_view vdso_;
-  bool vdso_tried_ = false;
+  CodeReader code_;
   record::Sample sample_;
   std::vector<Frame> frames_;
   // The comm/pid/tid columns of a thread (under one comm) and the padded
@@ -511,35 +508,6 @@ void ItraceScript::print_callindent(const OutputConfig& o, const ResolvedSample&
   }
   if (len > spacing_ || (len && len < spacing_ - 52)) spacing_ = (len + 4 + 31) / 32 * 32;
   if (len < spacing_) b.append(std::string(static_cast<std::size_t>(spacing_ - len), ' '));
-}
-
-// This process's vdso (the traced programs ran on the same kernel, as the
-// decoder assumes): its bytes in memory, "" when there is none.
-static std::string_view own_vdso() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    if (line.find("[vdso]") == std::string::npos) continue;
-    std::uint64_t lo = std::stoull(line, nullptr, 16);
-    std::uint64_t hi = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
-    if (lo != getauxval(AT_SYSINFO_EHDR) || hi <= lo) break;
-    return {reinterpret_cast<const char*>(lo), static_cast<std::size_t>(hi - lo)};
-  }
-  return {};
-}
-
-bool ItraceScript::read_code(const machine::Location& loc, std::uint8_t* buf, std::size_t n) {
-  if (!loc.map || !loc.dso || loc.map->identity) return false;
-  if (loc.dso->long_name == "[vdso]") {
-    if (!vdso_tried_) vdso_ = own_vdso(), vdso_tried_ = true;
-    if (loc.addr > vdso_.size() || n > vdso_.size() - loc.addr) return false;
-    std::memcpy(buf, vdso_.data() + loc.addr, n);
-    return true;
-  }
-  auto [it, fresh] = fds_.try_emplace(loc.dso->long_name, -1);
-  if (fresh) it->second = ::open(loc.dso->long_name.c_str(), O_RDONLY | O_CLOEXEC);
-  if (it->second < 0) return false;
-  return ::pread(it->second, buf, n, static_cast<off_t>(loc.addr)) == static_cast<ssize_t>(n);
 }
 
 // perf_sample__fprintf_insn: ilen and the instruction's bytes (read from the

@@ -18,6 +18,8 @@
 
 namespace perfkit::analysis {
 
+class CodeReader;
+
 // The fields perf_sample__fprintf_start prints, for samples and side-band records.
 struct StartFields {
   std::int32_t pid = -1, tid = -1;
@@ -77,6 +79,7 @@ class ScriptPrinter : public SampleVisitor {
   void print_data_src(std::uint64_t data_src);  // script_mem.cc
   void print_brstack(const OutputConfig& o, const ResolvedSample& s, int kind);
   void print_srccode(const machine::Location& loc, machine::Thread* thread);
+  void print_insn(const OutputConfig& o, const ResolvedSample& s);
   machine::Location resolve_fb(machine::Thread& t, std::uint8_t cpumode, std::uint64_t addr);
   std::string_view symbol_name(const machine::Location& loc) const;
   symbol::SourceLines::Dso* lines_of(const machine::Dso* dso);
@@ -115,6 +118,7 @@ class ScriptPrinter : public SampleVisitor {
   std::unordered_map<const machine::Thread*, SrccodeState> srccode_;
   // Full-path source lines for --srccode, and the source files it read.
   std::unique_ptr<symbol::SourceLines> srccode_lines_;
+  std::unique_ptr<CodeReader> code_;  // -F insn, insnlen
   std::vector<symbol::SourceLines::Dso*> srccode_dsos_;
   struct SourceFile {
     std::string text;

@@ -1,11 +1,16 @@
-// -F srccode: the source line of a sample's address, perf 6.1's
+// -F srccode and insn: the source line of a sample's address, perf 6.1's
 // map__fprintf_srccode with its srccode.c file cache.
 #include <fstream>
 #include <sstream>
 
+#include "abi/perf_event.h"
+#include "analysis/code_reader.h"
 #include "analysis/script_printer.h"
 
 namespace perfkit::analysis {
+
+using namespace perfkit::abi;
+using F = ScriptField;
 
 // The file's text and where its lines start; nullptr when it cannot be read.
 // perf counts the lines by their '\n': an unterminated last line is not one.
@@ -60,6 +65,24 @@ void ScriptPrinter::print_srccode(const machine::Location& loc, machine::Thread*
                  std::string_view(src->text).substr(begin, end - begin));
   state.file = file;
   state.line = line;
+}
+
+// perf_sample__fprintf_insn for a sample that carries no instruction: its
+// length and bytes decoded from the code at its ip (script_fetch_insn);
+// "ilen: 0" where the code cannot be read (the kernel's, anonymous memory).
+void ScriptPrinter::print_insn(const OutputConfig& o, const ResolvedSample& s) {
+  std::uint8_t code[16] = {};
+  unsigned len = 0;
+  const std::uint64_t ip = s.sample->ip;
+  if (ip && ip < kernel_start_ && s.thread) {
+    if (!code_) code_ = std::make_unique<CodeReader>(session_.symbolizer().options());
+    len = code_->fetch_insn(session_.machine().resolve(*s.thread, kMiscUser, ip), code);
+  }
+  auto out = fmt::appender(b_);
+  if (o.has(F::kInsnlen)) fmt::format_to(out, " ilen: {}", len);
+  if (!o.has(F::kInsn) || !len) return;
+  b_.append(std::string_view(" insn:"));
+  for (unsigned i = 0; i < len; ++i) fmt::format_to(out, " {:02x}", code[i]);
 }
 
 }  // namespace perfkit::analysis

@@ -101,7 +101,8 @@ TEST(ScriptOptions, FieldSelectionMatchesPerf) {
   for (const char* args :
        {"-F comm,tid,ip,sym", "-F +pid,-period", "-F sw:comm,ip,sym,symoff", "-F +misc",
         "-F comm,pid,tid,cpu,time,event,ip,sym,dso,symoff,period", "-F ip,sym -F sw:+dso",
-        "-F +flags", "-F +uregs", "-G", "--max-stack 3", "-F +addr,+phys_addr"}) {
+        "-F +flags", "-F +uregs", "-G", "--max-stack 3", "-F +addr,+phys_addr",
+        "-F +insn,+insnlen", "-F ip,sym,insnlen,insn -G"}) {
     expect_same("fp.data", args);
     expect_same("syswide.data", args);
   }

@@ -145,7 +145,14 @@ TEST(SelfMonitor, ErrorsNameTheEvent) {
 
 // The example runs the library in its own process: under AddressSanitizer
 // its shadow memory faults in too.
-#ifdef __SANITIZE_ADDRESS__
+#if defined(__SANITIZE_ADDRESS__)  // gcc
+#define PK_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)  // clang
+#define PK_TEST_ASAN 1
+#endif
+#endif
+#ifdef PK_TEST_ASAN
 constexpr unsigned long long kFaultSlack = 700;
 #else
 constexpr unsigned long long kFaultSlack = 400;

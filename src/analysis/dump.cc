@@ -27,6 +27,18 @@ Status print_counts(perfdata::Reader& reader, FdWriter& out) {
 
 Status run_dump(perfdata::Reader& reader, const DumpOptions& opts, FdWriter& out) {
   if (opts.stats_only) return print_counts(reader, out);
+  if (opts.report_stats) {
+    RecordPrinter tally(reader, opts.records);
+    perfdata::RecordStreamOptions so;
+    so.ordered = opts.ordered && RecordPrinter::perf_orders(reader);
+    PK_TRY(perfdata::process_records(reader, so,
+                                     [&](const perfdata::ReadRecord& rec, std::uint64_t) -> Status {
+                                       tally.tally(rec.view);
+                                       return ok();
+                                     }));
+    tally.print_stats(out);
+    return out.flush();
+  }
   // The header first, as perf report --header-only -I prints it.
   if (opts.header) PK_TRY(print_header_info(reader, HeaderPrintOptions{}, out));
 

@@ -11,6 +11,7 @@ namespace perfkit::analysis {
 
 struct DumpOptions {
   bool stats_only = false;       // only per-type counts
+  bool report_stats = false;     // perf report --stats: its "Aggregated stats" only
   bool header = true;            // print the header features first
   bool ordered = true;           // perf's delivery order (false: file order)
   RecordPrinterOptions records;  // how records print (raw hex dumps, AUX decoders)

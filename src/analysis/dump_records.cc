@@ -345,6 +345,16 @@ std::string_view RecordPrinter::ordering_warning(const perfdata::Reader& reader)
 
 void RecordPrinter::count(const RecordView& r) { impl_->st.stats.count(r.type); }
 
+void RecordPrinter::tally(const RecordView& r) {
+  PrinterState& st = impl_->st;
+  st.stats.count(r.type);
+  if (r.type != kRecordSample) return;
+  const int idx = st.events.attr_index(r);
+  if (idx < 0) return;
+  const auto& ev = st.events[static_cast<std::size_t>(idx)];
+  if (record::decode_sample(r, ev.layout, st.sample)) count_sample(st, idx, st.sample);
+}
+
 Status RecordPrinter::print(const perfdata::ReadRecord& rec, FdWriter& out) {
   PrinterState& st = impl_->st;
   RecordView r = rec.view;

@@ -68,6 +68,9 @@ class RecordPrinter {
   Status print(const perfdata::ReadRecord& rec, FdWriter& out);
   // Counts a record without printing it (perf does not dump COMPRESSED records).
   void count(const record::RecordView& r);
+  // Counts a record, and a sample for its event, without printing it
+  // (perf report --stats).
+  void tally(const record::RecordView& r);
 
   // "\nAggregated stats:" with the per-type counts, then the per-event sections.
   void print_stats(FdWriter& out) const;

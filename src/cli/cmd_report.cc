@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "analysis/dump.h"
 #include "analysis/inject_itrace.h"
 #include "analysis/report.h"
 #include "analysis/session.h"
@@ -256,6 +257,15 @@ int cmd_report(int argc, char** argv) {
 #else
     return fail("report", make_error("--header: the header printer is not built"));
 #endif
+  }
+  if (stats) {
+    // perf report --stats: the record counts perf report -D ends with.
+    analysis::DumpOptions dopts;
+    dopts.report_stats = true;
+    FdWriter out = FdWriter::stdout_writer();
+    auto st = analysis::run_dump(s.reader(), dopts, out);
+    if (!st) return fail("report", st.error().with_context(s.reader().name()));
+    return 0;
   }
   pid_t pager = start_pager();
   analysis::ReportBuilder builder(opts);

@@ -70,6 +70,18 @@ TEST_P(ReportFixture, SameAsPerfInEveryMode) {
   }
 }
 
+// --stats: perf's "Aggregated stats" (per record type) and per-event
+// sample counts, nothing else.
+TEST_P(ReportFixture, StatsSameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture(GetParam());
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  std::string d = diff_report(f, "--stats");
+  EXPECT_TRUE(d.empty()) << GetParam() << " --stats:\n" << d;
+  auto k = test::run(test::perfkit_bin() + " report --stats -i " + test::sh(f));
+  EXPECT_NE(k.out.find("Aggregated stats:"), std::string::npos) << k.out << k.err;
+}
+
 // The call graphs; dwarf.data's user stacks are unwound in process, with
 // the functions inlined at each frame as perf's "(inlined)" entries.
 TEST_P(ReportFixture, SameCallGraphAsPerf) {

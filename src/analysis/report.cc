@@ -16,6 +16,15 @@ namespace perfkit::analysis {
 
 using namespace perfkit::abi;
 
+namespace {
+
+// The CPU column of a sample; perf's -1 when the samples carry no CPU.
+std::uint32_t sample_cpu(const record::Sample& s) {
+  return (s.sample_type & kSampleCpu) ? s.cpu : ~0u;
+}
+
+}  // namespace
+
 // ---- options ----
 
 Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list) {
@@ -149,7 +158,7 @@ EntryKey Report::make_key(const ResolvedSample& s, const machine::Location& loc,
         }
         break;
       case SortKey::kCpu:
-        k.cpu = s.sample->cpu;
+        k.cpu = sample_cpu(*s.sample);
         break;
       default:
         break;
@@ -165,7 +174,7 @@ Entry Report::make_entry(const ResolvedSample& s, const machine::Location& loc, 
   e.comm = s.comm;
   e.thread = s.thread;
   e.tid = s.thread->tid;
-  e.cpu = s.sample->cpu;
+  e.cpu = sample_cpu(*s.sample);
   e.dso_name = dso_name(loc.dso);
   e.level = level;
   e.ip = loc.addr;

@@ -137,6 +137,11 @@ TEST(ReportOptions, FiltersAndLimitsMatchPerf) {
     std::string d = diff_report(f, args);
     EXPECT_TRUE(d.empty()) << args << ":\n" << d;
   }
+  // Samples without a CPU field: perf's CPU column shows -1.
+  if (std::string fp = test::fixture("fp.data"); !fp.empty()) {
+    std::string d = diff_report(fp, "--no-children --sort cpu");
+    EXPECT_TRUE(d.empty()) << "fp.data --sort cpu:\n" << d;
+  }
 }
 
 // Corpus files recorded elsewhere: perf lacks their binaries too, so both

@@ -379,6 +379,14 @@ void ScriptPrinter::resolve_pending() {
       Frame f;
       f.ip = p.ip;
       f.loc = m.resolve(idle, kMiscKernel, p.ip);
+      // The sample found the kernel's map or none: a map of another DSO
+      // there now (a BPF program's, say) came after it.
+      if (f.loc.dso && f.loc.dso->kind != machine::DsoKind::kKernel) {
+        f.loc = machine::Location{};
+        f.loc.addr = p.ip;
+        f.loc.level = machine::kLevelKernel;
+        f.loc.kernel_maps = true;
+      }
       if (!p.frame)
         print_location(p.o, p.ip, f.loc);
       else if (!append_cached_frame(p.o, f))

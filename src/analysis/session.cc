@@ -54,7 +54,7 @@ Status Session::apply_build_id_record(const record::RecordView& r) {
 }
 
 namespace {
-constexpr std::uint64_t kReleaseEvery = 4 << 20, kReleaseMargin = 8 << 20;
+constexpr std::uint64_t kReleaseEvery = 2 << 20, kReleaseMargin = 4 << 20;
 }  // namespace
 
 Status Session::run(SampleVisitor& visitor) {

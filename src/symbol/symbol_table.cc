@@ -83,16 +83,17 @@ void SymbolTable::fixup_duplicate() {
     if (na.starts_with("SyS") || na.starts_with("compat_SyS")) return false;
     return true;
   };
-  std::vector<Symbol> out;
-  out.reserve(symbols_.size());
-  for (const Symbol& s : symbols_) {
-    if (!out.empty() && out.back().start == s.start) {
-      if (!keep_first(out.back(), s)) out.back() = s;
+  // In place: a copy of kallsyms' table would double its peak memory.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < symbols_.size(); ++i) {
+    const Symbol s = symbols_[i];
+    if (kept && symbols_[kept - 1].start == s.start) {
+      if (!keep_first(symbols_[kept - 1], s)) symbols_[kept - 1] = s;
       continue;
     }
-    out.push_back(s);
+    symbols_[kept++] = s;
   }
-  symbols_ = std::move(out);
+  symbols_.resize(kept);
 }
 
 int SymbolTable::find(std::uint64_t addr) const {

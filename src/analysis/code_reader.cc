@@ -41,7 +41,8 @@ int CodeReader::fd_of(const machine::Dso& dso) {
     std::string cached = symbol::buildid_cache_file(opts_.buildid_dir, dso.long_name, dso.build_id);
     it->second = ::open(cached.c_str(), O_RDONLY | O_CLOEXEC);
   }
-  if (it->second < 0) it->second = ::open((opts_.symfs + dso.long_name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (it->second < 0)
+    it->second = ::open((opts_.symfs + dso.long_name).c_str(), O_RDONLY | O_CLOEXEC);
   return it->second;
 }
 

@@ -161,10 +161,9 @@ int cmd_report(int argc, char** argv) {
       auto ps = intelpt::parse_itrace(itrace, false, it);
       if (!ps) return fail("report", ps.error());
     }
-    auto f = analysis::itrace_report_file(
-        input, it, [quiet_progress](const std::string& m) {
-          if (!quiet_progress) fmt::print(stderr, "{}\n", m);
-        });
+    auto f = analysis::itrace_report_file(input, it, [quiet_progress](const std::string& m) {
+      if (!quiet_progress) fmt::print(stderr, "{}\n", m);
+    });
     if (!f) return fail("report", f.error());
     if (!f->empty()) input = itrace_file.path = *f;
   }

@@ -58,7 +58,8 @@ class KallsymsParser {
   KallsymsInfo finish() {
     if (!carry_.empty()) line(carry_);
     carry_.clear();
-    if (!info_.ref_reloc_addr && stext_) info_.ref_reloc_addr = stext_, info_.ref_reloc_name = "_stext";
+    if (!info_.ref_reloc_addr && stext_)
+      info_.ref_reloc_addr = stext_, info_.ref_reloc_name = "_stext";
     info_.table.fixup(true);
     return std::move(info_);
   }

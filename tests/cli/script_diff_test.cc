@@ -101,8 +101,8 @@ TEST(ScriptOptions, FieldSelectionMatchesPerf) {
   for (const char* args :
        {"-F comm,tid,ip,sym", "-F +pid,-period", "-F sw:comm,ip,sym,symoff", "-F +misc",
         "-F comm,pid,tid,cpu,time,event,ip,sym,dso,symoff,period", "-F ip,sym -F sw:+dso",
-        "-F +flags", "-F +uregs", "-G", "--max-stack 3", "-F +addr,+phys_addr",
-        "-F +insn,+insnlen", "-F ip,sym,insnlen,insn -G"}) {
+        "-F +flags", "-F +uregs", "-G", "--max-stack 3", "-F +addr,+phys_addr", "-F +insn,+insnlen",
+        "-F ip,sym,insnlen,insn -G"}) {
     expect_same("fp.data", args);
     expect_same("syswide.data", args);
   }
@@ -126,7 +126,8 @@ TEST(ScriptOptions, SourceCodeMatchesPerf) {
     if (f.empty()) continue;
     for (const char* args : {"-F +srccode", "-F comm,tid,ip,sym,srccode -G"}) {
       expect_same(fixture, args);
-      std::string code_lines = std::string(" ") + args + " -i " + test::sh(f) + " 2>/dev/null | grep '^|'";
+      std::string code_lines =
+          std::string(" ") + args + " -i " + test::sh(f) + " 2>/dev/null | grep '^|'";
       auto p = test::run("perf script" + code_lines);
       auto k = test::run(test::perfkit_bin() + " script" + code_lines);
       EXPECT_EQ(p.out, k.out) << fixture << " [" << args << "]";
@@ -203,9 +204,9 @@ TEST(ScriptOptions, KernelFramesFilledInAfterASlowKallsymsAreTheSame) {
   PK_SKIP_WITHOUT_PERF();
   test::TempDir dir;
   std::string copy = dir.path("kallsyms"), fifo = dir.path("slow");
-  ASSERT_EQ(test::run("cat /proc/kallsyms > " + test::sh(copy) + " && mkfifo " + test::sh(fifo))
-                .status,
-            0);
+  ASSERT_EQ(
+      test::run("cat /proc/kallsyms > " + test::sh(copy) + " && mkfifo " + test::sh(fifo)).status,
+      0);
   for (const char* fixture : {"syswide_g.data", "syswide.data", "multi.data"}) {
     std::string f = test::fixture(fixture);
     if (f.empty()) continue;

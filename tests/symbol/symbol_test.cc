@@ -79,8 +79,8 @@ TEST(Kallsyms, KeepsTextAndDataLikePerf) {
 TEST(Kallsyms, ChunkedLoadEqualsWholeParse) {
   std::string text;
   for (int i = 0; i < 30000; ++i)
-    text += fmt::format("{:016x} {} sym_{}{}\n", 0xffffffff81000000ULL + 16 * i,
-                        i % 3 ? 't' : 'T', i, i % 7 ? "" : "\t[mod]");
+    text += fmt::format("{:016x} {} sym_{}{}\n", 0xffffffff81000000ULL + 16 * i, i % 3 ? 't' : 'T',
+                        i, i % 7 ? "" : "\t[mod]");
   text += "ffffffffc0000000 t last_one";
   ASSERT_GT(text.size(), 3u << 18);  // several chunks
   test::TempDir dir;

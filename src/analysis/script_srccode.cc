@@ -54,10 +54,10 @@ void ScriptPrinter::print_srccode(const machine::Location& loc, machine::Thread*
     if (c < '0' || c > '9') return;  // "lib.so[1a2b]" and the like: no line
     line = line * 10 + static_cast<unsigned>(c - '0');
   }
-  const std::string file(where.substr(0, colon));
+  const std::string_view file = where.substr(0, colon);
   SrccodeState& state = srccode_[thread];
   if (state.line == line && state.file == file) return;
-  const SourceFile* src = source_file(file);
+  const SourceFile* src = source_file(std::string(file));
   if (!src || line == 0 || line > src->line_starts.size()) return;
   const std::uint32_t begin = src->line_starts[line - 1];
   const std::size_t end = src->text.find('\n', begin);

@@ -519,15 +519,8 @@ void ItraceScript::print_insn(const OutputConfig& o, const ResolvedSample& rs,
   unsigned len = s.insn_len;
   bool have = len && read_code(rs.loc, code, len);
   if (!len && s.ip) {
-    ZydisDecoder dec;
-    ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-    std::size_t n = 16;
-    while (n && !read_code(rs.loc, code, n)) --n;
-    ZydisDecodedInstruction insn;
-    if (n && ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, nullptr, code, n, &insn))) {
-      len = insn.length;
-      have = true;
-    }
+    len = code_.fetch_insn(rs.loc, code);
+    have = len != 0;
   }
   if (!have) len = s.insn_len;
   auto out = fmt::appender(p_.b_);

@@ -8,6 +8,7 @@
 #include "abi/perf_event.h"
 #include "analysis/dump_records_impl.h"
 #include "analysis/report_impl.h"
+#include "analysis/report_keys.h"
 #include "analysis/unwind_callchain.h"
 #include "base/cursor.h"
 #include "perfdata/features.h"
@@ -44,10 +45,22 @@ Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list) {
       keys.push_back(SortKey::kSym);
     else if (k == "cpu")
       keys.push_back(SortKey::kCpu);
+    else if (k == "symoff")
+      keys.push_back(SortKey::kSymoff);
+    else if (k == "socket")
+      keys.push_back(SortKey::kSocket);
+    else if (k == "parent")
+      keys.push_back(SortKey::kParent);
+    else if (k == "time")
+      keys.push_back(SortKey::kTime);
+    else if (k == "period")
+      keys.push_back(SortKey::kPeriod);
+    else if (k == "srcline")
+      keys.push_back(SortKey::kSrcline);
+    else if (k == "srcfile")
+      keys.push_back(SortKey::kSrcfile);
     else if (k == "overhead" || k == "overhead_children")
       continue;
-    else if (k == "srcline" || k == "srcfile")
-      return make_error("sort key '{}' needs source lines, which perfkit does not read yet", k);
     else
       return make_error("unknown or unsupported sort key '{}'", k);
   }
@@ -101,6 +114,9 @@ Status parse_callchain_arg(std::string_view arg, ReportOptions& o) {
 
 // ---- aggregation ----
 
+Report::Report(const ReportOptions& o) : opts_(o), ext_(std::make_unique<ExtKeys>()) {}
+Report::~Report() = default;
+
 const std::string* Report::dso_name(const machine::Dso* d) {
   if (!d) return nullptr;
   if (dso_names_.size() <= d->index) dso_names_.resize(d->index + 1, nullptr);
@@ -132,7 +148,7 @@ bool Report::is_filtered(const ResolvedSample& s, const machine::Location& loc) 
 }
 
 EntryKey Report::make_key(const ResolvedSample& s, const machine::Location& loc,
-                          const char* inlined) {
+                          const char* inlined, int lookups, const char* srcline) {
   EntryKey k;
   for (SortKey key : opts_.sort) {
     switch (key) {
@@ -146,6 +162,7 @@ EntryKey Report::make_key(const ResolvedSample& s, const machine::Location& loc,
         k.dso = dso_name(loc.dso);
         break;
       case SortKey::kSym:
+      case SortKey::kSymoff:
         k.has_sym = loc.symbol >= 0;
         if (k.has_sym) {
           const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
@@ -164,6 +181,7 @@ EntryKey Report::make_key(const ResolvedSample& s, const machine::Location& loc,
         break;
     }
   }
+  if (ext_->active()) k.ext = ext_->key(loc, inlined, lookups, srcline);
   return k;
 }
 
@@ -213,8 +231,7 @@ std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const ResolvedSam
 
 Status Report::on_sample(const ResolvedSample& s) {
   const auto& smp = *s.sample;
-  if (opts_.time_start && smp.time < opts_.time_start) return ok();
-  if (opts_.time_end && smp.time > opts_.time_end) return ok();
+  if (!time_ranges_.empty() && time_skipped(time_ranges_, smp.time)) return ok();
   if (opts_.have_cpus &&
       std::find(opts_.cpus.begin(), opts_.cpus.end(), smp.cpu) == opts_.cpus.end())
     return ok();
@@ -230,6 +247,7 @@ Status Report::on_sample(const ResolvedSample& s) {
   h.nr_samples++;
   if (!filtered) h.nr_non_filtered_samples++;
 
+  if (ext_->active()) ext_->begin_sample(s);
   path_.clear();
   if (use_callchain_) {
     for (const Frame& f : s.callchain) {
@@ -268,10 +286,16 @@ Status Report::on_sample(const ResolvedSample& s) {
     if (f.loc.map) level = f.loc.kernel_maps ? machine::kLevelKernel : machine::kLevelUser;
     machine::Location loc = f.loc;
     loc.addr = f.ip;  // perf's children entries carry the raw address
-    EntryKey key = make_key(s, loc, f.inlined);
+    // perf resolves a callchain entry's source line twice: for its
+    // duplicate check and for its insertion.
+    EntryKey key = make_key(s, loc, f.inlined, 2, f.srcline);
+    // perf's duplicate check compares a template without time and socket:
+    // with those keys a frame is (almost) never a duplicate.
+    EntryKey probe = key;
+    if (ext_->dedup_differs()) probe.ext = ext_->dedup_key(key.ext);
     bool dup = false;
     for (std::uint32_t j : seen_)
-      if (h.entries[j].key == key) {
+      if (h.entries[j].key == probe) {
         dup = true;
         break;
       }
@@ -307,10 +331,30 @@ void Report::settle(Session& session) {
   for (SortKey k : opts_.sort) has_key_[static_cast<int>(k)] = true;
   // A stream's attrs come with its records: settle at the first sample then.
   if (!session.reader().is_pipe()) settle_from_events();
+  auto lines =
+      std::make_shared<symbol::SourceLines>(session.symbolizer(), symbol::SourceLineOptions{});
+  setup_status_ = ext_->setup(session, opts_, lines);
+  if (setup_status_ && !opts_.time_str.empty()) {
+    // Percent ranges are of the first..last sample time perf record wrote.
+    std::uint64_t first = 0, last = 0;
+    perfdata::Reader& reader = session.reader();
+    perfdata::Features feats;
+    if (auto blob = reader.feature(kFeatSampleTime))
+      (void)perfdata::parse_feature(kFeatSampleTime, blob->data, reader.swapped(), blob->offset,
+                                    feats);
+    if (feats.sample_time) first = feats.sample_time->first_ns, last = feats.sample_time->last_ns;
+    auto ranges = parse_time_ranges(opts_.time_str, first, last);
+    if (ranges)
+      time_ranges_ = std::move(*ranges);
+    else
+      setup_status_ = ranges.error();
+  }
   bool caller = opts_.caller_order;
   if (opts_.children != 0 && !opts_.order_given) caller = true;
   opts_.caller_order = caller;
-  bool need_chains = session.reader().is_pipe() || use_callchain_ || children_;
+  // The parent key reads the callchain even when no call graph is shown.
+  const bool parent_key = has_key_[static_cast<int>(SortKey::kParent)];
+  bool need_chains = session.reader().is_pipe() || use_callchain_ || children_ || parent_key;
   session.set_callchains(need_chains, caller, opts_.max_stack);
   // Samples with user stack copies (--call-graph dwarf) are unwound as
   // perf's libunwind post-unwinder does; none for other architectures.
@@ -322,6 +366,7 @@ void Report::settle(Session& session) {
     std::string arch = dump_detail::normalize_arch(feats.arch.value_or(""));
     UnwindOptions uo;
     uo.unwind_arch = arch.empty() || arch == "x86";
+    uo.lines = lines;
     session.set_unwinder(make_dwarf_unwinder(session.symbolizer(), uo));
   }
 }
@@ -429,6 +474,65 @@ void Report::apply_comm_renames(Hists& h) {
   h.entries = std::move(kept);
 }
 
+// A signature of the values entry `e` has for the sort keys before the
+// first srcline or srcfile key (what perf compares before reaching it).
+std::uint64_t Report::prefix_signature(const Entry& e) const {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+  const ExtKey& x = ext_->at(e.key.ext);
+  auto add = [&h](std::uint64_t v) { h = mix64(h ^ v); };
+  for (SortKey k : opts_.sort) {
+    if (k == SortKey::kSrcline || k == SortKey::kSrcfile) break;
+    switch (k) {
+      case SortKey::kComm:
+        add(reinterpret_cast<std::uintptr_t>(e.comm));
+        break;
+      case SortKey::kPid:
+        add(static_cast<std::uint32_t>(e.tid));
+        break;
+      case SortKey::kDso:
+        add(reinterpret_cast<std::uintptr_t>(e.key.dso));
+        break;
+      case SortKey::kSym:
+      case SortKey::kSymoff:
+        add(reinterpret_cast<std::uintptr_t>(e.key.dso));
+        add(e.key.has_sym ? e.key.sym_start : e.ip);
+        add(e.key.sym_end ^ reinterpret_cast<std::uintptr_t>(e.key.inlined));
+        if (k == SortKey::kSymoff) add(x.symoff_ip);
+        break;
+      case SortKey::kCpu:
+        add(e.cpu);
+        break;
+      case SortKey::kTime:
+        add(x.time);
+        break;
+      case SortKey::kSocket:
+        add(static_cast<std::uint32_t>(x.socket));
+        break;
+      case SortKey::kParent:
+        add(reinterpret_cast<std::uintptr_t>(x.parent));
+        break;
+      default:
+        break;
+    }
+  }
+  return h;
+}
+
+// perf computes an entry's source line when a comparison reaches its
+// srcline (or srcfile) key: when another entry agrees on every key before
+// it, or when the entry is looked up again. Only those entries size the
+// column; the others print cut to its width.
+bool Report::srcline_sized(const Hists& h, const Entry& e) const {
+  std::uint64_t hits = children_ ? e.acc_nr_events : e.nr_events;
+  if (hits >= 2) return true;
+  if (sized_for_ != &h) {
+    sized_for_ = &h;
+    prefix_counts_.clear();
+    for (const Entry& x : h.entries) ++prefix_counts_[prefix_signature(x)];
+  }
+  return prefix_counts_[prefix_signature(e)] >= 2;
+}
+
 // ---- builder ----
 
 ReportBuilder::ReportBuilder(const ReportOptions& opts) : impl_(std::make_unique<Report>(opts)) {}
@@ -436,6 +540,7 @@ ReportBuilder::~ReportBuilder() = default;
 
 Status ReportBuilder::build(Session& session) {
   impl_->settle(session);
+  PK_TRY(impl_->setup_status_);
   if (impl_->no_callchains_for_g_)
     return make_error(
         "Selected -g or --branch-history, but no callchain or branch data. Did you call "

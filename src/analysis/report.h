@@ -30,7 +30,10 @@ enum class SortKey : std::uint8_t {
   kParent,
   kTime,
   kSrcline,
-  kSrcfile
+  kSrcfile,
+  kSymoff,  // sym plus the sample's offset in it (perf 6.8's "symoff")
+  kSocket,
+  kPeriod,  // a "Period" column; no part of an entry's identity
 };
 enum class ChainMode : std::uint8_t { kNone, kGraphAbs, kGraphRel, kFlat, kFolded };
 enum class ChainValue : std::uint8_t { kPercent, kPeriod, kCount };
@@ -59,13 +62,33 @@ struct ReportOptions {
   std::vector<std::int32_t> pids, tids;
   std::vector<std::uint32_t> cpus;
   bool have_cpus = false;
-  // --time: absolute [start, end] in ns (0 = open); percent ranges resolved by the caller.
-  std::uint64_t time_start = 0, time_end = 0;
+  // --time as given: "start,end" in seconds, or percent ranges ("10%/2",
+  // "0%-10%,50%-60%") of the recording's first..last sample time, resolved
+  // when the recording is opened (ReportBuilder::build).
+  std::string time_str;
+  // --time-quantum: the bins of the "time" sort key, in ns (perf's 100ms).
+  std::uint64_t time_quantum = 100'000'000;
+  // -p/--parent: POSIX extended regex of the "parent" sort key.
+  std::string parent_regex = "^sys_|^do_page_fault";
   std::string tip = "Tip: perfkit report --sort dso,sym shows where the time went per library";
 };
 
 // Parses a --sort / -F key list. Errors: an unknown key, naming it.
 Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list);
+// One --time range in ns; 0 leaves that end open.
+struct TimeRange {
+  std::uint64_t start = 0, end = 0;
+};
+// perf's --time parsing: "start,end" in seconds (perf_time__parse_str), or
+// comma separated percent ranges of [first, last] ("10%/2", "0%-10%", "50%").
+// Errors: a malformed string; percent ranges without first/last sample times.
+Expected<std::vector<TimeRange>> parse_time_ranges(std::string_view str, std::uint64_t first,
+                                                   std::uint64_t last);
+// perf_time__ranges_skip_sample: whether a sample at `t` is outside them.
+bool time_skipped(const std::vector<TimeRange>& ranges, std::uint64_t t);
+// --time-quantum: "100ms", "1s", "500us", "10ns". Errors: no or a bad unit.
+Expected<std::uint64_t> parse_time_quantum(std::string_view s);
+
 // Parses -g's argument ("graph,0.5,caller,function,percent"). Errors name the bad token.
 Status parse_callchain_arg(std::string_view arg, ReportOptions& o);
 

@@ -26,7 +26,32 @@ struct EntryKey {
   std::int32_t tid = 0;
   std::uint32_t cpu = 0;
   bool has_sym = false;
+  // The values of the less common keys (time, socket, parent, srcline,
+  // srcfile, symoff), interned as one ExtKey; 0: none of them is a key.
+  std::uint32_t ext = 0;
   bool operator==(const EntryKey&) const = default;
+};
+static_assert(sizeof(EntryKey) == 56);
+
+// The values of the less common sort keys of an entry (unset ones left at
+// their defaults). Interned per report: EntryKey::ext indexes them.
+struct ExtKey {
+  const std::string* srcline = nullptr;  // interned text, as perf's map__srcline
+  const std::string* srcfile = nullptr;  // interned; "" when unknown
+  const std::string* parent = nullptr;   // interned symbol name; nullptr: "[other]"
+  std::uint64_t time = 0;                // the sample time, in time-quantum bins
+  std::uint64_t symoff_ip = 0;           // the entry's ip, for symoff
+  std::int32_t socket = -1;
+  bool operator==(const ExtKey&) const = default;
+};
+
+struct ExtKeyHash {
+  std::uint64_t operator()(const ExtKey& k) const {
+    std::uint64_t h = mix64(reinterpret_cast<std::uintptr_t>(k.srcline) ^ k.time);
+    h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.srcfile) ^ k.symoff_ip);
+    return mix64(h ^ reinterpret_cast<std::uintptr_t>(k.parent) ^
+                 static_cast<std::uint32_t>(k.socket));
+  }
 };
 
 struct EntryKeyHash {
@@ -37,6 +62,7 @@ struct EntryKeyHash {
               (static_cast<std::uint64_t>(k.cpu) << 48));
     h = mix64(h ^ k.sym_start);
     if (k.has_sym) h = mix64(h ^ k.sym_end ^ reinterpret_cast<std::uintptr_t>(k.inlined));
+    if (k.ext) h = mix64(h ^ k.ext);
     return h;
   }
 };
@@ -190,9 +216,12 @@ struct Hists {
   std::string group_name;
 };
 
+class ExtKeys;
+
 class Report : public SampleVisitor {
  public:
-  explicit Report(const ReportOptions& o) : opts_(o) {}
+  explicit Report(const ReportOptions& o);
+  ~Report() override;
   Status on_sample(const ResolvedSample& s) override;
   void settle(Session& session);
   void settle_from_events();
@@ -200,6 +229,7 @@ class Report : public SampleVisitor {
   void merge_group(Hists& leader);
   void apply_comm_renames(Hists& h);
   bool settled_ = false;
+  Status setup_status_ = ok();  // a bad parent regex or --time string
   bool no_callchains_for_g_ = false;
   void finish();
   void print(Session& session, FdWriter& out);
@@ -207,6 +237,15 @@ class Report : public SampleVisitor {
   bool elided(SortKey k) const;
 
   ReportOptions opts_;
+  std::vector<TimeRange> time_ranges_;
+  // The values of the time, socket, parent, srcline, srcfile and symoff keys.
+  std::unique_ptr<ExtKeys> ext_;
+  // Whether entry `e` had its source line computed by perf before its
+  // column was sized (perf computes it when a comparison reaches it).
+  bool srcline_sized(const Hists& h, const Entry& e) const;
+  std::uint64_t prefix_signature(const Entry& e) const;
+  mutable const Hists* sized_for_ = nullptr;
+  mutable std::unordered_map<std::uint64_t, std::uint32_t> prefix_counts_;
   bool children_ = false;
   bool use_callchain_ = false;
   bool has_key_[16] = {};
@@ -219,8 +258,9 @@ class Report : public SampleVisitor {
   std::uint32_t add_entry(Hists& h, const EntryKey& key, const ResolvedSample& s,
                           const machine::Location& loc, char level, bool filtered, bool self,
                           std::uint64_t period);
+  // `lookups`: how many times perf resolves this entry's source line.
   EntryKey make_key(const ResolvedSample& s, const machine::Location& loc,
-                    const char* inlined = nullptr);
+                    const char* inlined = nullptr, int lookups = 1, const char* srcline = nullptr);
   Entry make_entry(const ResolvedSample& s, const machine::Location& loc, char level,
                    const EntryKey& key);
   const std::string* dso_name(const machine::Dso* d);

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "analysis/report_impl.h"
+#include "analysis/report_keys.h"
 
 namespace perfkit::analysis {
 // ---- ordering ----
@@ -21,6 +22,46 @@ int cmp_str(const std::string* a, const std::string* b) {
 template <class T>
 int cmp_num(T a, T b) {
   return a < b ? -1 : (a > b ? 1 : 0);
+}
+
+int cmp_text(const std::string* a, const std::string* b) {
+  if (a == b) return 0;
+  int c = a->compare(*b);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+// perf's output order of the less common keys (se_sort, else se_cmp, with
+// perf's signs): ascending values, "[other]" parents last, symoff's
+// offsets descending. 0 for the keys handled elsewhere.
+int ext_output_cmp(const Report& r, SortKey k, std::uint32_t xa, std::uint32_t xb) {
+  if (xa == xb) return 0;
+  const ExtKey& a = r.ext_->at(xa);
+  const ExtKey& b = r.ext_->at(xb);
+  switch (k) {
+    case SortKey::kTime:
+      return cmp_num(a.time, b.time);
+    case SortKey::kSocket:
+      return cmp_num(a.socket, b.socket);
+    case SortKey::kParent:
+      if (!a.parent || !b.parent) return a.parent == b.parent ? 0 : (!a.parent ? 1 : -1);
+      return cmp_text(a.parent, b.parent);
+    case SortKey::kSrcline:
+      return cmp_text(a.srcline, b.srcline);
+    case SortKey::kSrcfile:
+      return cmp_text(a.srcfile, b.srcfile);
+    case SortKey::kSymoff:
+      return cmp_num(b.symoff_ip, a.symoff_ip);
+    default:
+      return 0;
+  }
+}
+
+// The symbol part of perf's output comparison (sort__sym_sort): by name,
+// entries without a symbol last.
+int sym_output_cmp(bool a_sym, bool b_sym, std::string_view a, std::string_view b) {
+  if (!a_sym || !b_sym) return a_sym == b_sym ? 0 : (!a_sym ? 1 : -1);
+  int s = a.compare(b);
+  return s < 0 ? -1 : (s > 0 ? 1 : 0);
 }
 
 }  // namespace
@@ -176,17 +217,17 @@ int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry&
         c = cmp_str(a.key.dso, b.key.dso);
         break;
       case SortKey::kSym:
-        if (!a.key.has_sym || !b.key.has_sym) {
-          c = a.key.has_sym == b.key.has_sym ? 0 : (!a.key.has_sym ? 1 : -1);
-        } else {
-          int s = a.sym_name.compare(b.sym_name);
-          c = s < 0 ? -1 : (s > 0 ? 1 : 0);
-        }
+        c = sym_output_cmp(a.key.has_sym, b.key.has_sym, a.sym_name, b.sym_name);
+        break;
+      case SortKey::kSymoff:
+        c = sym_output_cmp(a.key.has_sym, b.key.has_sym, a.sym_name, b.sym_name);
+        if (!c) c = ext_output_cmp(r, k, a.key.ext, b.key.ext);
         break;
       case SortKey::kCpu:
         c = cmp_num(a.cpu, b.cpu);
         break;
       default:
+        c = ext_output_cmp(r, k, a.key.ext, b.key.ext);
         break;
     }
     if (c) return c;
@@ -242,7 +283,7 @@ static_assert(sizeof(TreeRow) == 64);
 struct SortRow {
   std::uint64_t acc = 0, period = 0;
   std::string_view sym_name;
-  std::uint32_t max_depth = 0, comm = 0, key_dso = 0, cpu = 0, idx = 0;
+  std::uint32_t max_depth = 0, comm = 0, key_dso = 0, cpu = 0, idx = 0, ext = 0;
   std::int32_t tid = 0;
   bool has_sym = false;
 };
@@ -292,12 +333,42 @@ SortRow sort_row(const Entry& e, std::uint32_t idx, const Ranks& ranks) {
   r.idx = idx;
   r.tid = e.tid;
   r.has_sym = e.key.has_sym;
+  r.ext = e.key.ext;
   return r;
 }
 
 template <class T>
 std::int64_t sign_of(T n, T l) {
   return n < l ? -1 : (n > l ? 1 : 0);
+}
+
+std::int64_t text_sign(const std::string* n, const std::string* l) {
+  if (n == l) return 0;
+  int c = n->compare(*l);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+// perf's se_cmp(left = existing `xl`, right = incoming `xn`) of the less
+// common keys.
+std::int64_t ext_perf_cmp(const Report& r, SortKey k, std::uint32_t xl, std::uint32_t xn) {
+  if (xl == xn) return 0;
+  const ExtKey& l = r.ext_->at(xl);
+  const ExtKey& n = r.ext_->at(xn);
+  switch (k) {
+    case SortKey::kTime:
+      return static_cast<std::int64_t>(n.time - l.time);
+    case SortKey::kSocket:
+      return static_cast<std::int64_t>(n.socket) - l.socket;
+    case SortKey::kParent:
+      if (!l.parent || !n.parent) return l.parent == n.parent ? 0 : (!l.parent ? -1 : 1);
+      return text_sign(n.parent, l.parent);
+    case SortKey::kSrcline:
+      return text_sign(n.srcline, l.srcline);
+    case SortKey::kSrcfile:
+      return text_sign(n.srcfile, l.srcfile);
+    default:
+      return 0;
+  }
 }
 
 // perf's hist_entry__cmp(existing, incoming) with perf's signs: the incoming
@@ -325,8 +396,12 @@ std::int64_t row_perf_cmp(const Report& r, const EntryStore& entries, const Tree
         c = dso_cmp(l.key_dso, n.key_dso);
         break;
       case SortKey::kSym:
+      case SortKey::kSymoff:
         if (!l.has_sym && !n.has_sym) {
           c = static_cast<std::int64_t>(n.ip - l.ip);
+          if (!c && k == SortKey::kSymoff)
+            c = static_cast<std::int64_t>(r.ext_->at(entries[l.idx].key.ext).symoff_ip -
+                                          r.ext_->at(entries[n.idx].key.ext).symoff_ip);
           break;
         }
         if (!r.has_key_[static_cast<int>(SortKey::kDso)]) {
@@ -350,11 +425,16 @@ std::int64_t row_perf_cmp(const Report& r, const EntryStore& entries, const Tree
           c = static_cast<std::int64_t>(n.sym_start - l.sym_start);
         else
           c = static_cast<std::int64_t>(n.sym_end - l.sym_end);
+        // symoff: then perf's left->ip - right->ip.
+        if (!c && k == SortKey::kSymoff)
+          c = static_cast<std::int64_t>(r.ext_->at(entries[l.idx].key.ext).symoff_ip -
+                                        r.ext_->at(entries[n.idx].key.ext).symoff_ip);
         break;
       case SortKey::kCpu:
         c = static_cast<std::int64_t>(n.cpu) - l.cpu;
         break;
       default:
+        c = ext_perf_cmp(r, k, entries[l.idx].key.ext, entries[n.idx].key.ext);
         break;
     }
     if (c) return c;
@@ -385,17 +465,17 @@ int row_output_cmp(const Report& r, const SortRow& a, const SortRow& b) {
         c = cmp_num(a.key_dso, b.key_dso);
         break;
       case SortKey::kSym:
-        if (!a.has_sym || !b.has_sym) {
-          c = a.has_sym == b.has_sym ? 0 : (!a.has_sym ? 1 : -1);
-        } else {
-          int s = a.sym_name.compare(b.sym_name);
-          c = s < 0 ? -1 : (s > 0 ? 1 : 0);
-        }
+        c = sym_output_cmp(a.has_sym, b.has_sym, a.sym_name, b.sym_name);
+        break;
+      case SortKey::kSymoff:
+        c = sym_output_cmp(a.has_sym, b.has_sym, a.sym_name, b.sym_name);
+        if (!c) c = ext_output_cmp(r, k, a.ext, b.ext);
         break;
       case SortKey::kCpu:
         c = cmp_num(a.cpu, b.cpu);
         break;
       default:
+        c = ext_output_cmp(r, k, a.ext, b.ext);
         break;
     }
     if (c) return c;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "analysis/report_impl.h"
+#include "analysis/report_keys.h"
 
 namespace perfkit::analysis {
 
@@ -68,6 +69,20 @@ const char* header_of(SortKey k) {
       return "Symbol";
     case SortKey::kCpu:
       return "CPU";
+    case SortKey::kSymoff:
+      return "Symbol Offset";
+    case SortKey::kSocket:
+      return "Socket";
+    case SortKey::kParent:
+      return "Parent symbol";
+    case SortKey::kTime:
+      return "Time";
+    case SortKey::kSrcline:
+      return "Source:Line";
+    case SortKey::kSrcfile:
+      return "Source File";
+    case SortKey::kPeriod:
+      return "Period";
     default:
       return "?";
   }
@@ -82,6 +97,7 @@ class Printer {
   void compute_widths();
   void print_headers();
   void print_entry(const Entry& e);
+  int ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
   void print_chain(const Entry& e);
   std::vector<std::uint32_t> sorted_children(std::uint32_t node, std::uint64_t min_hit) const;
   void graph(const std::vector<std::uint32_t>& kids, std::uint64_t total, int depth, int depth_mask,
@@ -128,6 +144,24 @@ void Printer::compute_widths() {
         case SortKey::kSym:
           c.width = std::max(c.width, e.sym_name.empty() ? std::size_t{22} : e.sym_name.size() + 4);
           break;
+        case SortKey::kTime:
+          c.width = std::max<std::size_t>(c.width, 12);
+          break;
+        case SortKey::kPeriod:
+          c.width = std::max<std::size_t>(c.width, 12);
+          break;
+        case SortKey::kParent:
+          if (const std::string* p = r_.ext_->at(e.key.ext).parent)
+            c.width = std::max(c.width, p->size());
+          break;
+        case SortKey::kSrcline:
+          if (r_.srcline_sized(h_, e))
+            c.width = std::max(c.width, r_.ext_->at(e.key.ext).srcline->size());
+          break;
+        case SortKey::kSrcfile:
+          if (r_.srcline_sized(h_, e))
+            c.width = std::max(c.width, r_.ext_->at(e.key.ext).srcfile->size());
+          break;
         default:
           break;
       }
@@ -158,12 +192,50 @@ void Printer::print_headers() {
   for (const Column& c : cols_) {
     if (!first) out_.write("  "), dots += "  ";
     first = false;
-    outf(out_, "%-*.*s", static_cast<int>(c.width), static_cast<int>(c.width), header_of(c.key));
+    // perf's hpp columns (period) are right-aligned, sort keys left-aligned.
+    outf(out_, c.key == SortKey::kPeriod ? "%*.*s" : "%-*.*s", static_cast<int>(c.width),
+         static_cast<int>(c.width), header_of(c.key));
     dots.append(c.width, '.');
   }
   out_.write("\n");
   out_.write(dots);
   out_.write("\n#\n");
+}
+
+// The columns of the less common keys, as perf's se_snprintf prints them.
+int Printer::ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const {
+  const ExtKey& x = r_.ext_->at(e.key.ext);
+  auto text = [&](std::string_view s) {  // "%-.*s": cut at the column width
+    auto len = std::min({s.size(), static_cast<std::size_t>(std::max(w, 0)), cap - 1});
+    std::memcpy(buf, s.data(), len);
+    return static_cast<int>(len);
+  };
+  switch (k) {
+    case SortKey::kSymoff:
+      if (!e.key.has_sym)
+        return std::snprintf(buf, cap, "[%c] %-#.*" PRIx64, e.level, std::max(w - 4, 0), e.ip);
+      return std::snprintf(buf, cap, "[%c] %.*s+0x%" PRIx64, e.level,
+                           static_cast<int>(e.sym_name.size()), e.sym_name.data(),
+                           x.symoff_ip - e.key.sym_start);
+    case SortKey::kSocket:
+      return std::snprintf(buf, cap, "%*.*d", w, w - 3, x.socket);
+    case SortKey::kParent:
+      return std::snprintf(buf, cap, "%-*.*s", w, w, x.parent ? x.parent->c_str() : "[other]");
+    case SortKey::kTime: {
+      char t[64];
+      std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, x.time / 1'000'000'000,
+                    x.time % 1'000'000'000 / 1000);
+      return text(t);
+    }
+    case SortKey::kSrcline:
+      return text(*x.srcline);
+    case SortKey::kSrcfile:
+      return text(*x.srcfile);
+    case SortKey::kPeriod:
+      return std::snprintf(buf, cap, "%*" PRIu64, w, e.period);
+    default:
+      return 0;
+  }
 }
 
 void Printer::print_entry(const Entry& e) {
@@ -204,6 +276,15 @@ void Printer::print_entry(const Entry& e) {
         break;
       case SortKey::kCpu:
         n = std::snprintf(buf, sizeof buf, "%*.*d", w, w, static_cast<int>(e.cpu));
+        break;
+      case SortKey::kSymoff:
+      case SortKey::kSocket:
+      case SortKey::kParent:
+      case SortKey::kTime:
+      case SortKey::kSrcline:
+      case SortKey::kSrcfile:
+      case SortKey::kPeriod:
+        n = ext_column(e, c.key, w, buf, sizeof buf);
         break;
       case SortKey::kSym: {
         buf[0] = '[', buf[1] = e.level, buf[2] = ']', buf[3] = ' ';
@@ -497,8 +578,10 @@ void Report::print(Session& session, FdWriter& out) {
     for (char u : {'K', 'M', 'G'})
       if (nr > 1000) nr /= 1000, unit = u;
     std::string name = h.members.size() > 1 ? h.group_name : session.event_name(i);
-    outf(out, "# Samples: %" PRIu64 "%c of event%s '%s'\n", nr, unit,
-         h.members.size() > 1 ? "s" : "", name.c_str());
+    outf(out, "# Samples: %" PRIu64 "%c of event%s '%s'", nr, unit, h.members.size() > 1 ? "s" : "",
+         name.c_str());
+    if (!opts_.time_str.empty()) outf(out, " (time slices: %s)", opts_.time_str.c_str());
+    out.write("\n");
     outf(out, "# Event count (approx.): %" PRIu64 "\n#\n", events);
     Printer p(*this, h, out);
     p.member_totals_ = totals;

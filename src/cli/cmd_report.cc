@@ -92,7 +92,7 @@ int cmd_report(int argc, char** argv) {
                "report");
   std::string input;
   std::string sort, fields, callgraph, percentage = "absolute", time_str;
-  std::string comms, dsos, symbols, pids, tids, cpus;
+  std::string comms, dsos, symbols, pids, tids, cpus, time_quantum, parent;
   bool children = false, no_children = false, inverted = false, stats = false;
   bool header = false, header_only = false, no_demangle = false, demangle_kernel = false;
   bool stdio = false, force = false, quiet_progress = false, show_info = false;
@@ -101,7 +101,9 @@ int cmd_report(int argc, char** argv) {
   std::string symfs, vmlinux, kallsyms;
   app.add_option("-i,--input", input, "Input file name ('-' for stdin)");
   app.add_flag("--stdio", stdio, "Use the stdio interface (the only one)");
-  app.add_option("-s,--sort", sort, "Sort by key(s): comm, pid, tid, dso, sym, cpu");
+  app.add_option("-s,--sort", sort,
+                 "Sort by key(s): comm, pid, tid, dso, sym, symoff, cpu, socket, parent, "
+                 "srcline, srcfile, time, period");
   app.add_option("-F,--fields", fields, "Output fields: overhead, sample, period and sort keys");
   app.add_flag("--children", children, "Accumulate callchains of children into parent entries");
   app.add_flag("--no-children", no_children, "Do not accumulate callchains of children");
@@ -118,7 +120,13 @@ int cmd_report(int argc, char** argv) {
   app.add_option("--pid", pids, "Only these process ids");
   app.add_option("--tid", tids, "Only these thread ids");
   app.add_option("-C,--cpu", cpus, "Only these CPUs (list or ranges)");
-  app.add_option("--time", time_str, "Time range start,stop in seconds (or percent ranges)");
+  app.add_option("--time", time_str,
+                 "Time range start,stop in seconds, or percent ranges (10%/2, 0%-10%,30%-40%)");
+  app.add_option("--time-quantum", time_quantum,
+                 "Bins of the 'time' sort key (s, ms, us, ns; default 100ms)");
+  app.add_option("-p,--parent", parent,
+                 "Parent regex for the 'parent' sort key (added to the keys; default "
+                 "'^sys_|^do_page_fault')");
   app.add_flag("-n,--show-nr-samples", opts.show_nr_samples, "Show a Samples column");
   app.add_flag("--show-total-period", opts.show_period, "Show a Period column");
   app.add_flag("--stats", stats, "Only print the number of records of each type");
@@ -207,17 +215,18 @@ int cmd_report(int argc, char** argv) {
       !parse_int_list(cpus, opts.cpus))
     return fail("report", make_error("bad --pid, --tid or --cpu list"));
   opts.have_cpus = !cpus.empty();
-  if (!time_str.empty()) {
-    auto comma = time_str.find(',');
-    auto secs = [](std::string_view s) -> std::uint64_t {
-      if (s.empty()) return 0;
-      return static_cast<std::uint64_t>(std::strtod(std::string(s).c_str(), nullptr) * 1e9);
-    };
-    if (time_str.find('%') != std::string::npos)
-      return fail("report", make_error("--time: percent ranges are not supported yet"));
-    opts.time_start = secs(std::string_view(time_str).substr(0, comma));
-    if (comma != std::string::npos)
-      opts.time_end = secs(std::string_view(time_str).substr(comma + 1));
+  opts.time_str = time_str;  // percent ranges need the recording: settled by the builder
+  if (!time_quantum.empty()) {
+    auto q = analysis::parse_time_quantum(time_quantum);
+    if (!q) return fail("report", q.error());
+    opts.time_quantum = *q;
+  }
+  if (!parent.empty()) {
+    // perf adds the parent key when -p changes the regex.
+    opts.parent_regex = parent;
+    if (std::find(opts.sort.begin(), opts.sort.end(), analysis::SortKey::kParent) ==
+        opts.sort.end())
+      opts.sort.push_back(analysis::SortKey::kParent);
   }
 
   analysis::SessionOptions so;

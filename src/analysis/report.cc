@@ -320,6 +320,9 @@ void Report::settle_from_events() {
   // perf decides --children before a stream's attrs are known: off for pipes.
   children_ = has_cg && opts_.children != 0 && !session_->reader().is_pipe();
   use_callchain_ = has_cg && opts_.chain_mode != ChainMode::kNone;
+  no_callchains_for_parent_ = !has_cg && has_key_[static_cast<int>(SortKey::kParent)] &&
+                              opts_.parent_refused_without_callchains &&
+                              !session_->reader().is_pipe();
   no_callchains_for_g_ = !has_cg && opts_.chain_mode_given &&
                          opts_.chain_mode != ChainMode::kNone && !session_->reader().is_pipe();
 }
@@ -541,6 +544,9 @@ ReportBuilder::~ReportBuilder() = default;
 Status ReportBuilder::build(Session& session) {
   impl_->settle(session);
   PK_TRY(impl_->setup_status_);
+  if (impl_->no_callchains_for_parent_)
+    return make_error(
+        "Selected --sort parent, but no callchain data. Did you call 'perf record' without -g?");
   if (impl_->no_callchains_for_g_)
     return make_error(
         "Selected -g or --branch-history, but no callchain or branch data. Did you call "

@@ -70,6 +70,8 @@ struct ReportOptions {
   std::uint64_t time_quantum = 100'000'000;
   // -p/--parent: POSIX extended regex of the "parent" sort key.
   std::string parent_regex = "^sys_|^do_page_fault";
+  // perf refuses --sort parent (and -p) without callchains, not -F parent.
+  bool parent_refused_without_callchains = true;
   std::string tip = "Tip: perfkit report --sort dso,sym shows where the time went per library";
 };
 

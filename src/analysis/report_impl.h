@@ -231,6 +231,7 @@ class Report : public SampleVisitor {
   bool settled_ = false;
   Status setup_status_ = ok();  // a bad parent regex or --time string
   bool no_callchains_for_g_ = false;
+  bool no_callchains_for_parent_ = false;
   void finish();
   void print(Session& session, FdWriter& out);
   void print_elided(FdWriter& out) const;

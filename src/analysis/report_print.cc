@@ -130,7 +130,8 @@ void Printer::compute_widths() {
     for (Column& c : cols_) {
       switch (c.key) {
         case SortKey::kComm:
-          c.width = std::max(c.width, e.comm->size());
+          // perf's thread__comm_len: the command the thread ends with.
+          c.width = std::max(c.width, e.thread->comm->size());
           break;
         case SortKey::kPid:
           if (e.comm->size() > comm_len)

@@ -183,15 +183,19 @@ int cmd_report(int argc, char** argv) {
     opts.sort_starts_with_sym = sort.starts_with("sym");
   }
   if (!fields.empty()) {
+    // "period" is a column of its own, in -F's order (SortKey::kPeriod);
+    // "sample" is the -n column.
+    std::string keys_list;
     for (const auto& f : split_list(fields)) {
-      if (f == "overhead" || f == "overhead_children") continue;
-      if (f == "sample")
+      if (f == "sample") {
         opts.show_nr_samples = true;
-      else if (f == "period")
-        opts.show_period = true;
+        continue;
+      }
+      keys_list += f + ",";
     }
-    auto keys = analysis::parse_sort_keys(fields);
+    auto keys = analysis::parse_sort_keys(keys_list);
     if (keys) opts.sort = *keys;
+    opts.parent_refused_without_callchains = sort.find("parent") != std::string::npos;
     opts.sort_given = true;
   }
   if (children) opts.children = 1;
@@ -224,6 +228,7 @@ int cmd_report(int argc, char** argv) {
   if (!parent.empty()) {
     // perf adds the parent key when -p changes the regex.
     opts.parent_regex = parent;
+    opts.parent_refused_without_callchains = true;
     if (std::find(opts.sort.begin(), opts.sort.end(), analysis::SortKey::kParent) ==
         opts.sort.end())
       opts.sort.push_back(analysis::SortKey::kParent);

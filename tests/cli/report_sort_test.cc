@@ -1,0 +1,190 @@
+// perfkit report's less common sort keys (time, socket, parent, period,
+// srcline, srcfile, symoff) and --time percent ranges, against perf report
+// --stdio 6.1 on the perf-recorded fixtures: whole outputs, line for line
+// (white space at line ends and perf's random "Tip" line aside).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "support/test_support.h"
+
+namespace perfkit {
+namespace {
+
+std::vector<std::string> normalized_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("# (Tip:") || line.starts_with("# (Cannot load tips")) continue;
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    if (line.ends_with("[...] (inlined)")) line.resize(line.size() - 10);
+    out.push_back(line);
+  }
+  return out;
+}
+
+// Empty when equal, else the first mismatches.
+std::string first_mismatches(const std::string& a, const std::string& b) {
+  auto x = normalized_lines(a), y = normalized_lines(b);
+  std::string msg;
+  int shown = 0;
+  for (std::size_t i = 0; i < std::max(x.size(), y.size()) && shown < 8; ++i) {
+    std::string l = i < x.size() ? x[i] : "<none>", r = i < y.size() ? y[i] : "<none>";
+    if (l == r) continue;
+    msg += "line " + std::to_string(i + 1) + "\n  perf:    " + l + "\n  perfkit: " + r + "\n";
+    ++shown;
+  }
+  return msg;
+}
+
+// "" when both agree (or both refuse the options).
+std::string diff_report(const std::string& file, const std::string& args) {
+  auto p = test::run("perf report --stdio -i " + test::sh(file) + " " + args);
+  auto k = test::run(test::perfkit_bin() + " report --stdio -i " + test::sh(file) + " " + args);
+  // perf refuses some (--sort parent without callchains): perfkit must too.
+  if (p.status != 0 || p.err.find("Error:") != std::string::npos) {
+    if (k.status != 1) return "perf refused, perfkit did not: " + p.err.substr(0, 300);
+    return "";
+  }
+  if (k.status != 0) return "perfkit failed: " + k.err;
+  return first_mismatches(p.out, k.out);
+}
+
+// Each key alone and with others, without and with children.
+const char* kSorts[] = {"period",          "time",       "socket",        "parent",
+                        "srcline",         "srcfile",    "comm,srcline",  "dso,srcfile",
+                        "srcline,comm",    "period,dso", "time,comm,dso", "parent,sym",
+                        "socket,cpu,comm", "pid,srcline"};
+const char* kModes[] = {"--no-children -g none", "--children -g none"};
+
+class ReportSortKeys : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReportSortKeys, EachKeyAloneAndCombinedSameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture(GetParam());
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  for (const char* mode : kModes)
+    for (const char* sort : kSorts) {
+      std::string args = std::string(mode) + " --sort " + sort;
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << GetParam() << " " << args << ":\n" << d;
+    }
+}
+
+// -F places the new keys among the columns in the order given.
+TEST_P(ReportSortKeys, FieldsSameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture(GetParam());
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  for (const char* fields : {"overhead,comm,srcline", "overhead,socket,cpu", "overhead,period,dso",
+                             "overhead,srcfile", "overhead,parent,sym", "overhead,sample,time"}) {
+    std::string args = std::string("--no-children -g none -F ") + fields;
+    std::string d = diff_report(f, args);
+    EXPECT_TRUE(d.empty()) << GetParam() << " " << args << ":\n" << d;
+  }
+}
+
+// --time percent forms (perf-report(1)) and absolute ranges; the header
+// names the slices.
+TEST_P(ReportSortKeys, TimePercentRangesSameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture(GetParam());
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  for (const char* t : {"10%/2", "0%-10%", "10%/1,10%/3", "50%", "0%-10%,50%-60%", "25%/4"}) {
+    std::string args = std::string("--no-children -g none --sort comm,dso,sym --time ") + t;
+    std::string d = diff_report(f, args);
+    EXPECT_TRUE(d.empty()) << GetParam() << " " << args << ":\n" << d;
+    args = std::string("--children -g none --time ") + t;
+    d = diff_report(f, args);
+    EXPECT_TRUE(d.empty()) << GetParam() << " " << args << ":\n" << d;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ReportSortKeys,
+                         ::testing::Values("fp.data", "dwarf.data", "syswide.data", "multi.data",
+                                           "nocg.data"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           return n.substr(0, n.find('.'));
+                         });
+
+// The call graphs under the new keys (frame-pointer callchains).
+TEST(ReportSortKeysGraph, CallGraphsSameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture("fp.data");
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  for (const char* args : {"--sort srcline", "--no-children --sort srcline", "--sort parent",
+                           "--sort time", "--no-children --sort comm,srcfile"}) {
+    std::string d = diff_report(f, args);
+    EXPECT_TRUE(d.empty()) << args << ":\n" << d;
+  }
+}
+
+// -p REGEX sets the parent pattern and adds the parent key; the first
+// matching frame is the innermost without children, the outermost with.
+TEST(ReportSortKeysParent, ParentRegexSameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture("fp.data");
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  for (const char* args :
+       {"--no-children -g none -p '^run|^main'", "-g none --sort parent,sym -p '^run|^main'",
+        "--no-children -g none --sort parent -p 'spin'", "-g none --sort sym,parent -p '^hot$'"}) {
+    std::string d = diff_report(f, args);
+    EXPECT_TRUE(d.empty()) << args << ":\n" << d;
+  }
+}
+
+// Bad --time strings and a bad parent regex are one-line errors.
+TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
+  std::string f = test::fixture("fp.data");
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  for (const char* args : {"--time 10%/x", "--time 120%", "--time abc", "-p '('",
+                           "--time-quantum 0", "--time-quantum 5days"}) {
+    auto k = test::run(test::perfkit_bin() + " report --stdio -i " + test::sh(f) + " " + args);
+    EXPECT_EQ(k.status, 1) << args << "\n" << k.out << k.err;
+    EXPECT_NE(k.err.find("report"), std::string::npos) << args << ": " << k.err;
+  }
+  // Percent ranges need HEADER_SAMPLE_TIME, which a pipe does not carry.
+  if (std::string p = test::fixture("pipe.data"); !p.empty()) {
+    auto k = test::run(test::perfkit_bin() + " report --stdio -i " + test::sh(p) + " --time 10%");
+    EXPECT_EQ(k.status, 1) << k.out << k.err;
+  }
+}
+
+// symoff is perf 6.8's key (perf 6.1 refuses it): each entry is a symbol
+// plus the sample's offset in it. The sample counts per "sym+0xOFF" must be
+// those perf script -F sym,symoff gives.
+TEST(ReportSortKeysSymoff, OffsetsMatchPerfScript) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture("fp.data");
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  auto p = test::run("perf script -G -F ip,sym,symoff -i " + test::sh(f) + " 2>/dev/null");
+  ASSERT_EQ(p.status, 0);
+  std::map<std::string, long> want;
+  std::istringstream ps(p.out);
+  std::string ip, w;
+  while (ps >> ip >> w)
+    if (w != "[unknown]") ++want[w];
+  auto k = test::run(test::perfkit_bin() + " report --stdio -n --no-children -g none -i " +
+                     test::sh(f) + " --sort symoff");
+  ASSERT_EQ(k.status, 0) << k.err;
+  EXPECT_NE(k.out.find("Symbol Offset"), std::string::npos) << k.out;
+  std::map<std::string, long> got;
+  std::istringstream ks(k.out);
+  std::string line;
+  while (std::getline(ks, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    std::string pct, level, name;
+    long n = 0;
+    ls >> pct >> n >> level >> name;
+    if (name.find("+0x") != std::string::npos) got[name] += n;
+  }
+  EXPECT_FALSE(got.empty()) << k.out;
+  EXPECT_EQ(got, want);
+}
+
+}  // namespace
+}  // namespace perfkit

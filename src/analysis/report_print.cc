@@ -233,7 +233,8 @@ int Printer::ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t
     case SortKey::kSrcfile:
       return text(*x.srcfile);
     case SortKey::kPeriod:
-      return std::snprintf(buf, cap, "%*" PRIu64, w, e.period);
+      // perf's hpp raw format: " %*lu" in the width less one.
+      return std::snprintf(buf, cap, " %*" PRIu64, w - 1, e.period);
     default:
       return 0;
   }

@@ -171,6 +171,28 @@ std::vector<ItraceSynthEvent> itrace_synth_events(const EventAttr& pt,
   return out;
 }
 
+// Text kept to be copied in 16-byte moves: its bytes, then 16 of slack so
+// that no move reads past them.
+class PaddedText {
+ public:
+  void assign(std::string_view s) {
+    bytes_.assign(s);
+    bytes_.append(16, '\0');
+    size_ = s.size();
+  }
+  std::string_view view() const { return {bytes_.data(), size_}; }
+  std::size_t size() const { return size_; }
+  // Writes the text at `p`, and up to 15 bytes of slack after it.
+  char* put(char* p) const {
+    for (std::size_t i = 0; i < size_; i += 16) std::memcpy(p + i, bytes_.data() + i, 16);
+    return p + size_;
+  }
+
+ private:
+  std::string bytes_;
+  std::size_t size_ = 0;
+};
+
 // Prints synthesized samples with the printer's state and helpers (a friend
 // of ScriptPrinter).
 class ItraceScript {
@@ -205,6 +227,16 @@ class ItraceScript {
   void resolve_chain(const intelpt::SynthSample& s, ResolvedSample& rs);
   void print_start(const OutputConfig& o, const StartFields& f, const machine::Thread& t);
   const std::string& event_label(std::size_t event);
+  machine::Thread& thread_of(std::int32_t pid, std::int32_t tid);
+  // Fills `loc` in place: a returned copy would be read back before its
+  // stores land (a store-forwarding stall on every sample).
+  void resolve_ip(machine::Thread& t, std::uint8_t cpumode, std::uint64_t ip,
+                  machine::Location& loc);
+  void print_line_start(const OutputConfig& o, const StartFields& f, const machine::Thread& t,
+                        std::uint64_t period, std::size_t event);
+  bool fast_event(std::size_t event);
+  bool print_fast_line(const ItraceSample& is, std::size_t event);
+  void keep_location_text(const OutputConfig& o, std::size_t event);
   bool read_code(const machine::Location& loc, std::uint8_t* buf, std::size_t n) {
     return code_.read(loc, buf, n);
   }
@@ -232,6 +264,46 @@ class ItraceScript {
   std::unordered_map<const machine::Thread*, Prefix> prefixes_;
   std::vector<std::string> labels_;
   ZydisFormatter fmt_;
+  // What the sample before looked up and printed, valid while the machine's
+  // generation stays (see thread_of, resolve_ip, print_line_start).
+  struct LastThread {
+    std::int32_t pid = 0, tid = 0;
+    std::uint64_t generation = 0;
+    machine::Thread* thread = nullptr;
+  } last_thread_;
+  struct LastSpan {
+    const void* space = nullptr;  // the thread's maps, or the machine for the kernel's
+    std::uint64_t generation = 0;
+    std::uint64_t lo = 0, hi = 0;  // empty: nothing kept
+    std::uint8_t cpumode = 0;
+    machine::Location loc;
+    std::uint64_t serial = 0;  // which span: LocationText belongs to one
+  } last_span_;
+  std::uint64_t spans_ = 0;
+  // print_location's text for the kept span, less what depends on the ip:
+  // the symbol's name up to its offset, and the DSO after it.
+  struct LocationText {
+    std::uint64_t serial = 0;  // last_span_'s, when it was made
+    std::size_t event = 0;
+    bool ip = false, offset = false;
+    std::uint64_t offset_base = 0;  // the symbol's start as an address
+    PaddedText before, after;
+  } location_text_;
+  // Per event: -1 not known yet, 0 the general path, 1 fields that
+  // print_fast_line() writes itself.
+  std::vector<std::int8_t> fast_;
+  struct LastStart {
+    bool valid = false;
+    const machine::Thread* thread = nullptr;
+    const std::string* comm = nullptr;
+    std::uint64_t time = 0, period = 0;
+    std::size_t event = 0;
+    std::uint32_t cpu = 0;
+    std::int32_t pid = 0, tid = 0;
+    std::uint16_t misc = 0;
+    bool layout = false;
+    PaddedText text;
+  } last_start_;
 };
 
 void ItraceScript::add(SampleKind k, EventAttr attr, const std::string& name) {
@@ -300,6 +372,9 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
     depth = cs.e.size() + ((s.flags & intelpt::kFlagReturn) ? 1 : 0);
     if (branch_filter_ && !(branch_filter_ & s.flags)) return ok();
   }
+  const auto event = static_cast<std::size_t>(ev);
+  if (event < fast_.size() && fast_[event] >= 0 ? fast_[event] > 0 : fast_event(event))
+    if (print_fast_line(is, event)) return ok();
   const auto& attr = session_.reader().events()[static_cast<std::size_t>(ev)].attr;
   const std::uint64_t st = attr.sample_type;
   const std::uint64_t time = (st & kSampleTime) ? s.time : ~0ULL;
@@ -312,8 +387,7 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
   if (p_.opts_.have_cpus && cpu != ~0u && (cpu >= p_.cpu_set_.size() || !p_.cpu_set_[cpu]))
     return ok();
 
-  machine::Machine& m = session_.machine();
-  machine::Thread& t = m.findnew_thread(is.pid, is.tid);
+  machine::Thread& t = thread_of(is.pid, is.tid);
   sample_.ip = s.ip;
   sample_.addr = s.addr;
   sample_.period = period;
@@ -328,7 +402,7 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
   rs.cpumode = s.ip >= kKernelStart ? kMiscKernel : kMiscUser;
   rs.thread = &t;
   rs.comm = t.comm;
-  rs.loc = m.resolve(t, rs.cpumode, s.ip);
+  resolve_ip(t, rs.cpumode, s.ip, rs.loc);
   if (p_.filtered(rs)) return ok();
   const OutputConfig& o = p_.opts_.fields.of(attr.type);
   if (!o.fields) return ok();
@@ -343,11 +417,9 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
   f.comm = rs.comm;
   const bool chain = p_.use_callchain_ && (st & kSampleCallchain);
   f.callchain_layout = o.has(F::kIp) && chain;
-  print_start(o, f, t);
+  print_line_start(o, f, t, period, rs.event);
   auto& b = p_.b_;
   auto out = fmt::appender(b);
-  if (o.has(F::kPeriod)) fmt::format_to(out, "{:10} ", period);
-  if (o.has(F::kEvent)) b.append(event_label(rs.event));
   if (p_.opts_.fields.print_flags())
     fmt::format_to(out, "  {:<21} ", intelpt::format_ip_flags(s.flags));
   if (s.kind == SampleKind::kBranches) {
@@ -364,6 +436,7 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
       } else {
         b.push_back(' ');
         p_.print_location(o, s.ip, rs.loc);
+        if (fast_event(rs.event)) keep_location_text(o, rs.event);
       }
     }
     print_insn(o, rs, s);
@@ -372,6 +445,226 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
   b.push_back('\n');
   p_.maybe_flush();
   return ok();
+}
+
+namespace {
+
+// The 16 hex digits of `v`, most significant first, as two words to store
+// (little-endian): each nibble spread to a byte, then made ASCII.
+inline void hex16(std::uint64_t v, std::uint64_t& first, std::uint64_t& second) {
+  auto spread = [](std::uint32_t x) {
+    std::uint64_t t = x;
+    t = (t | t << 16) & 0x0000FFFF0000FFFFULL;
+    t = (t | t << 8) & 0x00FF00FF00FF00FFULL;
+    t = (t | t << 4) & 0x0F0F0F0F0F0F0F0FULL;
+    // Byte i holds nibble i from the low end; the text wants the high first.
+    t = __builtin_bswap64(t);
+    const std::uint64_t letters = ((t + 0x0606060606060606ULL) >> 4) & 0x0101010101010101ULL;
+    return t + 0x3030303030303030ULL + letters * 39;
+  };
+  first = spread(static_cast<std::uint32_t>(v >> 32));
+  second = spread(static_cast<std::uint32_t>(v));
+}
+
+// "{:16x}" into a buffer with room for 16 bytes.
+inline char* put_hex16(char* p, std::uint64_t v) {
+  std::uint64_t w[2];
+  hex16(v, w[0], w[1]);
+  // Leading zeros (all but the last digit of 0) print as spaces.
+  const unsigned lead = v ? static_cast<unsigned>(__builtin_clzll(v)) / 4 : 15;
+  constexpr std::uint64_t kSpaces = 0x2020202020202020ULL;
+  if (lead >= 8) {
+    const std::uint64_t m = lead == 8 ? 0 : ~0ULL >> (8 * (16 - lead));
+    w[1] = (w[1] & ~m) | (kSpaces & m);
+    w[0] = kSpaces;
+  } else if (lead) {
+    const std::uint64_t m = ~0ULL >> (8 * (8 - lead));
+    w[0] = (w[0] & ~m) | (kSpaces & m);
+  }
+  std::memcpy(p, w, 16);
+  return p + 16;
+}
+
+// "{:x}" into a buffer with room for 16 bytes (it may write all of them).
+inline char* put_hex(char* p, std::uint64_t v) {
+  std::uint64_t w[4] = {};
+  hex16(v, w[0], w[1]);
+  const unsigned n = v ? 16 - static_cast<unsigned>(__builtin_clzll(v)) / 4 : 1;
+  std::memcpy(p, reinterpret_cast<const char*>(w) + 16 - n, 16);
+  return p + n;
+}
+
+}  // namespace
+
+// Whether the lines of `event` can come from print_fast_line(): nothing
+// filters samples, and the fields are the thread, time, period, event name
+// and the ip's location (the default --itrace=i line, or -F ip).
+bool ItraceScript::fast_event(std::size_t event) {
+  if (event < fast_.size() && fast_[event] >= 0) return fast_[event] != 0;
+  if (event >= fast_.size()) fast_.resize(event + 1, -1);
+  const auto& attr = session_.reader().events()[event].attr;
+  const OutputConfig& o = p_.opts_.fields.of(attr.type);
+  constexpr FieldMask kLine = field_bit(F::kComm) | field_bit(F::kPid) | field_bit(F::kTid) |
+                              field_bit(F::kCpu) | field_bit(F::kTime) | field_bit(F::kPeriod) |
+                              field_bit(F::kEvent) | field_bit(F::kIp) | field_bit(F::kSym) |
+                              field_bit(F::kSymoff) | field_bit(F::kDso);
+  const auto& po = p_.opts_;
+  const bool plain = !callindent_ && !po.fields.print_flags() && p_.comms_.empty() &&
+                     p_.pids_.empty() && p_.tids_.empty() && p_.dsos_.empty() &&
+                     p_.symbols_.empty() && p_.ranges_.empty() && !po.have_cpus && !po.deltatime &&
+                     !po.latency;
+  const bool chain = p_.use_callchain_ && (attr.sample_type & kSampleCallchain);
+  const bool fast =
+      plain && !chain && attr.type != kAttrTypeSynth && o.has(F::kIp) && (o.fields & ~kLine) == 0;
+  fast_[event] = fast ? 1 : 0;
+  return fast;
+}
+
+// Keeps the text print_location() just wrote for the kept span, for
+// print_fast_line() to repeat.
+void ItraceScript::keep_location_text(const OutputConfig& o, std::size_t event) {
+  const LastSpan& sp = last_span_;
+  LocationText& t = location_text_;
+  t.serial = 0;
+  if (sp.lo >= sp.hi) return;
+  const machine::Location& loc = sp.loc;
+  const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
+  t.event = event;
+  t.ip = o.has(F::kIp);
+  t.offset = o.has(F::kSym) && o.has(F::kSymoff);
+  t.offset_base = loc.map->unmap_ip(sym.start);
+  std::string text;
+  if (o.has(F::kSym)) {
+    text += ' ';
+    text += p_.symbol_name(loc);
+    if (t.offset) text += "+0x";
+  }
+  t.before.assign(text);
+  text.clear();
+  if (o.has(F::kDso)) {
+    auto& b = p_.b_;
+    const std::size_t at = b.size();
+    p_.print_dso_name(loc.dso);
+    text = " (";
+    text.append(b.data() + at, b.size() - at);
+    text += ')';
+    b.resize(at);
+  }
+  t.after.assign(text);
+  t.serial = sp.serial;
+}
+
+// The line of a sample like the one before: same thread, time, period and
+// event, and an ip in the same symbol. Written whole from the kept text;
+// false (nothing written) when anything differs.
+bool ItraceScript::print_fast_line(const ItraceSample& is, std::size_t event) {
+  const intelpt::SynthSample& s = *is.sample;
+  const machine::Machine& m = session_.machine();
+  const std::uint64_t generation = m.generation();
+  const LastThread& lt = last_thread_;
+  if (!lt.thread || lt.pid != is.pid || lt.tid != is.tid || lt.generation != generation)
+    return false;
+  const LastSpan& sp = last_span_;
+  const std::uint8_t cpumode = s.ip >= kKernelStart ? kMiscKernel : kMiscUser;
+  if (s.ip - sp.lo >= sp.hi - sp.lo || sp.generation != generation || sp.cpumode != cpumode ||
+      (cpumode == kMiscUser && sp.space != lt.thread->maps.get()))
+    return false;
+  const LocationText& lt_text = location_text_;
+  if (lt_text.serial != sp.serial || lt_text.event != event) return false;
+  const LastStart& ls = last_start_;
+  const std::uint64_t st = session_.reader().events()[event].attr.sample_type;
+  const std::uint64_t time = (st & kSampleTime) ? s.time : ~0ULL;
+  const std::uint32_t cpu = (st & kSampleCpu) ? static_cast<std::uint32_t>(is.cpu) : ~0u;
+  if (!ls.valid || ls.time != time || ls.period != s.period || ls.event != event ||
+      ls.thread != lt.thread || ls.comm != lt.thread->comm || ls.cpu != cpu || ls.pid != is.pid ||
+      ls.tid != is.tid || ls.misc != cpumode || ls.layout)
+    return false;
+  auto& b = p_.b_;
+  const std::size_t at = b.size();
+  const std::size_t most =
+      at + ls.text.size() + lt_text.before.size() + lt_text.after.size() + 5 * 16 + 2;
+  if (most > b.capacity()) [[unlikely]]
+    b.reserve(most);
+  char* p = b.data() + at;
+  p = ls.text.put(p);
+  *p++ = ' ';
+  if (lt_text.ip) p = put_hex16(p, s.ip);
+  p = lt_text.before.put(p);
+  if (lt_text.offset) p = put_hex(p, s.ip - lt_text.offset_base);
+  p = lt_text.after.put(p);
+  *p++ = '\n';
+  b.try_resize(static_cast<std::size_t>(p - b.data()));
+  if (!p_.pending_.empty() || p_.out_.full()) p_.maybe_flush();
+  return true;
+}
+
+// The same thread as the sample before, unless the machine changed since.
+machine::Thread& ItraceScript::thread_of(std::int32_t pid, std::int32_t tid) {
+  machine::Machine& m = session_.machine();
+  LastThread& c = last_thread_;
+  if (c.thread && c.pid == pid && c.tid == tid && c.generation == m.generation()) return *c.thread;
+  machine::Thread& t = m.findnew_thread(pid, tid);
+  c = LastThread{pid, tid, m.generation(), &t};
+  return t;
+}
+
+// Machine::resolve, answered without it while `ip` stays in the span of the
+// symbol the sample before landed in (consecutive instructions mostly do).
+void ItraceScript::resolve_ip(machine::Thread& t, std::uint8_t cpumode, std::uint64_t ip,
+                              machine::Location& loc) {
+  machine::Machine& m = session_.machine();
+  const void* space =
+      cpumode == kMiscUser ? static_cast<const void*>(t.maps.get()) : static_cast<void*>(&m);
+  LastSpan& c = last_span_;
+  if (ip - c.lo < c.hi - c.lo && c.space == space && c.cpumode == cpumode &&
+      c.generation == m.generation()) {
+    loc = c.loc;
+    loc.addr = loc.map->map_ip(ip);
+    return;
+  }
+  const std::uint64_t generation = m.generation();
+  loc = m.resolve(t, cpumode, ip);
+  if (generation == m.generation()) {
+    auto [lo, hi] = m.same_symbol_span(loc);
+    c = LastSpan{space, generation, lo, hi, cpumode, loc, ++spans_};
+  } else {
+    c = LastSpan{};
+  }
+}
+
+// The line up to the event name: equal for a run of samples of one thread at
+// one time (the trace's timestamps move every few hundred instructions), so
+// kept from the line before. Not with --deltatime, whose time column depends
+// on the sample before.
+void ItraceScript::print_line_start(const OutputConfig& o, const StartFields& f,
+                                    const machine::Thread& t, std::uint64_t period,
+                                    std::size_t event) {
+  auto& b = p_.b_;
+  LastStart& c = last_start_;
+  const bool cacheable = !p_.opts_.deltatime;
+  if (cacheable && c.valid && c.thread == &t && c.comm == f.comm && c.time == f.time &&
+      c.pid == f.pid && c.tid == f.tid && c.period == period && c.event == event &&
+      c.cpu == f.cpu && c.misc == f.misc && c.layout == f.callchain_layout) {
+    b.append(c.text.view());
+    return;
+  }
+  const std::size_t at = b.size();
+  print_start(o, f, t);
+  if (o.has(F::kPeriod)) fmt::format_to(fmt::appender(b), "{:10} ", period);
+  if (o.has(F::kEvent)) b.append(event_label(event));
+  if (!cacheable) return;
+  c.valid = true;
+  c.thread = &t;
+  c.comm = f.comm;
+  c.time = f.time;
+  c.period = period;
+  c.event = event;
+  c.cpu = f.cpu;
+  c.misc = f.misc;
+  c.pid = f.pid;
+  c.tid = f.tid;
+  c.layout = f.callchain_layout;
+  c.text.assign(std::string_view(b.data() + at, b.size() - at));
 }
 
 // ScriptPrinter::print_start, with the comm and pid/tid columns cached per

@@ -411,6 +411,23 @@ Location Machine::resolve_uncached(const MapSet& maps, Location loc, std::uint64
   return loc;
 }
 
+std::pair<std::uint64_t, std::uint64_t> Machine::same_symbol_span(const Location& loc) const {
+  if (!loc.map || loc.symbol < 0 || !loc.dso || !loc.dso->symbols) return {0, 0};
+  const symbol::SymbolTable& syms = *loc.dso->symbols;
+  const auto i = static_cast<std::size_t>(loc.symbol);
+  const symbol::Symbol& s = syms.at(i);
+  std::uint64_t end = s.end;
+  if (i + 1 < syms.size()) end = std::min(end, syms.at(i + 1).start);
+  // find() took this symbol as the closest start at or below addr only when
+  // addr lies before the next one's start.
+  if (loc.addr < s.start || loc.addr >= end) return {0, 0};
+  const Map& m = *loc.map;
+  std::uint64_t lo = std::max(m.unmap_ip(s.start), m.start);
+  std::uint64_t hi = std::min(m.unmap_ip(end), m.end);
+  if (lo >= hi) return {0, 0};
+  return {lo, hi};
+}
+
 // Without a kernel MMAP in the recording perf maps the running kernel's
 // text, _text to _etext, as [kernel.kallsyms].
 void Machine::add_host_kernel_map() {

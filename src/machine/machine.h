@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "elf/build_id.h"
@@ -126,6 +127,14 @@ class Machine {
     return kernel_dso_ && !kernel_dso_->loaded && symbolizer_.kernel_loading();
   }
 
+  // Bumped by every change to maps or threads: what was resolved before
+  // may resolve otherwise now.
+  std::uint64_t generation() const { return generation_; }
+  // The absolute addresses [lo, hi) that resolve() answers as it did with
+  // `loc` (addr aside) while generation() stays: the span of loc's symbol,
+  // cut at the next symbol and at the map's ends. Empty (lo == hi) for a
+  // location without map or symbol, or whose symbol overlaps another.
+  std::pair<std::uint64_t, std::uint64_t> same_symbol_span(const Location& loc) const;
   // The map `addr` falls in, without loading symbols (nullptr: none).
   const Map* find_map(Thread& thread, std::uint8_t cpumode, std::uint64_t addr);
   Dso& findnew_dso(std::string_view long_name, DsoKind kind);

@@ -115,6 +115,10 @@ TEST_F(PtScriptTest, EventsErrorsAndTimeless) {
   compare("events", "--itrace=wpe -F+flags -C 0");
   compare("events", "--itrace=wpxg8e");
   compare("events", "--itrace=i100ig");
+  // Every instruction between the events, errors and trace stops: each
+  // breaks a run of lines that repeat the one before.
+  compare("events", "--itrace=i0nspwe");
+  compare("events", "--itrace=i0nsbe -F ip,sym,symoff,dso,cpu,period");
   compare("timeless", "");
   compare("timeless", "--itrace=i0ns");
   auto want = test::run("perf script -i " + test::sh(file("events")) + " >/dev/null");
@@ -130,7 +134,9 @@ TEST_F(PtScriptTest, FieldLists) {
        {"--itrace=b -F ip,addr,sym,dso,symoff,cpu,time --ns", "--itrace=b -F+addr,+cpu,+pid",
         "--itrace=i0ns -F+insnlen,+insn", "--itrace=i0ns -F ip,sym,symoff",
         "--itrace=be -F comm,tid,time,flags,ip,addr", "--itrace=be -F-dso,-symoff",
-        "--itrace=i0ns -F time,ip,insnlen --ns"})
+        "--itrace=i0ns -F time,ip,insnlen --ns", "--itrace=i0ns -F ip,dso",
+        "--itrace=i0ns -F comm,pid,tid,cpu,time,period,event,ip,sym,dso,symoff --ns",
+        "--itrace=i0ns -F ip --deltatime", "--itrace=i0ns -F +time --reltime"})
     compare("ptflow-static", opts);
   // The dynamic program, away from PLT entries (symbol names of PLT slots differ).
   compare("ptflow", "--itrace=be -F ip,addr,dso,flags");

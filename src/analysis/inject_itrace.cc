@@ -117,6 +117,9 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
                  cfg.tsc_bit, cfg.time_mult,     cfg.time_shift};
     }
     if (dropped_record(v.type)) continue;
+    if (opts.strip &&
+        (v.type == kRecordSample || v.type == kRecordSwitch || v.type == kRecordSwitchCpuWide))
+      continue;
     side.insert(side.end(), v.bytes.begin(), v.bytes.end());
   }
   if (!pt_info.have) return make_error("{}: no Intel PT AUXTRACE_INFO record to decode", in_path);

@@ -16,6 +16,9 @@ namespace perfkit::analysis {
 struct InjectItraceOptions {
   intelpt::ItraceOptions itrace = intelpt::itrace_defaults(true);
   unsigned jobs = 0;
+  // --strip: the recorded events' samples and the context switch records
+  // are left out; only the side-band the synthesized samples need stays.
+  bool strip = false;
   // perf's closing warning ("Warning:\nN instruction trace errors") goes here.
   std::function<void(const std::string&)> warn;
 };

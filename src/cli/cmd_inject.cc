@@ -20,10 +20,17 @@ int cmd_inject(int argc, char** argv) {
                                     "Decode the Intel PT trace into synthesized samples (perf's "
                                     "--itrace grammar: i b c r x w p e g l s Z)")
                          ->expected(0, 1);
+  bool strip = false;
+  app.add_flag("--strip", strip, "Use with --itrace to strip out non-synthesized events");
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
+  if (strip && itrace_opt->count() == 0) {
+    fmt::print(stderr, "--strip option requires --itrace option\n");
+    return 255;
+  }
   if (itrace_opt->count() > 0) {
     analysis::InjectItraceOptions io;
+    io.strip = strip;
     io.itrace = {};
     auto ps = intelpt::parse_itrace(itrace, false, io.itrace);
     if (!ps) return fail("inject", ps.error());

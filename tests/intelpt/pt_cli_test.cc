@@ -37,6 +37,52 @@ TEST(PtCliTest, DumpPrintsPerfsPacketLinesForTheCorpusRecording) {
   for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(want[i], got[i]) << "line " << i;
 }
 
+// The side-band record counts of `perf report --stats` (samples, switches,
+// maps, comms), the records inject --strip decides about.
+std::string side_band_counts(const std::string& stats) {
+  std::string out;
+  std::istringstream in(stats);
+  std::string line;
+  for (const char* kind : {" MMAP events:", " MMAP2 events:", " COMM events:", " EXIT events:",
+                           " SAMPLE events:", " SWITCH_CPU_WIDE events:"})
+    for (in.clear(), in.seekg(0); std::getline(in, line);)
+      if (line.find(kind) != std::string::npos) {
+        std::istringstream words(line.substr(line.find(':') + 1));
+        std::string n;
+        words >> n;
+        out += std::string(kind) + " " + n + "\n";
+        break;
+      }
+  return out;
+}
+
+// inject --itrace --strip on the real recording: its cycles samples and
+// context switches go, the maps and comms stay, as with perf inject --strip.
+TEST(PtCliTest, InjectStripDropsWhatPerfDrops) {
+  PK_SKIP_WITHOUT_CORPUS();
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir out;
+  const std::string in = test::sh(test::corpus_dir() + "/quipper/perf.data.intel_pt-4.14");
+  for (const char* strip : {"", " --strip"}) {
+    const std::string theirs = out.path("perf.data"), ours = out.path("perfkit.data");
+    auto p = test::run("perf inject --itrace=i100000ie" + std::string(strip) + " -i " + in +
+                       " -o " + test::sh(theirs));
+    ASSERT_EQ(p.status, 0) << p.err;
+    auto k = test::run(test::sh(test::perfkit_bin()) + " inject --itrace=i100000ie" + strip +
+                       " -i " + in + " -o " + test::sh(ours));
+    ASSERT_EQ(k.status, 0) << k.err;
+    auto want = side_band_counts(test::run("perf report --stats -i " + test::sh(theirs)).out);
+    auto got = side_band_counts(test::run("perf report --stats -i " + test::sh(ours)).out);
+    ASSERT_NE(want.find("MMAP events"), std::string::npos) << want;
+    EXPECT_EQ(got, want) << "inject" << strip;
+    EXPECT_EQ(want.find("SWITCH_CPU_WIDE") == std::string::npos, *strip != 0) << want;
+  }
+  auto bad = test::run(test::sh(test::perfkit_bin()) + " inject --strip -i " + in + " -o " +
+                       test::sh(out.path("x.data")));
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("--strip option requires --itrace option"), std::string::npos) << bad.err;
+}
+
 TEST(PtCliTest, PtSynthWritesWhatPerfDecodes) {
   PK_SKIP_WITHOUT_PERF();
   test::TempDir dir;

@@ -189,7 +189,7 @@ intelpt::ItraceOptions ItraceScript::decode_options() {
   return o;
 }
 
-Status ItraceScript::on_sample(const ItraceSample& is) {
+Status ItraceScript::on_sample_general(const ItraceSample& is) {
   const intelpt::SynthSample& s = *is.sample;
   if (s.kind == SampleKind::kError) {
     ++errors_;

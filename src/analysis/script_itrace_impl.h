@@ -56,20 +56,21 @@ struct CallStack {
   }
 };
 
-// Text kept to be copied in 16-byte moves: its bytes, then 16 of slack so
-// that no move reads past them.
+// Text kept to be copied in 32-byte moves: its bytes, then kSlack of zeros
+// so that no move reads past them.
 class PaddedText {
  public:
+  static constexpr std::size_t kSlack = 32;
   void assign(std::string_view s) {
     bytes_.assign(s);
-    bytes_.append(16, '\0');
+    bytes_.append(kSlack, '\0');
     size_ = s.size();
   }
   std::string_view view() const { return {bytes_.data(), size_}; }
   std::size_t size() const { return size_; }
-  // Writes the text at `p`, and up to 15 bytes of slack after it.
+  // Writes the text at `p`, and up to kSlack - 1 bytes of slack after it.
   char* put(char* p) const {
-    for (std::size_t i = 0; i < size_; i += 16) std::memcpy(p + i, bytes_.data() + i, 16);
+    for (std::size_t i = 0; i < size_; i += kSlack) std::memcpy(p + i, bytes_.data() + i, kSlack);
     return p + size_;
   }
 
@@ -78,8 +79,6 @@ class PaddedText {
   std::size_t size_ = 0;
 };
 
-// Prints synthesized samples with the printer's state and helpers (a friend
-// of ScriptPrinter).
 class ItraceScript {
  public:
   ItraceScript(ScriptPrinter& p, Session& s, const ScriptItraceOptions& it)
@@ -96,6 +95,8 @@ class ItraceScript {
   // What the decoder must synthesize: with callindent, every branch (the
   // call stack needs them all); the printer applies c/r itself.
   intelpt::ItraceOptions decode_options();
+  // A line like the one before is written whole (print_fast_line), ahead
+  // of the general path (on_sample_general).
   Status on_sample(const ItraceSample& s);
   std::uint64_t errors() const { return errors_; }
 
@@ -121,6 +122,7 @@ class ItraceScript {
                         std::uint64_t period, std::size_t event);
   bool fast_event(std::size_t event);
   bool print_fast_line(const ItraceSample& is, std::size_t event);
+  Status on_sample_general(const ItraceSample& is);
   void arm_fast_line(const ItraceSample& is, std::size_t event);
   void keep_location_text(const OutputConfig& o, std::size_t event);
   bool read_code(const machine::Location& loc, std::uint8_t* buf, std::size_t n) {

@@ -50,6 +50,11 @@ inline char* put_hex16(char* p, std::uint64_t v) {
 
 // "{:x}" into a buffer with room for 16 bytes (it may write all of them).
 inline char* put_hex(char* p, std::uint64_t v) {
+  if (v < 0x10000) {  // symbol offsets mostly: a digit at a time is cheaper
+    const unsigned n = v < 0x10 ? 1 : v < 0x100 ? 2 : v < 0x1000 ? 3 : 4;
+    for (unsigned i = n; i-- > 0; v >>= 4) p[i] = "0123456789abcdef"[v & 15];
+    return p + n;
+  }
   std::uint64_t w[4] = {};
   hex16(v, w[0], w[1]);
   const unsigned n = v ? 16 - static_cast<unsigned>(__builtin_clzll(v)) / 4 : 1;
@@ -152,7 +157,19 @@ void ItraceScript::arm_fast_line(const ItraceSample& is, std::size_t event) {
   f.lo = sp.lo;
   f.size = sp.hi - sp.lo;
   f.generation = generation;
-  f.most = ls.text.size() + lt_text.before.size() + lt_text.after.size() + 5 * 16 + 2;
+  f.most = ls.text.size() + lt_text.before.size() + lt_text.after.size() + 3 * PaddedText::kSlack +
+           2 * 16 + 2;
+}
+
+Status ItraceScript::on_sample(const ItraceSample& is) {
+  if (fast_line_.armed) {
+    const intelpt::SynthSample& s = *is.sample;
+    const int ev = event_of_[static_cast<std::size_t>(s.kind)];
+    if (s.kind != SampleKind::kError && ev >= 0 &&
+        print_fast_line(is, static_cast<std::size_t>(ev)))
+      return ok();
+  }
+  return on_sample_general(is);
 }
 
 bool ItraceScript::print_fast_line(const ItraceSample& is, std::size_t event) {

@@ -169,6 +169,17 @@ Status ItraceScript::prepare(const EventAttr& pt, bool per_cpu, bool timeless) {
   p_.opts_.have_cpus = false;
   Status st = p_.prepare();
   p_.opts_.have_cpus = cpus;
+  // A stream's attrs (the recorded ones, then the synthesized) are checked
+  // one at a time as they come, as perf's process_attr does.
+  if (st && p_.traits_.pipe) {
+    const auto& events = session_.reader().events();
+    perfdata::EventSet so_far;
+    for (std::size_t i = 0; i < events.size() && st; ++i) {
+      so_far.add(events[i].attr, events[i].ids);
+      st = p_.opts_.fields.check_pipe_attr(so_far, i, session_.event_name(i), p_.traits_,
+                                           p_.use_callchain_);
+    }
+  }
   // perf turns call chains on for g, even with -G.
   if (it_.itrace.callchain) p_.use_callchain_ = true;
   return st;
@@ -489,7 +500,7 @@ void ItraceScript::print_error(const ItraceSample& is) {
 bool has_intel_pt(const std::string& path) {
   if (path == "-") return false;
   auto in = perfdata::Reader::open(path);
-  if (!in || !has_auxtrace(**in)) return false;
+  if (!in || (!(*in)->is_pipe() && !has_auxtrace(**in))) return false;
   perfdata::ReadRecord rec;
   // AUXTRACE_INFO comes with the first records perf writes.
   for (int n = 0; n < 100000; ++n) {

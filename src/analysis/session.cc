@@ -15,7 +15,8 @@ Expected<std::unique_ptr<Session>> Session::open(const std::string& path, Sessio
   s->opts_ = std::move(opts);
   perfdata::ReaderOptions ro;
   ro.warn = s->opts_.warn;
-  PK_ASSIGN(s->reader_, perfdata::Reader::open(path, ro));
+  ro.stream_prefix = std::move(s->opts_.stream_prefix);
+  PK_ASSIGN(s->reader_, perfdata::Reader::open(path, std::move(ro)));
   if (!s->opts_.symbols.warn) s->opts_.symbols.warn = s->opts_.warn;
   s->symbolizer_ = std::make_unique<symbol::Symbolizer>(s->opts_.symbols);
   s->machine_ = std::make_unique<machine::Machine>(*s->symbolizer_);

@@ -90,6 +90,8 @@ struct SessionOptions {
   std::function<void(const std::string&)> warn;
   // Called with (bytes done, bytes total) now and then, for a progress bar.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // For "-": the stream's first bytes, already read (see ReaderOptions).
+  std::vector<std::uint8_t> stream_prefix;
 };
 
 struct SessionStats {

@@ -3,6 +3,7 @@
 #include "analysis/inject_itrace.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/stdin_peek.h"
 
 namespace perfkit::cli {
 
@@ -27,6 +28,14 @@ int cmd_inject(int argc, char** argv) {
   if (strip && itrace_opt->count() == 0) {
     fmt::print(stderr, "--strip option requires --itrace option\n");
     return 255;
+  }
+  StdinPeek peek;
+  if (itrace_opt->count() > 0 && input == "-") {
+    auto st = peek_stdin_for_intel_pt(peek);
+    if (!st) return fail("inject", st.error());
+    if (peek.spooled.empty())
+      return fail("inject", make_error("<stdin>: no Intel PT AUXTRACE_INFO record to decode"));
+    input = peek.spooled;
   }
   if (itrace_opt->count() > 0) {
     analysis::InjectItraceOptions io;

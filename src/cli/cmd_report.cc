@@ -13,6 +13,7 @@
 #include "analysis/session.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/stdin_peek.h"
 
 #if __has_include("analysis/header_print.h")
 #include "analysis/header_print.h"
@@ -162,6 +163,12 @@ int cmd_report(int argc, char** argv) {
       if (!path.empty()) ::unlink(path.c_str());
     }
   } itrace_file;
+  StdinPeek peek;
+  if (input == "-" && !no_itrace) {
+    auto st = peek_stdin_for_intel_pt(peek);
+    if (!st) return fail("report", st.error());
+    if (!peek.spooled.empty()) input = peek.spooled;
+  }
   if (!no_itrace) {
     intelpt::ItraceOptions it = analysis::report_itrace_defaults();
     if (itrace_opt->count() > 0) {
@@ -200,6 +207,9 @@ int cmd_report(int argc, char** argv) {
   }
   if (children) opts.children = 1;
   if (no_children) opts.children = 0;
+  // perf settles --children before a stream's attrs arrive: off for a
+  // stream, also one copied aside to decode its Intel PT trace.
+  if (!peek.spooled.empty() && !children) opts.children = 0;
   if (app.count("-g")) {
     auto st = analysis::parse_callchain_arg(callgraph.empty() ? "graph" : callgraph, opts);
     if (!st) return fail("report", st.error());
@@ -235,6 +245,7 @@ int cmd_report(int argc, char** argv) {
   }
 
   analysis::SessionOptions so;
+  so.stream_prefix = std::move(peek.prefix);
   so.symbols = symbol::symbolizer_options_from_env();
   so.symbols.symfs = symfs;
   so.symbols.vmlinux = vmlinux;

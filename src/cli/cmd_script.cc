@@ -13,6 +13,7 @@
 #include "analysis/session.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/stdin_peek.h"
 
 namespace perfkit::cli {
 
@@ -189,6 +190,13 @@ int cmd_script(int argc, char** argv) {
   }
 
   analysis::SessionOptions so;
+  StdinPeek peek;
+  if (input == "-" && !no_itrace) {
+    auto st = peek_stdin_for_intel_pt(peek);
+    if (!st) return fail("script", st.error());
+    if (!peek.spooled.empty()) input = peek.spooled;
+    so.stream_prefix = std::move(peek.prefix);
+  }
   so.symbols = symbol::symbolizer_options_from_env();
   so.symbols.symfs = symfs;
   so.symbols.vmlinux = vmlinux;

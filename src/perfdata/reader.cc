@@ -54,6 +54,7 @@ Expected<std::unique_ptr<Reader>> Reader::open_memory(Bytes data, std::string na
 Expected<std::unique_ptr<Reader>> Reader::open_fd(int fd, std::string name, ReaderOptions opts) {
   std::unique_ptr<Reader> r(new Reader(std::move(name), std::move(opts)));
   r->fd_ = fd;
+  r->stream_buf_ = std::move(r->opts_.stream_prefix);
   auto filled = r->fill(kPipeHeaderSize);
   if (!filled) return std::move(filled).error().with_context(r->name_);
   if (!*filled) return make_error("{}: stream ended before its perf.data header", r->name_);

@@ -26,6 +26,9 @@ namespace perfkit::perfdata {
 struct ReaderOptions {
   // Called for problems that do not stop reading (trailing bytes, ...).
   std::function<void(const std::string&)> warn;
+  // A stream's first bytes, already read from its descriptor by the caller
+  // (who looked at its header records): the reader takes them first.
+  std::vector<std::uint8_t> stream_prefix;
 };
 
 // A feature section's bytes: from the file header's table (file mode) or a

@@ -5,39 +5,11 @@
 
 #include <sstream>
 
+#include "report_compare.h"
 #include "support/test_support.h"
 
 namespace perfkit {
 namespace {
-
-std::vector<std::string> normalized_lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.starts_with("# (Tip:") || line.starts_with("# (Cannot load tips")) continue;
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
-    // perf's "[...]" node reads an uninitialized "inlined" flag: its
-    // " (inlined)" suffix comes and goes from run to run.
-    if (line.ends_with("[...] (inlined)")) line.resize(line.size() - 10);
-    out.push_back(line);
-  }
-  return out;
-}
-
-// Empty when equal, else the first mismatches.
-std::string first_mismatches(const std::string& a, const std::string& b) {
-  auto x = normalized_lines(a), y = normalized_lines(b);
-  std::string msg;
-  int shown = 0;
-  for (std::size_t i = 0; i < std::max(x.size(), y.size()) && shown < 8; ++i) {
-    std::string l = i < x.size() ? x[i] : "<none>", r = i < y.size() ? y[i] : "<none>";
-    if (l == r) continue;
-    msg += "line " + std::to_string(i + 1) + "\n  perf:    " + l + "\n  perfkit: " + r + "\n";
-    ++shown;
-  }
-  return msg;
-}
 
 struct Case {
   std::string fixture;
@@ -52,7 +24,7 @@ std::string diff_report(const std::string& file, const std::string& args) {
   // printing "Error:"): nothing to compare.
   if (p.status != 0 || p.err.find("Error:") != std::string::npos) return "";
   if (k.status != 0) return "perfkit failed: " + k.err;
-  return first_mismatches(p.out, k.out);
+  return test::report_mismatches(p.out, k.out);
 }
 
 const char* kModes[] = {"--no-children -g none --sort comm,dso,sym", "--children -g none",

@@ -7,37 +7,11 @@
 #include <map>
 #include <sstream>
 
+#include "report_compare.h"
 #include "support/test_support.h"
 
 namespace perfkit {
 namespace {
-
-std::vector<std::string> normalized_lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.starts_with("# (Tip:") || line.starts_with("# (Cannot load tips")) continue;
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
-    if (line.ends_with("[...] (inlined)")) line.resize(line.size() - 10);
-    out.push_back(line);
-  }
-  return out;
-}
-
-// Empty when equal, else the first mismatches.
-std::string first_mismatches(const std::string& a, const std::string& b) {
-  auto x = normalized_lines(a), y = normalized_lines(b);
-  std::string msg;
-  int shown = 0;
-  for (std::size_t i = 0; i < std::max(x.size(), y.size()) && shown < 8; ++i) {
-    std::string l = i < x.size() ? x[i] : "<none>", r = i < y.size() ? y[i] : "<none>";
-    if (l == r) continue;
-    msg += "line " + std::to_string(i + 1) + "\n  perf:    " + l + "\n  perfkit: " + r + "\n";
-    ++shown;
-  }
-  return msg;
-}
 
 // "" when both agree (or both refuse the options).
 std::string diff_report(const std::string& file, const std::string& args) {
@@ -49,7 +23,7 @@ std::string diff_report(const std::string& file, const std::string& args) {
     return "";
   }
   if (k.status != 0) return "perfkit failed: " + k.err;
-  return first_mismatches(p.out, k.out);
+  return test::report_mismatches(p.out, k.out);
 }
 
 // Each key alone and with others, without and with children.

@@ -231,7 +231,7 @@ std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const ResolvedSam
 
 Status Report::on_sample(const ResolvedSample& s) {
   const auto& smp = *s.sample;
-  if (!time_ranges_.empty() && time_skipped(time_ranges_, smp.time)) return ok();
+  if (!time_ranges_.empty() && skip_by_time(time_ranges_, smp.time)) return ok();
   if (opts_.have_cpus &&
       std::find(opts_.cpus.begin(), opts_.cpus.end(), smp.cpu) == opts_.cpus.end())
     return ok();
@@ -346,7 +346,7 @@ void Report::settle(Session& session) {
       (void)perfdata::parse_feature(kFeatSampleTime, blob->data, reader.swapped(), blob->offset,
                                     feats);
     if (feats.sample_time) first = feats.sample_time->first_ns, last = feats.sample_time->last_ns;
-    auto ranges = parse_time_ranges(opts_.time_str, first, last);
+    auto ranges = parse_time_ranges(opts_.time_str, first, last, false);
     if (ranges)
       time_ranges_ = std::move(*ranges);
     else

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/script_time.h"
 #include "analysis/session.h"
 #include "base/error.h"
 #include "base/output.h"
@@ -77,17 +78,6 @@ struct ReportOptions {
 
 // Parses a --sort / -F key list. Errors: an unknown key, naming it.
 Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list);
-// One --time range in ns; 0 leaves that end open.
-struct TimeRange {
-  std::uint64_t start = 0, end = 0;
-};
-// perf's --time parsing: "start,end" in seconds (perf_time__parse_str), or
-// comma separated percent ranges of [first, last] ("10%/2", "0%-10%", "50%").
-// Errors: a malformed string; percent ranges without first/last sample times.
-Expected<std::vector<TimeRange>> parse_time_ranges(std::string_view str, std::uint64_t first,
-                                                   std::uint64_t last);
-// perf_time__ranges_skip_sample: whether a sample at `t` is outside them.
-bool time_skipped(const std::vector<TimeRange>& ranges, std::uint64_t t);
 // --time-quantum: "100ms", "1s", "500us", "10ns". Errors: no or a bad unit.
 Expected<std::uint64_t> parse_time_quantum(std::string_view s);
 

@@ -146,7 +146,17 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
   std::vector<RecordLayout> layouts;
   for (const auto& ev : events.events()) layouts.push_back(make_layout(ev.attr));
 
-  // Decode, encoding every sample as it comes (in time order).
+  // The side-band first, then every sample as decoding gives it (in time
+  // order), written as it comes.
+  perfdata::WriterOptions wo;
+  PK_ASSIGN(auto writer, perfdata::Writer::create(out_path, wo));
+  if (writer->pipe()) return make_error("inject --itrace writes a file, not a pipe");
+  PK_TRY(writer->begin(events));
+  for (Bytes rest(side); !rest.empty();) {
+    const std::uint16_t size = load<std::uint16_t>(rest.data() + 6, false);
+    PK_TRY(writer->write(rest.first(size)));
+    rest = rest.subspan(size);
+  }
   std::vector<std::uint8_t> samples;
   std::vector<std::uint8_t> raw;
   std::vector<std::uint64_t> chain;
@@ -159,12 +169,13 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
     const intelpt::SynthSample& s = *is.sample;
     if (s.kind == SampleKind::kError) {
       ++errors;
+      samples.clear();
       record::RecordBuilder b(kRecordAuxtraceError);
       b.u32(1).u32(static_cast<std::uint32_t>(s.error)).u32(static_cast<std::uint32_t>(is.cpu));
       b.u32(static_cast<std::uint32_t>(is.pid)).u32(static_cast<std::uint32_t>(is.tid)).u32(2);
       b.u64(s.ip).u64(s.time).fixed_string(s.error_msg ? s.error_msg : "", 64).u32(0).u32(0);
       b.finish_into(samples);
-      return ok();
+      return writer->write(samples);
     }
     const int ev = event_of[static_cast<std::size_t>(s.kind)];
     if (ev < 0) return ok();
@@ -193,8 +204,7 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
                                        chain.size(), false);
     }
     auto bytes = record::encode_sample(smp, layout, kMiscUser, false);
-    samples.insert(samples.end(), bytes.begin(), bytes.end());
-    return ok();
+    return writer->write(bytes);
   });
   if (!st) return st.error();
 
@@ -213,20 +223,6 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
   feats.push_back({kFeatEventDesc, std::move(desc_bytes)});
   std::sort(feats.begin(), feats.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
 
-  perfdata::WriterOptions wo;
-  PK_ASSIGN(auto writer, perfdata::Writer::create(out_path, wo));
-  if (writer->pipe()) return make_error("inject --itrace writes a file, not a pipe");
-  PK_TRY(writer->begin(events));
-  for (Bytes rest(side); !rest.empty();) {
-    const std::uint16_t size = load<std::uint16_t>(rest.data() + 6, false);
-    PK_TRY(writer->write(rest.first(size)));
-    rest = rest.subspan(size);
-  }
-  for (Bytes rest(samples); !rest.empty();) {
-    const std::uint16_t size = load<std::uint16_t>(rest.data() + 6, false);
-    PK_TRY(writer->write(rest.first(size)));
-    rest = rest.subspan(size);
-  }
   PK_TRY(writer->finish(events, feats));
   if (errors && opts.warn) opts.warn(fmt::format("Warning:\n{} instruction trace errors", errors));
   return ok();

@@ -122,9 +122,9 @@ void ItraceScript::keep_location_text(const OutputConfig& o, std::size_t event) 
   t.serial = sp.serial;
 }
 
-// The line of a sample like the one before: same thread, time, period and
-// event, and an ip in the same symbol. Written whole from the kept text;
-// false (nothing written) when anything differs.
+// After a line of the general path: when the kept thread, symbol span,
+// location text and line start all hold for this sample, the samples that
+// share them with it can take print_fast_line().
 void ItraceScript::arm_fast_line(const ItraceSample& is, std::size_t event) {
   const intelpt::SynthSample& s = *is.sample;
   const machine::Machine& m = session_.machine();
@@ -172,6 +172,9 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
   return on_sample_general(is);
 }
 
+// The line of a sample like the one armed with: same thread, cpu, time,
+// period and event, and an ip in the same symbol span. Written whole from
+// the kept text; false (nothing written) when anything differs.
 bool ItraceScript::print_fast_line(const ItraceSample& is, std::size_t event) {
   const intelpt::SynthSample& s = *is.sample;
   const FastLine& f = fast_line_;

@@ -17,6 +17,12 @@ namespace {
 std::string diff_report(const std::string& file, const std::string& args) {
   auto p = test::run("perf report --stdio -i " + test::sh(file) + " " + args);
   auto k = test::run(test::perfkit_bin() + " report --stdio -i " + test::sh(file) + " " + args);
+  // perf's addr2line child cannot open a memfd-backed DSO (system-wide
+  // recordings of some machines): perf's source lines are cut short, or
+  // perf dies of the broken pipe to it.
+  if (p.err.find("could not read first record") != std::string::npos || p.status > 128 ||
+      p.status < 0)
+    return "";
   // perf refuses some (--sort parent without callchains): perfkit must too.
   if (p.status != 0 || p.err.find("Error:") != std::string::npos) {
     if (k.status != 1) return "perf refused, perfkit did not: " + p.err.substr(0, 300);

@@ -125,6 +125,11 @@ TEST(ScriptOptions, SourceCodeMatchesPerf) {
     std::string f = test::fixture(fixture);
     if (f.empty()) continue;
     for (const char* args : {"-F +srccode", "-F comm,tid,ip,sym,srccode -G"}) {
+      // perf's addr2line child cannot open a memfd-backed DSO; perf then
+      // dies part way (system-wide recordings of some machines).
+      if (test::diff_script(f, args).perf_error.find("could not read first record") !=
+          std::string::npos)
+        continue;
       expect_same(fixture, args);
       std::string code_lines =
           std::string(" ") + args + " -i " + test::sh(f) + " 2>/dev/null | grep '^|'";

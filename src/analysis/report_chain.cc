@@ -9,13 +9,14 @@ std::uint32_t ChainArena::new_root() {
   return static_cast<std::uint32_t>(nodes_.size() - 1);
 }
 
-std::uint32_t ChainArena::add_child(std::span<const ChainEntry> rest, std::uint64_t period) {
+std::uint32_t ChainArena::add_child(std::span<const ChainEntry> rest, std::uint64_t period,
+                                    std::uint32_t count) {
   ChainNode n;
   n.val_begin = static_cast<std::uint32_t>(pool_.size());
   n.val_size = static_cast<std::uint32_t>(rest.size());
   pool_.insert(pool_.end(), rest.begin(), rest.end());
   n.hit = period;
-  n.count = 1;
+  n.count = count;
   nodes_.push_back(n);
   return static_cast<std::uint32_t>(nodes_.size() - 1);
 }
@@ -29,25 +30,25 @@ void ChainArena::link_child(std::uint32_t parent, std::uint32_t child) {
   p.last_child = child;
 }
 
-void ChainArena::append(std::uint32_t root, std::span<const ChainEntry> path,
-                        std::uint64_t period) {
+void ChainArena::append(std::uint32_t root, std::span<const ChainEntry> path, std::uint64_t period,
+                        std::uint32_t count) {
   if (path.empty()) return;
-  append_children(root, path, 0, period);
+  append_children(root, path, 0, period, count);
 }
 
 void ChainArena::append_children(std::uint32_t node, std::span<const ChainEntry> path,
-                                 std::size_t pos, std::uint64_t period) {
+                                 std::size_t pos, std::uint64_t period, std::uint32_t count) {
   ChildKey k = child_key(node, path[pos]);
   std::uint32_t found = index_.find(k);
   if (found != FlatMap<ChildKey, ChildKeyHash>::kNone) {
-    append_chain(found, path, pos, period);
+    append_chain(found, path, pos, period, count);
   } else {
-    std::uint32_t child = add_child(path.subspan(pos), period);
+    std::uint32_t child = add_child(path.subspan(pos), period, count);
     link_child(node, child);
     index_.insert(k, child);
   }
   nodes_[node].children_hit += period;
-  nodes_[node].children_count++;
+  nodes_[node].children_count += count;
 }
 
 std::vector<std::uint32_t> ChainArena::ordered_children(std::uint32_t node) const {
@@ -60,7 +61,7 @@ std::vector<std::uint32_t> ChainArena::ordered_children(std::uint32_t node) cons
 }
 
 void ChainArena::append_chain(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
-                              std::uint64_t period) {
+                              std::uint64_t period, std::uint32_t count) {
   std::size_t matches = 0;
   const std::size_t nval = nodes_[node].val_size;
   const ChainEntry* val = pool_.data() + nodes_[node].val_begin;
@@ -68,19 +69,19 @@ void ChainArena::append_chain(std::uint32_t node, std::span<const ChainEntry> pa
          chain_cmp(val[matches], path[pos + matches]) == 0)
     ++matches;
   if (matches < nval) {
-    split(node, path, pos + matches, matches, period);
+    split(node, path, pos + matches, matches, period, count);
     return;
   }
   if (pos + matches == path.size()) {
     nodes_[node].hit += period;
-    nodes_[node].count++;
+    nodes_[node].count += count;
     return;
   }
-  append_children(node, path, pos + matches, period);
+  append_children(node, path, pos + matches, period, count);
 }
 
 void ChainArena::split(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
-                       std::size_t local, std::uint64_t period) {
+                       std::size_t local, std::uint64_t period, std::uint32_t count) {
   ChainNode tail;
   {
     ChainNode& p = nodes_[node];
@@ -111,13 +112,13 @@ void ChainArena::split(std::uint32_t node, std::span<const ChainEntry> path, std
     p.hit = 0;
     p.children_hit += period;
     p.count = 0;
-    p.children_count += 1;
-    std::uint32_t child = add_child(path.subspan(pos), period);
+    p.children_count += count;
+    std::uint32_t child = add_child(path.subspan(pos), period, count);
     link_child(node, child);
     index_.insert(child_key(node, path[pos]), child);
   } else {
     nodes_[node].hit = period;
-    nodes_[node].count = 1;
+    nodes_[node].count = count;
   }
 }
 

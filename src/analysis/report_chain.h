@@ -40,8 +40,11 @@ struct ChainNode {
 class ChainArena {
  public:
   std::uint32_t new_root();
-  // perf's callchain_append: adds `path` (already in print order) with `period`.
-  void append(std::uint32_t root, std::span<const ChainEntry> path, std::uint64_t period);
+  // perf's callchain_append: adds `path` (already in print order) with
+  // `period`, as `count` samples (a prefix tree's shape and sums do not
+  // depend on the order paths come in, so repeats may be added at once).
+  void append(std::uint32_t root, std::span<const ChainEntry> path, std::uint64_t period,
+              std::uint32_t count = 1);
   const ChainNode& at(std::uint32_t i) const { return nodes_[i]; }
   std::span<const ChainEntry> val(std::uint32_t i) const {
     return std::span<const ChainEntry>(pool_).subspan(nodes_[i].val_begin, nodes_[i].val_size);
@@ -72,12 +75,13 @@ class ChainArena {
   FlatMap<ChildKey, ChildKeyHash> index_;
 
   void append_children(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
-                       std::uint64_t period);
+                       std::uint64_t period, std::uint32_t count);
   void append_chain(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
-                    std::uint64_t period);
+                    std::uint64_t period, std::uint32_t count);
   void split(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
-             std::size_t local, std::uint64_t period);
-  std::uint32_t add_child(std::span<const ChainEntry> rest, std::uint64_t period);
+             std::size_t local, std::uint64_t period, std::uint32_t count);
+  std::uint32_t add_child(std::span<const ChainEntry> rest, std::uint64_t period,
+                          std::uint32_t count);
   void link_child(std::uint32_t parent, std::uint32_t child);
   const ChainEntry& front(std::uint32_t i) const { return pool_[nodes_[i].val_begin]; }
 

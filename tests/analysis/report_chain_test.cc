@@ -1,0 +1,82 @@
+// The call-graph prefix tree of perfkit report: adding a path as `count`
+// samples at once, and adding paths in another order, give the same tree.
+#include "analysis/report_chain.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace perfkit::analysis {
+namespace {
+
+ChainEntry frame(std::uint64_t ip, std::uint64_t sym) {
+  ChainEntry c;
+  c.ip = ip;
+  c.dso_rank = 1;
+  c.has_sym = sym != 0;
+  c.key = sym ? sym : ip;
+  return c;
+}
+
+// Every node below `node`, in perf's order: its frames' keys, hits and counts.
+void dump(const ChainArena& a, std::uint32_t node, int depth, std::string& out) {
+  for (std::uint32_t c : a.ordered_children(node)) {
+    const ChainNode& n = a.at(c);
+    out += std::string(static_cast<std::size_t>(depth), ' ');
+    for (const ChainEntry& e : a.val(c)) out += std::to_string(e.key) + ",";
+    out += " hit=" + std::to_string(n.hit) + "/" + std::to_string(n.count) +
+           " children=" + std::to_string(n.children_hit) + "/" + std::to_string(n.children_count) +
+           "\n";
+    dump(a, c, depth + 1, out);
+  }
+}
+
+std::string tree(const ChainArena& a, std::uint32_t root) {
+  std::string out = "root children=" + std::to_string(a.at(root).children_hit) + "/" +
+                    std::to_string(a.at(root).children_count) + "\n";
+  dump(a, root, 1, out);
+  return out;
+}
+
+using Path = std::vector<ChainEntry>;
+
+TEST(ChainArena, CountedAppendEqualsRepeatedAppends) {
+  const Path p = {frame(0x10, 0x10), frame(0x24, 0x20), frame(0x31, 0x30)};
+  const Path q = {frame(0x10, 0x10), frame(0x25, 0x20), frame(0x40, 0)};
+  ChainArena one, many;
+  std::uint32_t r1 = one.new_root(), r2 = many.new_root();
+  for (int i = 0; i < 3; ++i) one.append(r1, p, 10);
+  one.append(r1, q, 7);
+  one.append(r1, q, 7);
+  many.append(r2, p, 30, 3);
+  many.append(r2, q, 14, 2);
+  EXPECT_EQ(tree(one, r1), tree(many, r2));
+  EXPECT_EQ(many.at(r2).children_count, 5u);
+  EXPECT_EQ(many.at(r2).children_hit, 44u);
+}
+
+TEST(ChainArena, OrderOfPathsDoesNotChangeTheTree) {
+  // Paths that split one another's nodes: a prefix, a longer path, a fork.
+  const std::vector<Path> paths = {
+      {frame(0x10, 0x10), frame(0x20, 0x20)},
+      {frame(0x10, 0x10), frame(0x20, 0x20), frame(0x30, 0x30)},
+      {frame(0x10, 0x10), frame(0x50, 0x50), frame(0x30, 0x30)},
+      {frame(0x10, 0x10)},
+      {frame(0x60, 0)},
+  };
+  std::vector<std::size_t> order = {0, 1, 2, 3, 4};
+  std::string first;
+  do {
+    ChainArena a;
+    std::uint32_t root = a.new_root();
+    for (std::size_t i : order) a.append(root, paths[i], 1 + i, static_cast<std::uint32_t>(i + 1));
+    std::string t = tree(a, root);
+    if (first.empty()) first = t;
+    ASSERT_EQ(t, first) << "order " << order[0] << order[1] << order[2] << order[3] << order[4];
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_NE(first.find("hit=1/1"), std::string::npos) << first;
+}
+
+}  // namespace
+}  // namespace perfkit::analysis

@@ -71,40 +71,55 @@ Status OrderedStream::push(const ReadRecord& rec, std::uint64_t timestamp) {
   } else if (timestamp >= max_timestamp_) {
     max_timestamp_ = timestamp;
   }
-  queue_.push_back(Entry{timestamp, seq_++, stored, chunk});
+  keys_.push_back(Key{timestamp, queue_.size()});
+  queue_.push_back(Entry{stored, chunk});
   return ok();
 }
 
 Status OrderedStream::flush_until(std::uint64_t limit) {
   if (queued() == 0) return ok();
-  auto by_time = [](const Entry& a, const Entry& b) {
-    return a.timestamp != b.timestamp ? a.timestamp < b.timestamp : a.seq < b.seq;
+  auto by_time = [](const Key& a, const Key& b) {
+    return a.timestamp != b.timestamp ? a.timestamp < b.timestamp : a.index < b.index;
   };
-  auto begin = queue_.begin() + static_cast<std::ptrdiff_t>(head_);
-  auto mid = queue_.begin() + static_cast<std::ptrdiff_t>(sorted_);
-  std::sort(mid, queue_.end(), by_time);
-  std::inplace_merge(begin, mid, queue_.end(), by_time);
-  sorted_ = queue_.size();
+  auto begin = keys_.begin() + static_cast<std::ptrdiff_t>(head_);
+  auto mid = keys_.begin() + static_cast<std::ptrdiff_t>(sorted_);
+  std::sort(mid, keys_.end(), by_time);
+  std::inplace_merge(begin, mid, keys_.end(), by_time);
+  sorted_ = keys_.size();
   if (limit == 0) return ok();
-  while (head_ < queue_.size() && queue_[head_].timestamp <= limit) {
-    Entry& e = queue_[head_];
-    Status st = sink_(e.rec, e.timestamp);
-    last_flush_ = e.timestamp;
+  while (head_ < keys_.size() && keys_[head_].timestamp <= limit) {
+    const Key k = keys_[head_];
+    Entry& e = queue_[k.index];
+    Status st = sink_(e.rec, k.timestamp);
+    last_flush_ = k.timestamp;
     ++head_;
     release(e.chunk);
     if (!st) return st;
   }
-  // Compact when the delivered prefix dominates.
-  if (head_ > 4096 && head_ * 2 > queue_.size()) {
-    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
-    sorted_ -= head_;
-    head_ = 0;
-  }
-  if (head_ == queue_.size()) {
+  if (head_ == keys_.size()) {
+    keys_.clear();
     queue_.clear();
     head_ = sorted_ = 0;
+  } else if (head_ > 4096 && head_ * 2 > keys_.size()) {
+    compact();
   }
   return ok();
+}
+
+// The keys left are sorted, then in arrival order after sorted_: every one
+// of those arrived after the sorted ones. Renumbering them in key order thus
+// keeps the arrival order of equal timestamps.
+void OrderedStream::compact() {
+  std::vector<Entry> kept;
+  kept.reserve(keys_.size() - head_);
+  for (std::size_t i = head_; i < keys_.size(); ++i) {
+    kept.push_back(queue_[keys_[i].index]);
+    keys_[i].index = kept.size() - 1;
+  }
+  keys_.erase(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(head_));
+  sorted_ -= head_;
+  head_ = 0;
+  queue_ = std::move(kept);
 }
 
 Status OrderedStream::round() {

@@ -40,26 +40,32 @@ class OrderedStream {
   // End of data: delivers everything left.
   Status finish();
 
-  std::size_t queued() const { return queue_.size() - head_; }
+  std::size_t queued() const { return keys_.size() - head_; }
   // Records queued with a timestamp below what was already delivered.
   std::uint64_t out_of_order() const { return out_of_order_; }
 
  private:
   struct Entry {
-    std::uint64_t timestamp;
-    std::uint64_t seq;
     ReadRecord rec;
     std::uint32_t chunk;  // arena chunk holding a copy, or UINT32_MAX
   };
+  // What sorting moves: 16 bytes rather than an Entry. `index` is the
+  // entry's place in queue_, which is also its arrival order.
+  struct Key {
+    std::uint64_t timestamp;
+    std::uint64_t index;
+  };
   Status flush_until(std::uint64_t limit);
+  // Drops delivered entries from queue_, renumbering the keys.
+  void compact();
   ReadRecord copy_transient(const ReadRecord& rec, std::uint32_t& chunk);
   void release(std::uint32_t chunk);
 
   Sink sink_;
-  std::vector<Entry> queue_;  // [head_, sorted_) sorted; [sorted_, end) unsorted
+  std::vector<Entry> queue_;
+  std::vector<Key> keys_;  // [head_, sorted_) sorted; [sorted_, end) in arrival order
   std::size_t head_ = 0;
   std::size_t sorted_ = 0;
-  std::uint64_t seq_ = 0;
   std::uint64_t next_flush_ = 0;
   std::uint64_t max_timestamp_ = 0;
   std::uint64_t last_flush_ = 0;

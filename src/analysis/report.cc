@@ -7,6 +7,7 @@
 
 #include "abi/perf_event.h"
 #include "analysis/dump_records_impl.h"
+#include "analysis/report_fold.h"
 #include "analysis/report_impl.h"
 #include "analysis/report_keys.h"
 #include "analysis/unwind_callchain.h"
@@ -127,8 +128,7 @@ const std::string* Report::dso_name(const machine::Dso* d) {
 
 bool Report::is_filtered(const ResolvedSample& s, const machine::Location& loc) const {
   const auto& o = opts_;
-  if (!o.comms.empty() &&
-      std::find(o.comms.begin(), o.comms.end(), *s.thread->comm) == o.comms.end())
+  if (!o.comms.empty() && std::find(o.comms.begin(), o.comms.end(), *s.comm) == o.comms.end())
     return true;
   if (!o.pids.empty() && std::find(o.pids.begin(), o.pids.end(), s.thread->pid) == o.pids.end())
     return true;
@@ -208,7 +208,7 @@ Entry Report::make_entry(const ResolvedSample& s, const machine::Location& loc, 
 
 std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const ResolvedSample& s,
                                 const machine::Location& loc, char level, bool filtered, bool self,
-                                std::uint64_t period) {
+                                std::uint64_t period, std::uint32_t count) {
   std::uint32_t at = h.index.find(key, h.entries);
   if (at == EntryIndex::kNone) {
     at = static_cast<std::uint32_t>(h.entries.size());
@@ -220,32 +220,79 @@ std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const ResolvedSam
   Entry& x = h.entries[at];
   if (self) {
     x.period += period;
-    x.nr_events += 1;
+    x.nr_events += count;
   }
   if (children_) {
     x.acc_period += period;
-    x.acc_nr_events += 1;
+    x.acc_nr_events += count;
   }
   return at;
 }
 
+bool Report::accepts(const record::Sample& smp) const {
+  if (!time_ranges_.empty() && skip_by_time(time_ranges_, smp.time)) return false;
+  return !opts_.have_cpus ||
+         std::find(opts_.cpus.begin(), opts_.cpus.end(), smp.cpu) != opts_.cpus.end();
+}
+
+// Without PERIOD in the sample perf uses the attr's sample_period.
+std::uint64_t Report::period_of(std::size_t event, const record::Sample& smp) const {
+  return (smp.sample_type & kSamplePeriod) ? smp.period
+                                           : session_->reader().events()[event].attr.sample_period;
+}
+
+void Report::decide_fold() {
+  fold_decided_ = true;
+  if (!settled_) settle_from_events();
+  // Keys of the sample itself (time, srcline...) and unwound user stacks
+  // make each sample its own.
+  if (opts_.fold_max_kept == 0 || ext_->active()) return;
+  constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
+  if (need_chains_)
+    for (const auto& d : session_->reader().events().events())
+      if ((d.attr.sample_type & kUserStack) == kUserStack) return;
+  fold_ = std::make_unique<SampleFold>(has_key_[static_cast<int>(SortKey::kCpu)], need_chains_,
+                                       opts_.fold_max_kept);
+}
+
+bool Report::take_raw(const RawSample& r) {
+  if (!fold_decided_) decide_fold();
+  if (!fold_) return false;
+  if (!accepts(*r.sample)) return true;
+  return fold_->fold(r, period_of(r.event, *r.sample), session_->machine().generation());
+}
+
 Status Report::on_sample(const ResolvedSample& s) {
+  if (fold_) {
+    fold_->keep(s, session_->machine().generation());
+    return fold_->full() ? drain_fold() : ok();
+  }
+  if (!accepts(*s.sample)) return ok();
+  return add_sample(s, period_of(s.event, *s.sample), 1);
+}
+
+Status Report::drain_fold() {
+  if (!fold_) return ok();
+  const bool paying = fold_->paying();
+  folded_ += fold_->repeats();
+  PK_TRY(fold_->drain(session_->machine(),
+                      [this](const ResolvedSample& s, std::uint64_t period, std::uint32_t count) {
+                        return add_sample(s, period, count);
+                      }));
+  // Samples that seldom repeat are cheaper one at a time.
+  if (!paying) fold_.reset();
+  return ok();
+}
+
+Status Report::add_sample(const ResolvedSample& s, std::uint64_t period, std::uint32_t count) {
   const auto& smp = *s.sample;
-  if (!time_ranges_.empty() && skip_by_time(time_ranges_, smp.time)) return ok();
-  if (opts_.have_cpus &&
-      std::find(opts_.cpus.begin(), opts_.cpus.end(), smp.cpu) == opts_.cpus.end())
-    return ok();
   if (s.event >= hists_.size()) hists_.resize(s.event + 1);
   if (!settled_) settle_from_events();
   Hists& h = hists_[s.event];
   bool filtered = is_filtered(s, s.loc);
   if (s.loc.dso) s.loc.dso->hit = true;
-  // Without PERIOD in the sample perf uses the attr's sample_period.
-  std::uint64_t period = (smp.sample_type & kSamplePeriod)
-                             ? smp.period
-                             : session_->reader().events()[s.event].attr.sample_period;
-  h.nr_samples++;
-  if (!filtered) h.nr_non_filtered_samples++;
+  h.nr_samples += count;
+  if (!filtered) h.nr_non_filtered_samples += count;
 
   if (ext_->active()) ext_->begin_sample(s);
   path_.clear();
@@ -266,19 +313,24 @@ Status Report::on_sample(const ResolvedSample& s) {
     }
   }
   std::uint32_t idx =
-      add_entry(h, make_key(s, s.loc), s, s.loc, s.loc.level, filtered, true, period);
+      add_entry(h, make_key(s, s.loc), s, s.loc, s.loc.level, filtered, true, period, count);
   bool has_chain = (smp.sample_type & kSampleCallchain) != 0;
   if (use_callchain_ && has_chain) {
     h.callchain_period += period;
     if (!filtered) h.callchain_non_filtered_period += period;
     Entry& x = h.entries[idx];
-    arena_.append(x.chain, path_, period);
+    arena_.append(x.chain, path_, period, count);
     x.max_depth = std::max<std::uint32_t>(x.max_depth, static_cast<std::uint32_t>(path_.size()));
   }
-  if (!children_) return ok();
+  if (children_) add_children(h, s, idx, filtered, period, count);
+  return ok();
+}
 
+// perf's --children: each callchain frame's entry, once per sample.
+void Report::add_children(Hists& h, const ResolvedSample& s, std::uint32_t self, bool filtered,
+                          std::uint64_t period, std::uint32_t count) {
   seen_.clear();
-  seen_.push_back(idx);
+  seen_.push_back(self);
   char level = s.loc.level;
   for (std::size_t i = 0; i < s.callchain.size(); ++i) {
     const Frame& f = s.callchain[i];
@@ -300,16 +352,15 @@ Status Report::on_sample(const ResolvedSample& s) {
         break;
       }
     if (dup) continue;
-    std::uint32_t k = add_entry(h, key, s, loc, level, filtered, false, period);
+    std::uint32_t k = add_entry(h, key, s, loc, level, filtered, false, period, count);
     seen_.push_back(k);
     if (use_callchain_) {
       Entry& x = h.entries[k];
-      arena_.append(x.chain, std::span<const ChainEntry>(path_).subspan(i), period);
+      arena_.append(x.chain, std::span<const ChainEntry>(path_).subspan(i), period, count);
       x.max_depth =
           std::max<std::uint32_t>(x.max_depth, static_cast<std::uint32_t>(path_.size() - i));
     }
   }
-  return ok();
 }
 
 void Report::settle_from_events() {
@@ -357,11 +408,11 @@ void Report::settle(Session& session) {
   opts_.caller_order = caller;
   // The parent key reads the callchain even when no call graph is shown.
   const bool parent_key = has_key_[static_cast<int>(SortKey::kParent)];
-  bool need_chains = session.reader().is_pipe() || use_callchain_ || children_ || parent_key;
-  session.set_callchains(need_chains, caller, opts_.max_stack);
+  need_chains_ = session.reader().is_pipe() || use_callchain_ || children_ || parent_key;
+  session.set_callchains(need_chains_, caller, opts_.max_stack);
   // Samples with user stack copies (--call-graph dwarf) are unwound as
   // perf's libunwind post-unwinder does; none for other architectures.
-  if (need_chains) {
+  if (need_chains_) {
     perfdata::Reader& reader = session.reader();
     perfdata::Features feats;
     if (auto blob = reader.feature(kFeatArch))
@@ -552,10 +603,13 @@ Status ReportBuilder::build(Session& session) {
         "Selected -g or --branch-history, but no callchain or branch data. Did you call "
         "'perf record' without -g or -b?");
   PK_TRY(session.run(*impl_));
+  PK_TRY(impl_->drain_fold());
   impl_->finish();
   return ok();
 }
 
 void ReportBuilder::print(Session& session, FdWriter& out) { impl_->print(session, out); }
+
+std::uint64_t ReportBuilder::folded_samples() const { return impl_->folded_; }
 
 }  // namespace perfkit::analysis

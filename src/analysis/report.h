@@ -73,6 +73,10 @@ struct ReportOptions {
   std::string parent_regex = "^sys_|^do_page_fault";
   // perf refuses --sort parent (and -p) without callchains, not -F parent.
   bool parent_refused_without_callchains = true;
+  // Repeats of a sample are counted together before they are resolved
+  // (report_fold.h), at most this many distinct ones at a time; 0: each
+  // sample on its own. The output is the same either way.
+  std::size_t fold_max_kept = 1 << 14;
   std::string tip = "Tip: perfkit report --sort dso,sym shows where the time went per library";
 };
 
@@ -99,6 +103,8 @@ class ReportBuilder {
   void print_elided(FdWriter& out) const;
   // Prints every event's block, perf report --stdio style.
   void print(Session& session, FdWriter& out);
+  // Samples counted with an earlier one like them without being resolved.
+  std::uint64_t folded_samples() const;
 
  private:
   std::unique_ptr<Report> impl_;

@@ -217,18 +217,24 @@ struct Hists {
 };
 
 class ExtKeys;
+class SampleFold;
 
 class Report : public SampleVisitor {
  public:
   explicit Report(const ReportOptions& o);
   ~Report() override;
   Status on_sample(const ResolvedSample& s) override;
+  bool take_raw(const RawSample& r) override;
+  bool defers_kernel_symbols() const override { return fold_ != nullptr; }
+  // Adds what the folded samples still hold to the histograms.
+  Status drain_fold();
   void settle(Session& session);
   void settle_from_events();
   void setup_groups();
   void merge_group(Hists& leader);
   void apply_comm_renames(Hists& h);
   bool settled_ = false;
+  std::uint64_t folded_ = 0;    // samples a fold counted with an earlier one
   Status setup_status_ = ok();  // a bad parent regex or --time string
   bool no_callchains_for_g_ = false;
   bool no_callchains_for_parent_ = false;
@@ -249,6 +255,7 @@ class Report : public SampleVisitor {
   mutable std::unordered_map<std::uint64_t, std::uint32_t> prefix_counts_;
   bool children_ = false;
   bool use_callchain_ = false;
+  bool need_chains_ = false;  // the session resolves callchains
   bool has_key_[16] = {};
   std::vector<Hists> hists_;
   ChainArena arena_;
@@ -258,7 +265,19 @@ class Report : public SampleVisitor {
   // Adds `period` to the entry of `key`, made from the sample and `loc` when new.
   std::uint32_t add_entry(Hists& h, const EntryKey& key, const ResolvedSample& s,
                           const machine::Location& loc, char level, bool filtered, bool self,
-                          std::uint64_t period);
+                          std::uint64_t period, std::uint32_t count);
+  // Whether the --time and -C filters keep the sample.
+  bool accepts(const record::Sample& smp) const;
+  std::uint64_t period_of(std::size_t event, const record::Sample& smp) const;
+  // Adds `count` samples like `s` of `period` in all to the histograms.
+  Status add_sample(const ResolvedSample& s, std::uint64_t period, std::uint32_t count);
+  void add_children(Hists& h, const ResolvedSample& s, std::uint32_t self, bool filtered,
+                    std::uint64_t period, std::uint32_t count);
+  // Samples are folded (report_fold.h) unless keys or unwinding make each
+  // one its own; decided at the first sample.
+  void decide_fold();
+  bool fold_decided_ = false;
+  std::unique_ptr<SampleFold> fold_;
   // `lookups`: how many times perf resolves this entry's source line.
   EntryKey make_key(const ResolvedSample& s, const machine::Location& loc,
                     const char* inlined = nullptr, int lookups = 1, const char* srcline = nullptr);

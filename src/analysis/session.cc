@@ -172,6 +172,7 @@ Status Session::on_sample(const record::RecordView& r, SampleVisitor& v) {
   std::int32_t tid =
       (sample_.sample_type & kSampleTid) ? static_cast<std::int32_t>(sample_.tid) : -1;
   machine::Thread& t = machine_->findnew_thread(pid, tid);
+  if (v.take_raw(RawSample{rs.event, &sample_, rs.cpumode, &t})) return ok();
   rs.thread = &t;
   rs.comm = t.comm;
   const bool defer = v.defers_kernel_symbols() && machine_->kernel_symbols_pending();

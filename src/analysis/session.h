@@ -51,10 +51,22 @@ struct ResolvedSample {
   std::span<const Frame> callchain;
 };
 
+// A sample before its addresses are resolved (SampleVisitor::take_raw).
+struct RawSample {
+  std::size_t event = 0;  // index into reader().events()
+  const record::Sample* sample = nullptr;
+  std::uint8_t cpumode = 0;
+  machine::Thread* thread = nullptr;
+};
+
 class SampleVisitor {
  public:
   virtual ~SampleVisitor() = default;
   virtual Status on_sample(const ResolvedSample& s) = 0;
+  // Offered each sample before it is resolved: true when the visitor has
+  // taken it as it is (a repeat it counts with one it has seen), and then
+  // on_sample is not called for it.
+  virtual bool take_raw(const RawSample&) { return false; }
   // Every record that is not a sample, in delivery order, before and after
   // the machine applies it (perf script prints EXIT before, the rest after).
   virtual Status before_record(const perfdata::ReadRecord&) { return ok(); }

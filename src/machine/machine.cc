@@ -234,7 +234,18 @@ Status Machine::apply_mmap(const record::RecordView& r, std::uint64_t start, std
 }
 
 Status Machine::apply(const record::RecordView& r) {
-  ++generation_;  // side-band records change maps and threads
+  switch (r.type) {
+    case kRecordMmap:
+    case kRecordMmap2:
+    case kRecordComm:
+    case kRecordFork:
+    case kRecordExit:
+    case kRecordKsymbol:
+      ++generation_;  // these change maps and threads; the other records do not
+      break;
+    default:
+      return ok();
+  }
   switch (r.type) {
     case kRecordMmap: {
       PK_ASSIGN(auto m, record::parse_mmap(r));

@@ -232,6 +232,21 @@ Expected<bool> Reader::next(ReadRecord& out) {
 
 Expected<bool> Reader::next_raw(ReadRecord& out) {
   if (pos_ >= data_end_) return false;
+  // The common case first: a whole kernel record inside a mapped data
+  // section, with nothing after it.
+  if (fd_ < 0 && !header_.pipe && data_end_ - pos_ >= kHeaderSize && data_end_ <= whole_.size()) {
+    const std::uint8_t* p = whole_.data() + pos_;
+    RecordView v = record::view_header(p, header_.swap);
+    if (v.size >= kHeaderSize && v.size <= data_end_ - pos_ && v.type < kRecordUserTypeStart) {
+      v.offset = pos_;
+      v.bytes = Bytes(p, v.size);
+      pos_ += v.size;
+      out.view = v;
+      out.transient = false;
+      out.from_compressed = false;
+      return true;
+    }
+  }
   const bool stream = header_.pipe;
   PK_ASSIGN(bool have_header, fill(kHeaderSize));
   if (!have_header || (!stream && data_end_ - pos_ < kHeaderSize)) {

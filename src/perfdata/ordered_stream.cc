@@ -83,7 +83,19 @@ Status OrderedStream::flush_until(std::uint64_t limit) {
   };
   auto begin = keys_.begin() + static_cast<std::ptrdiff_t>(head_);
   auto mid = keys_.begin() + static_cast<std::ptrdiff_t>(sorted_);
-  std::sort(mid, keys_.end(), by_time);
+  // A round holds one sorted run per CPU buffer read: merged run by run
+  // while they are few, sorted otherwise.
+  auto run_end = std::is_sorted_until(mid, keys_.end(), by_time);
+  for (int runs = 1; run_end != keys_.end(); ++runs) {
+    if (runs == 8) {
+      std::sort(run_end, keys_.end(), by_time);
+      std::inplace_merge(mid, run_end, keys_.end(), by_time);
+      break;
+    }
+    auto next = std::is_sorted_until(run_end, keys_.end(), by_time);
+    std::inplace_merge(mid, run_end, next, by_time);
+    run_end = next;
+  }
   std::inplace_merge(begin, mid, keys_.end(), by_time);
   sorted_ = keys_.size();
   if (limit == 0) return ok();

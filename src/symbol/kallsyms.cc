@@ -216,4 +216,66 @@ std::vector<KernelModule> parse_modules(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// The first `n` bytes of `path` (fewer at its end); "" when unreadable.
+std::string read_prefix(const std::string& path, std::size_t n) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string out(n, '\0');
+  std::size_t have = 0;
+  while (have < n) {
+    ssize_t got = ::read(fd, out.data() + have, n - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    have += static_cast<std::size_t>(got);
+  }
+  ::close(fd);
+  out.resize(have);
+  return out;
+}
+
+bool dynamic_code(std::string_view module) {
+  return module == "bpf" || module.starts_with("__builtin__");
+}
+
+}  // namespace
+
+bool kallsyms_copy_is_current(const std::string& copy, const std::string& procfs) {
+  constexpr std::size_t kPrefix = 4096;
+  auto text = read_text_file(copy);
+  if (!text || text->size() < kPrefix) return false;
+  std::string live = read_prefix(procfs + "/kallsyms", kPrefix);
+  if (live.size() != kPrefix || std::string_view(*text).substr(0, kPrefix) != live) return false;
+  // No /proc/modules: a kernel without module support.
+  std::vector<KernelModule> modules;
+  if (auto m = read_text_file(procfs + "/modules")) modules = parse_modules(*m);
+  std::vector<bool> seen(modules.size(), false);
+  // Module symbols are the lines with a tab: "ADDR t NAME\t[MODULE]".
+  std::string_view t = *text;
+  for (std::size_t tab = t.find('\t'); tab != std::string_view::npos; tab = t.find('\t', tab + 1)) {
+    std::size_t bol = t.rfind('\n', tab);
+    bol = bol == std::string_view::npos ? 0 : bol + 1;
+    std::size_t eol = t.find('\n', tab);
+    std::string_view module =
+        t.substr(tab + 1, eol == std::string_view::npos ? eol : eol - tab - 1);
+    if (module.size() < 2 || module.front() != '[' || module.back() != ']') return false;
+    module = module.substr(1, module.size() - 2);
+    if (dynamic_code(module)) continue;
+    std::size_t sp = t.find(' ', bol);
+    std::uint64_t addr = 0;
+    if (sp == std::string_view::npos || sp > tab || !parse_hex(t.substr(bol, sp - bol), addr))
+      return false;
+    std::size_t i = 0;
+    while (i < modules.size() && modules[i].name != module) ++i;
+    if (i == modules.size()) return false;  // unloaded since
+    const KernelModule& m = modules[i];
+    if (addr < m.start || addr - m.start >= m.size) return false;  // loaded elsewhere since
+    seen[i] = true;
+  }
+  for (bool s : seen)
+    if (!s) return false;  // loaded since
+  return true;
+}
+
 }  // namespace perfkit::symbol

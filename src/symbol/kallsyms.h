@@ -36,4 +36,16 @@ struct KernelModule {
 // Parses /proc/modules text.
 std::vector<KernelModule> parse_modules(std::string_view text);
 
+// Whether `copy`, a kallsyms file of the running kernel (same build-id) that
+// perf record left in the build-id cache, still says what
+// PROCFS/kallsyms says, so that it can be read in its place (the kernel
+// takes tens of milliseconds to print it). It does when:
+//  - their first 4 KiB are the same: the same kernel image at the same
+//    place (KASLR), with addresses shown the same way (kptr_restrict);
+//  - the modules are the ones PROCFS/modules lists now, each with its
+//    symbols inside the module's memory, and none missing.
+// Symbols of dynamic code ([bpf], [__builtin__*]) do not count: perf keeps
+// no symbol of a module it has no map for. False when anything is unreadable.
+bool kallsyms_copy_is_current(const std::string& copy, const std::string& procfs);
+
 }  // namespace perfkit::symbol

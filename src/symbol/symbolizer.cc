@@ -239,14 +239,28 @@ const LoadedSymbols& Symbolizer::kernel(const elf::BuildId& id, std::uint64_t re
 // the build-id cache's copy; "" when there is none.
 std::string Symbolizer::kallsyms_path(const elf::BuildId& id) const {
   if (!opts_.symfs.empty()) return {};
+  auto known = kallsyms_paths_.find(id.hex());
+  if (known != kallsyms_paths_.end()) return known->second;
+  return kallsyms_paths_[id.hex()] = find_kallsyms(id);
+}
+
+std::string Symbolizer::find_kallsyms(const elf::BuildId& id) const {
   bool host = id.empty();
   if (!host) {
     if (auto running = elf::kernel_build_id(opts_.sysfs)) host = same_build_id(id, *running);
   }
-  if (host) return "/proc/kallsyms";
-  if (opts_.buildid_dir.empty()) return {};
-  std::string cached = opts_.buildid_dir + "/[kernel.kallsyms]/" + id.hex() + "/kallsyms";
-  return is_regular_file(cached) ? cached : std::string();
+  std::string cached = opts_.buildid_dir.empty()
+                           ? std::string()
+                           : opts_.buildid_dir + "/[kernel.kallsyms]/" + id.hex() + "/kallsyms";
+  if (cached.empty() || !is_regular_file(cached)) cached.clear();
+  if (host) {
+    // perf reads /proc/kallsyms; perf record's copy of it reads faster and
+    // gives the same symbols while nothing has changed since.
+    if (!cached.empty() && !id.empty() && kallsyms_copy_is_current(cached, opts_.procfs))
+      return cached;
+    return opts_.procfs + "/kallsyms";
+  }
+  return cached;
 }
 
 void Symbolizer::prefetch_kernel(const elf::BuildId& id) {

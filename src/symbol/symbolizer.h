@@ -39,6 +39,7 @@ struct SymbolizerOptions {
   std::string kallsyms;     // --kallsyms
   std::string debug_dir = "/usr/lib/debug";
   std::string sysfs = "/sys";
+  std::string procfs = "/proc";
   bool demangle = true;
   bool demangle_kernel = false;
   bool debuginfod = false;  // DEBUGINFOD_URLS is set
@@ -93,6 +94,7 @@ class Symbolizer {
   LoadedSymbols load_user(std::string_view path, const elf::BuildId& id);
   LoadedSymbols load_kernel(const elf::BuildId& id, std::uint64_t ref_reloc_addr);
   std::string kallsyms_path(const elf::BuildId& id) const;
+  std::string find_kallsyms(const elf::BuildId& id) const;
   void warn_missing(std::string_view path, const elf::BuildId& id);
 
   SymbolizerOptions opts_;
@@ -102,6 +104,8 @@ class Symbolizer {
     std::shared_ptr<std::atomic<bool>> done;  // set by the loading thread
   };
   std::map<std::string, Prefetch> prefetched_;  // by path
+  // kallsyms_path() by build-id: checking a cached copy reads it.
+  mutable std::map<std::string, std::string> kallsyms_paths_;
   Debuginfod debuginfod_;
 };
 

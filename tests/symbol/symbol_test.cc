@@ -3,6 +3,7 @@
 // parsing keeps what perf keeps; the ELF loader sees what readelf sees.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "elf/elf_file.h"
 #include "elf/elf_symbols.h"
@@ -97,6 +98,45 @@ TEST(Kallsyms, ChunkedLoadEqualsWholeParse) {
     ASSERT_EQ(loaded->table.at(i).end, whole.table.at(i).end) << i;
   }
   EXPECT_FALSE(load_kallsyms(dir.path("absent")));
+}
+
+// perf record's copy of /proc/kallsyms in the build-id cache stands in for
+// /proc/kallsyms only while the kernel's image and modules are unchanged.
+TEST(Kallsyms, CachedCopyIsCurrentOnlyWhileNothingChanged) {
+  test::TempDir dir;
+  const std::string procfs = dir.path("proc");
+  ASSERT_EQ(::mkdir(procfs.c_str(), 0755), 0);
+  std::string core;
+  for (int i = 0; core.size() < 6000; ++i)
+    core += fmt::format("ffffffff81{:06x} T core_function_{}\n", i * 0x40, i);
+  const std::string mods =
+      "ffffffffc0001000 t mod_a_fn\t[mod_a]\n"
+      "ffffffffc0001100 T mod_a_init\t[mod_a]\n"
+      "ffffffffc0010000 t bpf_prog_1234\t[bpf]\n"
+      "ffffffffc0020000 t ftrace_trampoline\t[__builtin__ftrace]\n";
+  const std::string live = core + mods;
+  test::write_file(procfs + "/kallsyms", live);
+  test::write_file(procfs + "/modules", "mod_a 16384 0 - Live 0xffffffffc0001000\n");
+  const std::string copy = dir.path("copy");
+  auto current = [&](const std::string& text) {
+    test::write_file(copy, text);
+    return kallsyms_copy_is_current(copy, procfs);
+  };
+  EXPECT_TRUE(current(live));
+  // BPF programs and trampolines come and go: perf keeps none of them.
+  EXPECT_TRUE(current(core + mods.substr(0, mods.find("ffffffffc0010000"))));
+  // Another KASLR offset (or kptr_restrict) shows in the first lines.
+  std::string moved = live;
+  moved[10] = moved[10] == '0' ? '1' : '0';
+  EXPECT_FALSE(current(moved));
+  // A module unloaded, loaded since, or loaded elsewhere.
+  EXPECT_FALSE(current(core + mods + "ffffffffc0030000 t other_fn\t[mod_b]\n"));
+  EXPECT_FALSE(current(core));
+  test::write_file(procfs + "/modules", "mod_a 16384 0 - Live 0xffffffffc0008000\n");
+  EXPECT_FALSE(current(live));
+  // Too short to tell, or unreadable.
+  EXPECT_FALSE(current(live.substr(0, 1000)));
+  EXPECT_FALSE(kallsyms_copy_is_current(dir.path("missing"), procfs));
 }
 
 TEST(ElfSymbols, FunctionsOfTheWorkloadAtFileOffsets) {

@@ -86,7 +86,7 @@ Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   if (r.type < stats_.nr_events.size()) ++stats_.nr_events[r.type];
   switch (r.type) {
     case kRecordSample:
-      return on_sample(r, v);
+      return on_sample(rec, v);
     case kRecordLostSamples: {
       PK_ASSIGN(auto l, record::parse_lost_samples(r));
       stats_.total_lost_samples += l.lost;
@@ -155,8 +155,10 @@ void Session::unwind_user_stack(const record::Sample& s, machine::Thread& t) {
   frames_.insert(frames_.begin(), unwound_.begin(), unwound_.end());
 }
 
-Status Session::on_sample(const record::RecordView& r, SampleVisitor& v) {
-  int idx = reader_->events().attr_index(r);
+Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
+  const record::RecordView& r = rec.view;
+  int idx =
+      rec.attr != perfdata::ReadRecord::kAttrNotLooked ? rec.attr : reader_->events().attr_index(r);
   if (idx < 0) {
     ++stats_.nr_unknown_id;
     return ok();

@@ -142,7 +142,7 @@ class Session {
   void read_build_id_table();
   Status apply_build_id_record(const record::RecordView& r);
   Status on_record(const perfdata::ReadRecord& rec, SampleVisitor& v);
-  Status on_sample(const record::RecordView& r, SampleVisitor& v);
+  Status on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v);
   void resolve_callchain(const record::Sample& s, machine::Thread& t, bool defer_kernel);
   void unwind_user_stack(const record::Sample& s, machine::Thread& t);
 

@@ -47,6 +47,10 @@ struct ReadRecord {
   bool transient = false;
   // The record came out of a COMPRESSED record.
   bool from_compressed = false;
+  // Its event (EventSet::attr_index) when process_records has looked it up
+  // to order it; kAttrNotLooked otherwise.
+  static constexpr std::int32_t kAttrNotLooked = -2;
+  std::int32_t attr = kAttrNotLooked;
 };
 
 class Reader {

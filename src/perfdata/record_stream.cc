@@ -5,7 +5,10 @@ namespace perfkit::perfdata {
 using namespace perfkit::abi;
 
 std::uint64_t record_timestamp(const EventSet& events, const record::RecordView& r) {
-  int idx = events.attr_index(r);
+  return record_timestamp(events, r, events.attr_index(r));
+}
+
+std::uint64_t record_timestamp(const EventSet& events, const record::RecordView& r, int idx) {
   if (idx < 0) return kNoTimestamp;
   const RecordLayout& l = events[static_cast<std::size_t>(idx)].layout;
   const std::uint64_t st = l.sample_type;
@@ -36,7 +39,9 @@ Status process_records(Reader& reader, const RecordStreamOptions& opts, const Re
       if (v.type == kRecordFinishedRound && opts.ordered) PK_TRY(stream.round());
       continue;
     }
-    PK_TRY(stream.push(rec, record_timestamp(reader.events(), v)));
+    rec.attr = reader.events().attr_index(v);
+    PK_TRY(stream.push(rec, record_timestamp(reader.events(), v, rec.attr)));
+    rec.attr = ReadRecord::kAttrNotLooked;
   }
   return stream.finish();
 }

@@ -18,6 +18,8 @@ inline constexpr std::uint64_t kNoTimestamp = ~0ULL;
 // The time a record is ordered by: a SAMPLE's TIME field, another kernel
 // record's sample_id_all TIME; kNoTimestamp when it has none or its attr is unknown.
 std::uint64_t record_timestamp(const EventSet& events, const record::RecordView& r);
+// The same, for a record of event `attr` (EventSet::attr_index, -1: unknown).
+std::uint64_t record_timestamp(const EventSet& events, const record::RecordView& r, int attr);
 
 struct RecordStreamOptions {
   bool ordered = true;  // false: deliver in file order

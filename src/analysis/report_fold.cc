@@ -20,18 +20,24 @@ std::uint64_t load_word(const std::uint8_t* p) {
 
 std::uint64_t SampleFold::hash_of(const RawSample& r, std::uint64_t generation) const {
   const record::Sample& s = *r.sample;
-  std::uint64_t h = mix64(reinterpret_cast<std::uintptr_t>(r.thread) ^ generation << 20);
-  h = mix64(h ^ s.ip ^ static_cast<std::uint64_t>(r.event) << 48 ^
-            static_cast<std::uint64_t>(r.cpumode) << 40);
-  if (with_cpu_) h = mix64(h ^ s.cpu);
+  constexpr std::uint64_t k1 = 0x9e3779b97f4a7c15ULL, k2 = 0xc2b2ae3d27d4eb4fULL;
+  std::uint64_t a = reinterpret_cast<std::uintptr_t>(r.thread) ^ generation << 32 ^
+                    static_cast<std::uint64_t>(r.event) << 16 ^ r.cpumode;
+  std::uint64_t b = s.ip ^ (with_cpu_ ? static_cast<std::uint64_t>(s.cpu) << 48 : 0);
   if (with_chain_) {
-    Bytes b = s.callchain.bytes();
-    std::uint64_t a = b.size();
-    for (std::size_t i = 0; i + 8 <= b.size(); i += 8)
-      a = (a ^ load_word(b.data() + i)) * 0x9e3779b97f4a7c15ULL, a ^= a >> 29;
-    h = mix64(h ^ a);
+    // Two lanes, so that the multiplies overlap.
+    Bytes w = s.callchain.bytes();
+    std::size_t i = 0;
+    for (; i + 16 <= w.size(); i += 16) {
+      a = (a ^ load_word(w.data() + i)) * k1;
+      b = (b ^ load_word(w.data() + i + 8)) * k2;
+      a ^= a >> 31;
+      b ^= b >> 29;
+    }
+    if (i + 8 <= w.size()) a = (a ^ load_word(w.data() + i)) * k1;
+    b ^= w.size();
   }
-  return h;
+  return mix64(a * k2 ^ b);
 }
 
 bool SampleFold::same(const Kept& k, const RawSample& r, std::uint64_t generation) const {
@@ -40,8 +46,12 @@ bool SampleFold::same(const Kept& k, const RawSample& r, std::uint64_t generatio
       k.cpumode != r.cpumode || (with_cpu_ && k.cpu != s.cpu))
     return false;
   if (!with_chain_) return true;
-  Bytes b = s.callchain.bytes();
-  return b.size() == k.raw_size && std::memcmp(raw_.data() + k.raw_begin, b.data(), b.size()) == 0;
+  Bytes w = s.callchain.bytes();
+  if (w.size() != k.raw_size) return false;
+  const std::uint8_t* kept = raw_.data() + k.raw_begin;
+  for (std::size_t i = 0; i + 8 <= w.size(); i += 8)
+    if (load_word(kept + i) != load_word(w.data() + i)) return false;
+  return true;
 }
 
 bool SampleFold::fold(const RawSample& r, std::uint64_t period, std::uint64_t generation) {

@@ -122,16 +122,16 @@ Status OrderedStream::flush_until(std::uint64_t limit) {
 // of those arrived after the sorted ones. Renumbering them in key order thus
 // keeps the arrival order of equal timestamps.
 void OrderedStream::compact() {
-  std::vector<Entry> kept;
-  kept.reserve(keys_.size() - head_);
+  // Into the spare queue, which keeps its capacity from the last time.
+  spare_.clear();
   for (std::size_t i = head_; i < keys_.size(); ++i) {
-    kept.push_back(queue_[keys_[i].index]);
-    keys_[i].index = kept.size() - 1;
+    spare_.push_back(queue_[keys_[i].index]);
+    keys_[i].index = spare_.size() - 1;
   }
   keys_.erase(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(head_));
   sorted_ -= head_;
   head_ = 0;
-  queue_ = std::move(kept);
+  queue_.swap(spare_);
 }
 
 Status OrderedStream::round() {

@@ -62,7 +62,7 @@ class OrderedStream {
   void release(std::uint32_t chunk);
 
   Sink sink_;
-  std::vector<Entry> queue_;
+  std::vector<Entry> queue_, spare_;
   std::vector<Key> keys_;  // [head_, sorted_) sorted; [sorted_, end) in arrival order
   std::size_t head_ = 0;
   std::size_t sorted_ = 0;

@@ -40,6 +40,7 @@ ScriptDiff diff_script(const std::string& file, const std::string& args, const s
   d.perfkit_ok = k.status == 0;
   d.perfkit_error = k.err.substr(0, 400);
   d.perf_error = p.err.substr(0, 400);
+  d.perf_status = p.status;
   auto a = lines_of(p.out), b = lines_of(k.out);
   d.perf_lines = a.size();
   d.perfkit_lines = b.size();

@@ -15,6 +15,7 @@ struct ScriptDiff {
   std::string first_mismatches;  // "line N\n  perf:    ...\n  perfkit: ..." (a few)
   std::string perfkit_error;
   std::string perf_error;
+  int perf_status = 0;  // perf's exit status (-1: it did not exit normally)
 
   // Share of perf's lines perfkit printed identically (1 when both are empty).
   double match() const {

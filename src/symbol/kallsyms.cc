@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -109,8 +110,11 @@ class KallsymsParser {
 // parse hides behind the read.
 class ChunkQueue {
  public:
+  // Waits while kMaxQueued chunks are queued: a regular file reads faster
+  // than it parses, and memory stays at a few chunks.
   void push(std::string chunk) {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    room_.wait(lock, [&] { return chunks_.size() < kMaxQueued; });
     chunks_.push_back(std::move(chunk));
     cv_.notify_one();
   }
@@ -127,13 +131,15 @@ class ChunkQueue {
     if (chunks_.empty()) return false;
     chunk = std::move(chunks_.front());
     chunks_.pop_front();
+    room_.notify_one();
     return true;
   }
   const std::string& error() const { return error_; }
 
  private:
+  static constexpr std::size_t kMaxQueued = 4;
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_, room_;
   std::deque<std::string> chunks_;
   bool done_ = false;
   std::string error_;
@@ -241,41 +247,86 @@ bool dynamic_code(std::string_view module) {
 
 }  // namespace
 
+namespace {
+
+// Checks the module lines ("ADDR t NAME\t[MODULE]") of a kallsyms copy
+// against /proc/modules, one complete line at a time.
+class ModuleCheck {
+ public:
+  explicit ModuleCheck(std::vector<KernelModule> modules)
+      : modules_(std::move(modules)), seen_(modules_.size(), false) {}
+  bool line(std::string_view l) {
+    std::size_t tab = l.find('\t');
+    if (tab == std::string_view::npos) return true;
+    std::string_view module = l.substr(tab + 1);
+    if (module.size() < 2 || module.front() != '[' || module.back() != ']') return false;
+    module = module.substr(1, module.size() - 2);
+    if (dynamic_code(module)) return true;
+    std::size_t sp = l.find(' ');
+    std::uint64_t addr = 0;
+    if (sp == std::string_view::npos || sp > tab || !parse_hex(l.substr(0, sp), addr)) return false;
+    std::size_t i = 0;
+    while (i < modules_.size() && modules_[i].name != module) ++i;
+    if (i == modules_.size()) return false;  // unloaded since
+    if (addr < modules_[i].start || addr - modules_[i].start >= modules_[i].size)
+      return false;  // loaded elsewhere since
+    seen_[i] = true;
+    return true;
+  }
+  bool all_seen() const {
+    return std::all_of(seen_.begin(), seen_.end(), [](bool b) { return b; });  // none loaded since
+  }
+
+ private:
+  std::vector<KernelModule> modules_;
+  std::vector<bool> seen_;
+};
+
+}  // namespace
+
 bool kallsyms_copy_is_current(const std::string& copy, const std::string& procfs) {
-  constexpr std::size_t kPrefix = 4096;
-  auto text = read_text_file(copy);
-  if (!text || text->size() < kPrefix) return false;
+  constexpr std::size_t kPrefix = 4096, kChunk = 256 << 10;
   std::string live = read_prefix(procfs + "/kallsyms", kPrefix);
-  if (live.size() != kPrefix || std::string_view(*text).substr(0, kPrefix) != live) return false;
+  if (live.size() != kPrefix) return false;
   // No /proc/modules: a kernel without module support.
   std::vector<KernelModule> modules;
   if (auto m = read_text_file(procfs + "/modules")) modules = parse_modules(*m);
-  std::vector<bool> seen(modules.size(), false);
-  // Module symbols are the lines with a tab: "ADDR t NAME\t[MODULE]".
-  std::string_view t = *text;
-  for (std::size_t tab = t.find('\t'); tab != std::string_view::npos; tab = t.find('\t', tab + 1)) {
-    std::size_t bol = t.rfind('\n', tab);
-    bol = bol == std::string_view::npos ? 0 : bol + 1;
-    std::size_t eol = t.find('\n', tab);
-    std::string_view module =
-        t.substr(tab + 1, eol == std::string_view::npos ? eol : eol - tab - 1);
-    if (module.size() < 2 || module.front() != '[' || module.back() != ']') return false;
-    module = module.substr(1, module.size() - 2);
-    if (dynamic_code(module)) continue;
-    std::size_t sp = t.find(' ', bol);
-    std::uint64_t addr = 0;
-    if (sp == std::string_view::npos || sp > tab || !parse_hex(t.substr(bol, sp - bol), addr))
-      return false;
-    std::size_t i = 0;
-    while (i < modules.size() && modules[i].name != module) ++i;
-    if (i == modules.size()) return false;  // unloaded since
-    const KernelModule& m = modules[i];
-    if (addr < m.start || addr - m.start >= m.size) return false;  // loaded elsewhere since
-    seen[i] = true;
+  ModuleCheck check(std::move(modules));
+  int fd = ::open(copy.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string buf, carry;
+  bool first = true, ok = true;
+  for (;;) {
+    buf.resize(kChunk);
+    ssize_t got = ::read(fd, buf.data(), kChunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) ok = false;
+    if (got <= 0) break;
+    buf.resize(static_cast<std::size_t>(got));
+    if (first && (buf.size() < kPrefix || std::string_view(buf).substr(0, kPrefix) != live)) {
+      ok = false;  // short reads of a regular file do not happen before its end
+      break;
+    }
+    first = false;
+    std::string_view t = buf;
+    std::size_t nl = t.find('\n');
+    if (!carry.empty() || nl == std::string_view::npos) {
+      carry.append(t.substr(0, nl));
+      if (nl == std::string_view::npos) continue;
+      if (!(ok = check.line(carry))) break;
+      carry.clear();
+      t.remove_prefix(nl + 1);
+    }
+    for (nl = t.find('\n'); nl != std::string_view::npos && ok; nl = t.find('\n')) {
+      ok = check.line(t.substr(0, nl));
+      t.remove_prefix(nl + 1);
+    }
+    if (!ok) break;
+    carry.assign(t);
   }
-  for (bool s : seen)
-    if (!s) return false;  // loaded since
-  return true;
+  ::close(fd);
+  if (ok && !carry.empty()) ok = check.line(carry);
+  return ok && !first && check.all_seen();
 }
 
 }  // namespace perfkit::symbol

@@ -279,7 +279,7 @@ struct QueueResult {
 };
 
 // Decodes one queue into `ch` (or, without a channel, straight to `visit`).
-void decode_queue(const PtRecording& rec, const PtQueue& q, const intelpt::ItraceOptions& itrace,
+void decode_queue(const PtRecording& rec, const PtQueue& q, const ItraceDecodeOptions& opts,
                   Channel* ch, const ItraceVisitor* visit, std::atomic<bool>& cancel,
                   QueueResult& result) {
   std::vector<std::uint8_t> joined;
@@ -300,7 +300,7 @@ void decode_queue(const PtRecording& rec, const PtQueue& q, const intelpt::Itrac
   CpuSpaces spaces(rec, q.cpu);
   if (per_cpu) decoder.set_space_provider(&spaces);
   QueueSink sink(rec, q, ch, visit, &cancel);
-  intelpt::Synthesizer synth(itrace, rec.cfg, sink);
+  intelpt::Synthesizer synth(opts.itrace, rec.cfg, sink, opts.every_branch);
   StoppableSink stoppable(synth, cancel);
   decoder.run(stoppable);
   sink.flush();
@@ -370,7 +370,7 @@ Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecode
   std::atomic<bool> cancel{false};
   if (n == 1) {
     // Nothing to merge: decode here and visit as samples come.
-    decode_queue(*rec, rec->queues[0], opts.itrace, nullptr, &visit, cancel, results[0]);
+    decode_queue(*rec, rec->queues[0], opts, nullptr, &visit, cancel, results[0]);
     PK_TRY(results[0].status);
     stats.samples = results[0].samples;
   } else {
@@ -383,8 +383,7 @@ Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecode
     for (std::size_t i = 0; i < n; ++i)
       workers.emplace_back([&, i] {
         tokens.acquire();
-        decode_queue(*rec, rec->queues[i], opts.itrace, chans[i].get(), nullptr, cancel,
-                     results[i]);
+        decode_queue(*rec, rec->queues[i], opts, chans[i].get(), nullptr, cancel, results[i]);
         tokens.release();
       });
     bool timeless = opts.itrace.timeless || !rec->cfg.tsc() || !rec->cfg.time_mult;

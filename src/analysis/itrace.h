@@ -30,6 +30,9 @@ struct ItraceSample {
 
 struct ItraceDecodeOptions {
   intelpt::ItraceOptions itrace = intelpt::itrace_defaults(true);
+  // With c or r: also the branches they leave out (without IPC), for a
+  // visitor that follows the call stack itself (perf script's callindent).
+  bool every_branch = false;
   // Queues decoding at once, each on its own thread (0: as many as there are
   // cores; 1: one at a time). A recording with one queue decodes on the
   // calling thread and hands samples to the visitor straight away.

@@ -194,7 +194,6 @@ intelpt::ItraceOptions ItraceScript::decode_options() {
     if (p_.opts_.fields.of(attr.type).has(F::kCallindent)) {
       callindent_ = true;
       o.branches = true;
-      o.calls = o.returns = false;
     }
   }
   return o;
@@ -540,6 +539,7 @@ Status run_script_itrace(Session& session, ScriptOptions opts, const ScriptItrac
   if (!reader) return reader.error();
   ItraceDecodeOptions dopts;
   dopts.itrace = script.decode_options();
+  dopts.every_branch = script.callindent();
   dopts.jobs = it.jobs;
   dopts.warn = warn;
   auto st =

@@ -92,9 +92,11 @@ class ItraceScript {
   // synthesized events come later). Errors: the printer's.
   Status prepare(const abi::EventAttr& pt, bool per_cpu, bool timeless);
   void add_events(const abi::EventAttr& pt, bool per_cpu, bool timeless);
-  // What the decoder must synthesize: with callindent, every branch (the
-  // call stack needs them all); the printer applies c/r itself.
+  // What the decoder must synthesize. With callindent, every branch (the
+  // call stack needs them all; callindent() tells): the printer applies
+  // c/r itself.
   intelpt::ItraceOptions decode_options();
+  bool callindent() const { return callindent_; }
   // A line like the one before is written whole (print_fast_line), ahead
   // of the general path (on_sample_general).
   Status on_sample(const ItraceSample& s);

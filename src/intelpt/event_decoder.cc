@@ -54,12 +54,19 @@ Item EventDecoder::error_item(std::uint64_t offset, const char* what) {
   return it;
 }
 
+void EventDecoder::stamp(Item& it) const {
+  it.timestamp = timer_.timestamp();
+  it.cycles = timer_.ipc_cycles();
+  it.cycle_marks = timer_.cycle_marks();
+  it.exact_cycles = timer_.have_cyc();
+}
+
 Item EventDecoder::make(ItemType t, std::uint64_t offset) {
   Item it;
   it.type = t;
   it.offset = offset;
   it.mode = mode_;
-  it.timestamp = timer_.timestamp();
+  stamp(it);
   return it;
 }
 
@@ -87,13 +94,13 @@ bool EventDecoder::is_timing(PacketType t) const {
   }
 }
 
-void EventDecoder::apply_timing(const Packet& pkt, bool after_cyc) {
+void EventDecoder::apply_timing(const Packet& pkt, bool after_cyc, bool in_psb) {
   switch (pkt.type) {
     case PacketType::kTsc:
       timer_.tsc(pkt.payload, after_cyc);
       break;
     case PacketType::kTma:
-      timer_.tma(static_cast<std::uint32_t>(pkt.payload), pkt.aux);
+      timer_.tma(static_cast<std::uint32_t>(pkt.payload), pkt.aux, in_psb);
       break;
     case PacketType::kMtc:
       timer_.mtc(static_cast<std::uint32_t>(pkt.payload), after_cyc);
@@ -151,9 +158,10 @@ Item EventDecoder::psb(std::uint64_t offset) {
       case PacketType::kPsbEnd:
         last_type_ = pkt.type;
         it.mode = mode_;
-        it.timestamp = timer_.timestamp();
+        stamp(it);
         return it;
       case PacketType::kFup:
+        timer_.trace_on(false);  // tracing is on (perf's pge), whether or not the IP is known
         if (pkt.count) {
           std::uint64_t ip = 0;
           last_ip_.update(pkt.count, pkt.payload, ip);
@@ -176,7 +184,7 @@ Item EventDecoder::psb(std::uint64_t offset) {
         break;
       default:
         if (is_timing(pkt.type)) {
-          apply_timing(pkt, last_type_ == PacketType::kCyc);
+          apply_timing(pkt, last_type_ == PacketType::kCyc, true);
           if (pkt.type == PacketType::kCbr && (pkt.payload & 0xff) != last_cbr_) {
             // A new core:bus ratio: reported after the PSB.
             last_cbr_ = static_cast<unsigned>(pkt.payload & 0xff);
@@ -190,13 +198,13 @@ Item EventDecoder::psb(std::uint64_t offset) {
         // Not a PSB+ packet: PSB+ ends here; that packet is read next.
         pos_ = at;
         it.mode = mode_;
-        it.timestamp = timer_.timestamp();
+        stamp(it);
         return it;
     }
     last_type_ = pkt.type;
   }
   it.mode = mode_;
-  it.timestamp = timer_.timestamp();
+  stamp(it);
   return it;
 }
 
@@ -232,7 +240,7 @@ Item EventDecoder::overflow(std::uint64_t offset) {
     break;
   }
   it.mode = mode_;
-  it.timestamp = timer_.timestamp();
+  stamp(it);
   return it;
 }
 
@@ -266,8 +274,10 @@ Item EventDecoder::next() {
       case PacketType::kTip:
         return ip_item(ItemType::kTip, pkt, offset);
       case PacketType::kTipPge:
+        timer_.trace_on(true);
         return ip_item(ItemType::kTipPge, pkt, offset);
       case PacketType::kTipPgd:
+        timer_.trace_off();
         return ip_item(ItemType::kTipPgd, pkt, offset);
       case PacketType::kFup:
         return ip_item(ItemType::kFup, pkt, offset);
@@ -325,6 +335,7 @@ Item EventDecoder::next() {
         return it;
       }
       case PacketType::kTraceStop:
+        timer_.trace_off();
         return make(ItemType::kTraceStop, offset);
       case PacketType::kPip: {
         Item it = make(ItemType::kPip, offset);

@@ -56,6 +56,11 @@ struct Item {
   std::uint64_t ip = 0;
   std::uint64_t offset = 0;     // trace offset of the item's first packet
   std::uint64_t timestamp = 0;  // TSC ticks after the item's packets
+  // perf's IPC cycle count after the item's packets (Timer::ipc_cycles), the
+  // points so far at which perf may sample it (Timer::cycle_marks), and
+  // whether it comes from CYC packets.
+  std::uint64_t cycles = 0, cycle_marks = 0;
+  bool exact_cycles = false;
   const char* error = nullptr;  // kError: static text
 };
 
@@ -80,7 +85,9 @@ class EventDecoder {
   // Reads the packet at pos_ into pkt_; false (and an error item) when it
   // does not decode.
   bool read(Packet& pkt, Item& error);
-  void apply_timing(const Packet& pkt, bool after_cyc);
+  void apply_timing(const Packet& pkt, bool after_cyc, bool in_psb = false);
+  // The item's time and cycle count: the timer's now.
+  void stamp(Item& it) const;
   bool is_timing(PacketType t) const;
   Item make(ItemType t, std::uint64_t offset);
   Item ip_item(ItemType t, const Packet& pkt, std::uint64_t offset);

@@ -6,6 +6,12 @@ namespace {
 
 constexpr std::size_t kMaxStack = 1 << 20;
 
+void stamp_cycles_of(const Item& it, Step& s) {
+  s.cycles = it.cycles;
+  s.cycle_marks = it.cycle_marks;
+  s.exact_cycles = it.exact_cycles;
+}
+
 }  // namespace
 
 FlowDecoder::FlowDecoder(Bytes trace, const PtConfig& cfg, const AddressSpace* space,
@@ -63,6 +69,7 @@ void FlowDecoder::error(PtError code, const char* what, std::uint64_t ip, FlowSi
   s.error = what;
   s.offset = item_offset_;
   s.timestamp = time_;
+  stamp_cycles(s);
   s.mode = mode_;
   sink.on_step(s);
 }
@@ -109,6 +116,9 @@ void FlowDecoder::emit_run(const Block& b, std::uint64_t start, std::uint32_t ni
   s.timestamp = sample_time_;
   s.last_timestamp = time_;
   sample_time_ = time_;
+  stamp_cycles(s);
+  s.tnt_done = tnt_count_ == 0;
+  s.in_tnt = in_tnt_;
   s.offset = item_offset_;
   if (ninsn == b.ninsn && b.last.cls != InsnClass::kInvalid) {
     s.last = b.last;
@@ -134,6 +144,7 @@ void FlowDecoder::emit_event(EventKind k, const Item& it, FlowSink& sink) {
   s.payload = it.bits;
   s.offset = it.offset;
   s.timestamp = it.timestamp;
+  stamp_cycles_of(it, s);
   s.mode = mode_;
   sink.on_step(s);
 }
@@ -144,7 +155,7 @@ bool FlowDecoder::take_tnt(bool& taken) {
     if (it.type != ItemType::kTnt) return false;
     tnt_bits_ = it.bits;
     tnt_count_ = it.count;
-    time_ = it.timestamp;
+    take_clock(it);
     item_offset_ = it.offset;
     consume();
   }
@@ -225,7 +236,7 @@ bool FlowDecoder::branch_end(const Block& b, const Mapping& map, std::uint64_t s
   }
   const Item& it = peek();
   if (it.type == ItemType::kTip && it.has_ip) {
-    time_ = it.timestamp;
+    take_clock(it);
     item_offset_ = it.offset;
     std::uint64_t to = it.ip;
     ExecMode mode = it.mode;
@@ -238,7 +249,7 @@ bool FlowDecoder::branch_end(const Block& b, const Mapping& map, std::uint64_t s
     return true;
   }
   if (it.type == ItemType::kTipPgd || (it.type == ItemType::kTip && !it.has_ip)) {
-    time_ = it.timestamp;
+    take_clock(it);
     item_offset_ = it.offset;
     std::uint64_t to = it.has_ip ? it.ip : 0;
     consume();
@@ -267,6 +278,7 @@ bool FlowDecoder::walk(FlowSink& sink) {
       return false;
     }
     const std::uint64_t start = ip_;
+    in_tnt_ = tnt_count_ > 0;
     if (b->last.cls == InsnClass::kInvalid || b->last.cls == InsnClass::kOther) {
       emit_run(*b, start, b->ninsn, RunEnd::kFallThrough, start + b->size, sink);
       ip_ = start + b->size;
@@ -302,6 +314,7 @@ bool FlowDecoder::walk_to(std::uint64_t target, FlowSink& sink, bool resync_on_e
       return false;
     }
     const std::uint64_t start = ip_;
+    in_tnt_ = tnt_count_ > 0;
     if (target > start && target < start + b->size + (b->last.cls == InsnClass::kInvalid)) {
       const std::uint8_t* len = last_cache_->lengths(*b);
       std::uint64_t at = start;
@@ -359,7 +372,9 @@ void FlowDecoder::handle_fup(const Item& fup, FlowSink& sink) {
   s.from = fup.ip;
   s.offset = nx.offset;
   s.timestamp = nx.timestamp;
-  time_ = sample_time_ = nx.timestamp;
+  take_clock(nx);
+  sample_time_ = time_;
+  stamp_cycles(s);
   switch (nx.type) {
     case ItemType::kTip:
       s.to = nx.has_ip ? nx.ip : 0;
@@ -407,6 +422,7 @@ void FlowDecoder::begin(std::uint64_t ip, ExecMode mode, const Item& it, FlowSin
   s.to = ip;
   s.offset = it.offset;
   s.timestamp = it.timestamp;
+  stamp_cycles_of(it, s);
   s.mode = mode;
   s.from_psb = from_psb;
   sink.on_step(s);
@@ -421,7 +437,7 @@ void FlowDecoder::handle_item(FlowSink& sink) {
     // packets (perf walks there first too).
     if (!walk_to(it.ip, sink, false)) begin(it.ip, it.mode, it, sink, true);
   }
-  time_ = it.timestamp;
+  take_clock(it);
   item_offset_ = it.offset;
   // Every item but a stray TNT/TIP is a point perf reports (an event, PSB,
   // error or enable): instructions after it are timed from it.

@@ -92,6 +92,15 @@ struct Step {
   // last instruction, and its branch, are at `last_timestamp`.
   std::uint64_t timestamp = 0;
   std::uint64_t last_timestamp = 0;
+  // perf's IPC cycle count as of the trace taken for this step (for kRun, for
+  // its last instruction), the points so far at which perf may sample it, and
+  // whether it comes from CYC packets (Item::cycles).
+  std::uint64_t cycles = 0, cycle_marks = 0;
+  bool exact_cycles = false;
+  bool tnt_done = false;  // kRun: no TNT bit is left to use after it
+  // kRun: its instructions ran with bits of a TNT packet already used and
+  // more left (perf's TNT_CONT state: each updates its sample time).
+  bool in_tnt = false;
   const char* error = nullptr;    // kError: what went wrong, in detail
   PtError code = PtError::kNone;  // kError: the class of error
   bool from_psb = false;          // kBegin: synchronized at a PSB (perf makes no sample)
@@ -188,7 +197,23 @@ class FlowDecoder {
   bool have_head_ = false;
   std::uint64_t tnt_bits_ = 0;
   unsigned tnt_count_ = 0;
-  std::uint64_t time_ = 0;         // as of the last item taken
+  // The time and cycle count as of the last item taken.
+  void take_clock(const Item& it) {
+    time_ = it.timestamp;
+    cycles_ = it.cycles;
+    cycle_marks_ = it.cycle_marks;
+    exact_cycles_ = it.exact_cycles;
+  }
+  void stamp_cycles(Step& s) const {
+    s.cycles = cycles_;
+    s.cycle_marks = cycle_marks_;
+    s.exact_cycles = exact_cycles_;
+  }
+
+  std::uint64_t time_ = 0;  // as of the last item taken
+  std::uint64_t cycles_ = 0, cycle_marks_ = 0;
+  bool exact_cycles_ = false;
+  bool in_tnt_ = false;            // the block being walked started inside a TNT packet
   std::uint64_t sample_time_ = 0;  // as of the last instruction reported
   std::uint64_t item_offset_ = 0;
 

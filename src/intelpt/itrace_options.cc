@@ -181,6 +181,9 @@ Status parse_itrace(std::string_view str, bool no_sample, ItraceOptions& o) {
       case 'Z':
         o.timeless = true;
         break;
+      case 'A':
+        o.approx_ipc = true;
+        break;
       case ' ':
       case ',':
         break;
@@ -226,6 +229,7 @@ std::string format_itrace(const ItraceOptions& o) {
   if (o.add_last_branch) s += "L" + std::to_string(o.last_branch_sz);
   if (o.initial_skip) s += "s" + std::to_string(o.initial_skip);
   for (int i = 0; i < o.quick; ++i) s += 'q';
+  if (o.approx_ipc) s += 'A';
   if (o.timeless) s += 'Z';
   return s;
 }

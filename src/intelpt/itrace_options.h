@@ -13,6 +13,7 @@
 //   G[N]  call chains on existing samples
 //   l[N]  last branch entries (default 64, max 1024)    L[N] on existing samples
 //   s[N]  skip the first N events    q  quicker decoding (qq: PSB+ only)
+//   A  approximate IPC (from the cycle count at each timestamp)
 //   Z  timeless decoding (ignore timestamps)
 //
 // Spaces and commas between letters are ignored. A bad string gives the
@@ -48,6 +49,7 @@ struct ItraceOptions {
   bool last_branch = false;
   bool add_last_branch = false;
   bool timeless = false;
+  bool approx_ipc = false;
   int quick = 0;
   PeriodType period_type = PeriodType::kNanosecs;
   std::uint64_t period = 100000;  // 100us

@@ -119,8 +119,9 @@ const char* sample_kind_name(SampleKind k) {
   return "?";
 }
 
-Synthesizer::Synthesizer(const ItraceOptions& opts, const PtConfig& cfg, SampleSink& sink)
-    : o_(opts), cfg_(cfg), sink_(sink) {
+Synthesizer::Synthesizer(const ItraceOptions& opts, const PtConfig& cfg, SampleSink& sink,
+                         bool every_branch)
+    : o_(opts), cfg_(cfg), sink_(sink), every_branch_(every_branch) {
   if (o_.calls) branch_filter_ |= kFlagCall | kFlagAsync | kFlagTraceEnd;
   if (o_.returns) branch_filter_ |= kFlagReturn | kFlagTraceBegin;
   // Periods in time are in TSC ticks, rounded down to a power of two (as
@@ -172,8 +173,60 @@ static std::uint32_t last_flags(const Step& s) {
   return f;
 }
 
+Synthesizer::IpcPoint Synthesizer::run_end(const Step& s) {
+  switch (s.end) {
+    case RunEnd::kBranch:
+      // perf walks jumps and calls that need no trace as part of the packet
+      // it reads next, or of the TNT packet it is in (kPlain).
+      return s.last.needs_trace() ? IpcPoint::kTimed : IpcPoint::kPlain;
+    case RunEnd::kDisabled:
+      return IpcPoint::kTimed;
+    case RunEnd::kFallThrough:
+      return s.last.cls == InsnClass::kCondJump ? IpcPoint::kNotTaken : IpcPoint::kPlain;
+    default:
+      return IpcPoint::kPlain;
+  }
+}
+
+void Synthesizer::ipc_state(const Step& s, bool timed) {
+  ipc_flag_ = false;
+  if (timed) {
+    ipc_approx_ = s.cycles;
+    if (s.cycle_marks > ipc_used_marks_) {
+      ipc_snap_ = s.cycles;
+      ipc_used_marks_ = s.cycle_marks;
+      ipc_flag_ = true;
+    }
+  }
+  // Cycles estimated from time may be shown at any state.
+  if (!s.exact_cycles) ipc_flag_ = true;
+}
+
+void Synthesizer::ipc_run_end(const Step& s, IpcPoint end, bool sampled) {
+  if (end == IpcPoint::kNotTaken && !sampled) {
+    // No state: the cycle count waits for the next CYC packet; the time
+    // moves on if that was the TNT packet's last bit.
+    ipc_used_marks_ = s.cycle_marks;
+    if (s.tnt_done) ipc_approx_ = s.cycles;
+    ipc_flag_ = !s.exact_cycles;
+    return;
+  }
+  ipc_state(s, end == IpcPoint::kPlain ? s.in_tnt : true);
+}
+
+void Synthesizer::set_ipc(SynthSample& out, int kind, std::uint64_t insns) {
+  out.insn_cnt = out.cyc_cnt = 0;
+  if (!o_.approx_ipc && !ipc_flag_) return;
+  const std::uint64_t cycles = o_.approx_ipc ? ipc_approx_ : ipc_snap_;
+  IpcCounts& last = ipc_last_[kind];
+  if (cycles == last.cycles) return;
+  out.cyc_cnt = cycles - last.cycles;
+  out.insn_cnt = insns - last.insns;
+  last = {insns, cycles};
+}
+
 void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s, std::uint64_t tsc,
-                              bool last) {
+                              bool last, std::uint64_t insns) {
   if (o_.initial_skip && skip()) {
     insn_since_sample_ = 0;
     return;
@@ -187,6 +240,7 @@ void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s,
   // perf flags an instruction sample with the instruction's branch kind.
   out.flags = (in_tx_ ? static_cast<std::uint32_t>(kFlagInTx) : 0u) | (last ? last_flags(s) : 0u);
   out.offset = s.offset;
+  set_ipc(out, 1, insns);
   emit(out, tsc);
 }
 
@@ -228,13 +282,16 @@ void Synthesizer::track_stack(std::uint64_t from, std::uint64_t to, std::uint32_
 }
 
 void Synthesizer::branch(std::uint64_t from, std::uint64_t to, std::uint32_t flags,
-                         std::uint8_t len, const Step& s, std::uint64_t tsc) {
+                         std::uint8_t len, const Step& s, std::uint64_t tsc, std::uint64_t insns) {
   if (in_tx_) flags |= kFlagInTx;
   track_stack(from, to, flags, len);
   if (!o_.branches) return;
-  if (branch_filter_ && !(branch_filter_ & flags)) return;
-  if (skip()) return;
+  // perf synthesizes (and counts for s and IPC) only what c and r keep.
+  const bool kept = !branch_filter_ || (branch_filter_ & flags);
+  if (!kept && !every_branch_) return;
+  if (kept && skip()) return;
   SynthSample out;
+  if (kept) set_ipc(out, 0, insns);
   out.kind = SampleKind::kBranches;
   out.ip = from;
   out.addr = to;
@@ -245,8 +302,11 @@ void Synthesizer::branch(std::uint64_t from, std::uint64_t to, std::uint32_t fla
 }
 
 void Synthesizer::run(const Step& s) {
+  const IpcPoint end = run_end(s);
+  bool end_done = false;  // the state at the last instruction is settled
   if (o_.instructions && every_insn_) {
-    // Every instruction a sample (i0ns, i1i): only the IP changes.
+    // Every instruction a sample (i0ns, i1i): only the IP changes. The IPC
+    // can differ from none only at the first instruction and at the last.
     SynthSample& out = insn_;
     out.kind = SampleKind::kInstructions;
     out.period = 1;
@@ -260,6 +320,14 @@ void Synthesizer::run(const Step& s) {
         out.tsc = s.last_timestamp;
         out.time = perf_time(s.last_timestamp);
         out.flags |= last_flags(s);
+        ipc_run_end(s, end, true);
+        end_done = true;
+        set_ipc(out, 1, insn_total_ + i + 1);
+      } else if (i == 0) {
+        ipc_state(s, s.in_tnt);
+        set_ipc(out, 1, insn_total_ + 1);
+      } else if (i == 1) {
+        out.insn_cnt = out.cyc_cnt = 0;
       }
       out.ip = ip;
       out.insn_len = s.lengths[i];
@@ -269,35 +337,45 @@ void Synthesizer::run(const Step& s) {
   } else if (o_.instructions) {
     std::uint64_t ip = s.ip;
     for (std::uint32_t i = 0; i < s.ninsn; ++i) {
-      const std::uint64_t tsc = i + 1 == s.ninsn ? s.last_timestamp : s.timestamp;
+      const bool last = i + 1 == s.ninsn;
+      const std::uint64_t tsc = last ? s.last_timestamp : s.timestamp;
       ++insn_since_sample_;
       if (tsc != last_tsc_) {
         last_tsc_ = tsc;
         insn_since_tsc_ = 0;
       }
       ++insn_since_tsc_;
+      bool take = false;
       if (period_ticks_) {
         std::uint64_t est = (tsc + insn_since_tsc_) & ~(period_ticks_ - 1);
         if (est > next_tick_) {
-          if (next_tick_) sample_insn(ip, s.lengths[i], s, tsc, i + 1 == s.ninsn);
+          take = next_tick_ != 0;
           next_tick_ = est;
         }
-      } else if (insn_since_sample_ >= o_.period) {
-        sample_insn(ip, s.lengths[i], s, tsc, i + 1 == s.ninsn);
+      } else {
+        take = insn_since_sample_ >= o_.period;
       }
+      if (last) {
+        ipc_run_end(s, end, take);
+        end_done = true;
+      } else if (take) {
+        ipc_state(s, s.in_tnt);
+      }
+      if (take) sample_insn(ip, s.lengths[i], s, tsc, last, insn_total_ + i + 1);
       ip += s.lengths[i];
     }
   }
+  if (!end_done) ipc_run_end(s, end, false);
   insn_total_ += s.ninsn;
   if (s.ninsn) {
     last_insn_flags_ = insn_op_flags(s.last.op);
     last_insn_len_ = s.last.length;
   }
   if (s.end == RunEnd::kBranch) {
-    branch(s.from, s.to, insn_op_flags(s.last.op), s.last.length, s, s.last_timestamp);
+    branch(s.from, s.to, insn_op_flags(s.last.op), s.last.length, s, s.last_timestamp, insn_total_);
   } else if (s.end == RunEnd::kDisabled) {
     branch(s.from, s.to, insn_op_flags(s.last.op) | kFlagBranch | kFlagTraceEnd, s.last.length, s,
-           s.last_timestamp);
+           s.last_timestamp, insn_total_);
   }
 }
 
@@ -315,6 +393,29 @@ void Synthesizer::error(PtError code, const Step& s) {
 }
 
 void Synthesizer::event(const Step& s) {
+  // The events that are states of perf's decoder (an overflow is an error;
+  // a transaction abort's state is the asynchronous branch that follows).
+  switch (s.event) {
+    case EventKind::kOverflow:
+      ipc_error(s);
+      break;
+    case EventKind::kTsx:
+      if (!(s.aux & 2)) ipc_state(s, true);
+      break;
+    case EventKind::kPsb:
+    case EventKind::kCbr:
+    case EventKind::kPtwrite:
+    case EventKind::kExstop:
+    case EventKind::kMwait:
+    case EventKind::kPwre:
+    case EventKind::kPwrx:
+    case EventKind::kCfe:
+    case EventKind::kBlockEnd:
+      ipc_state(s, true);
+      break;
+    default:
+      break;
+  }
   SynthSample out;
   out.ip = s.has_ip ? s.from : 0;
   out.offset = s.offset;
@@ -386,19 +487,24 @@ void Synthesizer::on_step(const Step& s) {
       run(s);
       return;
     case StepKind::kBegin:
-      if (!s.from_psb) branch(0, s.to, kFlagBranch | kFlagTraceBegin, 0, s, s.timestamp);
+      // A begin at a PSB is part of the PSB's state (the event that follows).
+      if (s.from_psb) return;
+      ipc_state(s, true);
+      branch(0, s.to, kFlagBranch | kFlagTraceBegin, 0, s, s.timestamp, insn_total_);
       return;
     case StepKind::kAsync:
+      ipc_state(s, true);
       if (s.end == RunEnd::kDisabled)
-        branch(s.from, s.to, kFlagBranch | kFlagTraceEnd, 0, s, s.timestamp);
+        branch(s.from, s.to, kFlagBranch | kFlagTraceEnd, 0, s, s.timestamp, insn_total_);
       else
         branch(s.from, s.to, kFlagBranch | kFlagCall | kFlagAsync | kFlagInterrupt, 0, s,
-               s.timestamp);
+               s.timestamp, insn_total_);
       return;
     case StepKind::kEvent:
       event(s);
       return;
     case StepKind::kError:
+      ipc_error(s);
       error(s.code, s);
       return;
   }

@@ -6,6 +6,17 @@
 // exstop, pwrx, psb) and errors (perf's codes and messages), optionally with
 // call chains (g) and last-branch entries (l) kept on a shadow call stack.
 // Samples go to a SampleSink in decode order, each with its TSC and perf time.
+//
+// Branch and instruction samples carry perf's IPC (shown by perf script
+// -F+ipc): the instructions and cycles since the last sample of the same kind
+// that had them. perf takes a cycle count only at the states of its decoder
+// that update the sample time (a taken conditional branch or compressed
+// return, a TIP, a trace begin or end, an asynchronous branch, an event),
+// the first after a CYC packet; a not-taken branch that makes no sample
+// drops it. Without CYC packets, counts estimated from time (MTC) can be
+// taken at any sample; with itrace 'A', the count at the latest time update.
+// The instruction count includes the sample's instruction, but for an
+// asynchronous branch.
 #pragma once
 
 #include <cstdint>
@@ -81,8 +92,10 @@ struct SynthSample {
   std::uint32_t cbr_percent = 0;
   PtError error = PtError::kNone;  // kError
   const char* error_msg = nullptr;
-  std::uint64_t offset = 0;                  // trace offset of the packet behind the sample
-  std::uint64_t insn_cnt = 0, cyc_cnt = 0;   // IPC since the last sample of this kind
+  std::uint64_t offset = 0;  // trace offset of the packet behind the sample
+  // IPC: instructions and cycles since the last sample of this kind that had
+  // them (branches and instructions only; 0 and 0: none).
+  std::uint64_t insn_cnt = 0, cyc_cnt = 0;
   const std::uint64_t* callchain = nullptr;  // g: the sample IP then return addresses
   std::uint32_t callchain_nr = 0;
   const BranchRecord* branch_stack = nullptr;  // l: newest first
@@ -97,7 +110,11 @@ class SampleSink {
 
 class Synthesizer : public FlowSink {
  public:
-  Synthesizer(const ItraceOptions& opts, const PtConfig& cfg, SampleSink& sink);
+  // `every_branch`: with c or r, also the branches they leave out (without
+  // IPC and not counted by s), for a consumer that follows calls itself and
+  // then applies c and r.
+  Synthesizer(const ItraceOptions& opts, const PtConfig& cfg, SampleSink& sink,
+              bool every_branch = false);
 
   void on_step(const Step& step) override;
 
@@ -105,13 +122,29 @@ class Synthesizer : public FlowSink {
 
  private:
   void run(const Step& s);
+  // `insns`: instructions so far, for the IPC.
   void branch(std::uint64_t from, std::uint64_t to, std::uint32_t flags, std::uint8_t len,
-              const Step& s, std::uint64_t tsc);
+              const Step& s, std::uint64_t tsc, std::uint64_t insns);
   void event(const Step& s);
   void error(PtError code, const Step& s);
   void emit(SynthSample& out, std::uint64_t tsc);
   // `last`: the run's last instruction (its branch kind flags the sample).
-  void sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s, std::uint64_t tsc, bool last);
+  void sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s, std::uint64_t tsc, bool last,
+                   std::uint64_t insns);
+
+  // perf's IPC bookkeeping (see the top). What perf's decoder state is at
+  // the last instruction of a run: no time update of its own (one inside a
+  // TNT packet, Step::in_tnt), a time update, or a not-taken conditional
+  // branch (a time update only if it is sampled; else it drops the count).
+  enum class IpcPoint : std::uint8_t { kPlain, kTimed, kNotTaken };
+  static IpcPoint run_end(const Step& s);
+  // A decoder state: `timed` if it updates the sample time.
+  void ipc_state(const Step& s, bool timed);
+  void ipc_run_end(const Step& s, IpcPoint end, bool sampled);
+  void ipc_error(const Step& s) { ipc_snap_ = ipc_approx_ = s.cycles; }
+  // Sets out.insn_cnt/cyc_cnt for a sample of `kind` (0 branches, 1
+  // instructions) at `insns` instructions.
+  void set_ipc(SynthSample& out, int kind, std::uint64_t insns);
   void track_stack(std::uint64_t from, std::uint64_t to, std::uint32_t flags, std::uint8_t len);
   bool skip();
   std::uint64_t perf_time(std::uint64_t tsc) {
@@ -143,6 +176,15 @@ class Synthesizer : public FlowSink {
   std::uint32_t last_insn_flags_ = 0;  // of the last instruction walked
   std::uint8_t last_insn_len_ = 0;
   std::uint64_t time_tsc_ = ~0ULL, time_ns_ = 0;
+  bool every_branch_ = false;
+  // perf's sample_tot_cyc_cnt, the cycle marks it took or dropped, its
+  // state's cycles (for 'A'), whether the current state may show IPC
+  // (INTEL_PT_SAMPLE_IPC), and per kind the counts of the last IPC shown.
+  std::uint64_t ipc_snap_ = 0, ipc_used_marks_ = 0, ipc_approx_ = 0;
+  bool ipc_flag_ = false;
+  struct IpcCounts {
+    std::uint64_t insns = 0, cycles = 0;
+  } ipc_last_[2];
 };
 
 }  // namespace perfkit::intelpt

@@ -62,8 +62,12 @@ void Timer::tsc(std::uint64_t payload, bool after_cyc) {
   }
 }
 
-void Timer::tma(std::uint32_t ctc, std::uint32_t fc) {
+void Timer::tma(std::uint32_t ctc, std::uint32_t fc, bool in_psb) {
   if (!p_.tsc_ctc_ratio_d) return;
+  if (tracing_ && !in_psb)
+    restart_estimate();
+  else
+    update_estimate();
   std::uint32_t rem = ctc & ctc_rem_mask_;
   last_mtc_ = (ctc >> p_.mtc_period) & 0xff;
   ctc_timestamp_ = tsc_timestamp_ - fc - ctc_to_tsc(rem);
@@ -91,6 +95,7 @@ void Timer::mtc(std::uint32_t payload, bool after_cyc) {
   ctc_delta_ += static_cast<std::uint64_t>(delta) << p_.mtc_period;
   std::uint64_t t = ctc_timestamp_ + ctc_to_tsc(ctc_delta_);
   if (t >= timestamp_) timestamp_ = t;
+  update_estimate();
   last_mtc_ = mtc;
   if (after_cyc) {
     cyc_ref_timestamp_ = timestamp_;
@@ -99,6 +104,9 @@ void Timer::mtc(std::uint32_t payload, bool after_cyc) {
 }
 
 void Timer::cyc(std::uint64_t cycles) {
+  have_cyc_ = true;
+  if (tracing_) ipc_cycles_ += cycles;
+  ++cycle_marks_;
   cycle_cnt_ += cycles;
   total_cycles_ += cycles;
   if (!cyc_ref_timestamp_ || !cbr_) return;
@@ -112,9 +120,34 @@ void Timer::cbr(unsigned ratio) {
   if (ratio == cbr_ || !ratio) return;
   cbr_ = ratio;
   cbr_cyc_to_tsc_ = static_cast<double>(p_.max_non_turbo_ratio) / ratio;
+  tsc_to_cycles_ = p_.max_non_turbo_ratio ? static_cast<double>(ratio) / p_.max_non_turbo_ratio : 0;
+  if (tracing_) restart_estimate();
   // Cycles count from here at the new rate.
   cyc_ref_timestamp_ = timestamp_;
   cycle_cnt_ = 0;
+}
+
+void Timer::trace_on(bool restart) {
+  tracing_ = true;
+  if (restart) restart_estimate();
+}
+
+void Timer::restart_estimate() {
+  if (have_cyc_) return;
+  estimate_from_ = timestamp_;
+  estimate_base_ = ipc_cycles_;
+}
+
+void Timer::update_estimate() {
+  if (have_cyc_) return;
+  ++cycle_marks_;
+  if (!tracing_ || timestamp_ <= estimate_from_) return;
+  // As perf computes it: in double precision, truncated.
+  const double est = static_cast<double>(timestamp_ - estimate_from_) * tsc_to_cycles_ +
+                     static_cast<double>(estimate_base_);
+  if (!(est < 0x1p64)) return;
+  const auto cycles = static_cast<std::uint64_t>(est);
+  if (cycles > ipc_cycles_) ipc_cycles_ = cycles;
 }
 
 }  // namespace perfkit::intelpt

@@ -38,7 +38,8 @@ class Timer {
 
   // `after_cyc`: the packet right before this one was a CYC.
   void tsc(std::uint64_t payload, bool after_cyc);
-  void tma(std::uint32_t ctc, std::uint32_t fc);
+  // `in_psb`: the TMA is part of PSB+ (it does not restart the estimate).
+  void tma(std::uint32_t ctc, std::uint32_t fc, bool in_psb = false);
   void mtc(std::uint32_t payload, bool after_cyc);
   void cyc(std::uint64_t cycles);
   void cbr(unsigned ratio);
@@ -50,8 +51,22 @@ class Timer {
   // Total cycles counted by CYC packets.
   std::uint64_t cycles() const { return total_cycles_; }
 
+  // Tracing starts (TIP.PGE: `restart` the time-based estimate from here) or
+  // goes on (a FUP in PSB+); or stops (TIP.PGD, TraceStop).
+  void trace_on(bool restart);
+  void trace_off() { tracing_ = false; }
+  // perf's IPC cycle count, the points at which it may be sampled, and
+  // whether it comes from CYC packets (else it is estimated from time).
+  std::uint64_t ipc_cycles() const { return ipc_cycles_; }
+  std::uint64_t cycle_marks() const { return cycle_marks_; }
+  bool have_cyc() const { return have_cyc_; }
+
  private:
   std::uint64_t ctc_to_tsc(std::uint64_t ctc) const;
+  // The time-based estimate restarts here (perf's intel_pt_mtc_cyc_cnt_pge).
+  void restart_estimate();
+  // MTC or TMA: the estimate moves on (perf's intel_pt_mtc_cyc_cnt_upd).
+  void update_estimate();
 
   TimerParams p_;
   std::uint32_t ctc_rem_mask_ = 0;
@@ -69,6 +84,14 @@ class Timer {
   std::uint64_t cyc_ref_timestamp_ = 0;
   std::uint64_t cycle_cnt_ = 0;
   std::uint64_t total_cycles_ = 0;
+
+  bool tracing_ = false;
+  bool have_cyc_ = false;
+  std::uint64_t ipc_cycles_ = 0;
+  std::uint64_t cycle_marks_ = 0;
+  std::uint64_t estimate_base_ = 0;  // ipc_cycles_ when the estimate restarted
+  std::uint64_t estimate_from_ = 0;  // the timestamp it restarted at
+  double tsc_to_cycles_ = 0;         // CBR / max non-turbo ratio
 };
 
 }  // namespace perfkit::intelpt

@@ -54,6 +54,8 @@ TEST(ItraceOptionsTest, Letters) {
   EXPECT_EQ(o.quick, 2);
   o = parse("Z");
   EXPECT_TRUE(o.timeless);
+  o = parse("beA");
+  EXPECT_TRUE(o.approx_ipc && o.branches);
   o = parse("i0nss1000000");
   EXPECT_EQ(o.initial_skip, 1000000u);
 }
@@ -122,7 +124,8 @@ TEST(ItraceOptionsTest, OptionsAddUp) {
 }
 
 TEST(ItraceOptionsTest, FormatRoundTrips) {
-  for (std::string_view s : {"i100i", "i0ns", "be", "cr", "i10ti", "xwpe-o", "g32l16s5qqZ"}) {
+  for (std::string_view s :
+       {"i100i", "i0ns", "be", "cr", "i10ti", "xwpe-o", "g32l16s5qqZ", "i0nsA"}) {
     auto o = parse(s);
     auto again = parse(format_itrace(o));
     EXPECT_EQ(format_itrace(again), format_itrace(o)) << s;

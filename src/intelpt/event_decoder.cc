@@ -210,9 +210,10 @@ Item EventDecoder::psb(std::uint64_t offset) {
 
 Item EventDecoder::overflow(std::uint64_t offset) {
   // After OVF, the next FUP (timing packets may come first) is where tracing
-  // resumes; a TIP.PGE instead means tracing resumed later.
+  // resumes; a TIP.PGE instead means tracing resumed later. The CTC relation
+  // of the last TMA holds: perf goes on timing from MTC packets (it drops the
+  // relation at a bad packet or a TSC only).
   Item it = make(ItemType::kOverflow, offset);
-  timer_.lose_tma();
   last_ip_.reset();  // nothing before the overflow is a base for IP compression
   while (pos_ < data_.size()) {
     std::size_t at = pos_;

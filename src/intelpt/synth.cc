@@ -227,16 +227,16 @@ void Synthesizer::set_ipc(SynthSample& out, int kind, std::uint64_t insns) {
 
 void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s, std::uint64_t tsc,
                               bool last, std::uint64_t insns) {
-  if (o_.initial_skip && skip()) {
-    insn_since_sample_ = 0;
-    return;
-  }
+  insn_since_sample_ = 0;
+  // A skipped sample (s) is not synthesized: the next one's period covers
+  // its instructions too, as perf counts it.
+  if (o_.initial_skip && skip()) return;
   SynthSample& out = insn_;
   out.kind = SampleKind::kInstructions;
   out.ip = ip;
   out.insn_len = len;
-  out.period = insn_since_sample_;
-  insn_since_sample_ = 0;
+  out.period = insns - insns_sampled_;
+  insns_sampled_ = insns;
   // perf flags an instruction sample with the instruction's branch kind.
   out.flags = (in_tx_ ? static_cast<std::uint32_t>(kFlagInTx) : 0u) | (last ? last_flags(s) : 0u);
   out.offset = s.offset;

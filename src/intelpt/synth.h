@@ -162,7 +162,8 @@ class Synthesizer : public FlowSink {
   bool every_insn_ = false;         // a sample for every instruction, nothing else on it
   std::uint64_t period_ticks_ = 0;  // ticks/ns periods: a power of two of TSC ticks
   std::uint64_t insn_total_ = 0;
-  std::uint64_t insn_since_sample_ = 0;
+  std::uint64_t insn_since_sample_ = 0;  // since the last period ended
+  std::uint64_t insns_sampled_ = 0;      // insn_total_ at the last instruction sample
   std::uint64_t next_tick_ = 0;
   std::uint64_t last_tsc_ = 0, insn_since_tsc_ = 0;
   std::uint64_t events_ = 0;

@@ -127,7 +127,7 @@ int cmd_script(int argc, char** argv) {
                                     "cepwx): i[period] b c r x w p e[flags] g[len] l[len] s[n] Z")
                          ->expected(0, 1);
   app.add_flag("--no-itrace", no_itrace, "Do not decode instruction trace data");
-  app.add_flag("--insn-trace", insn_trace, "Decode instructions from itrace (i0ns, -F+insn)");
+  app.add_flag("--insn-trace", insn_trace, "Decode instructions from itrace (i0nse, -F+insn)");
   app.add_flag("--xed", xed, "With --insn-trace: disassemble (Zydis, AT&T syntax as xed -A)");
   app.add_flag("--call-trace", call_trace, "Show call trace from itrace (cewp, -F+callindent)");
   app.add_flag("--call-ret-trace", call_ret_trace,
@@ -144,7 +144,7 @@ int cmd_script(int argc, char** argv) {
   {
     // The trace presets edit the fields and the itrace options as perf's do.
     std::string preset, preset_fields;
-    if (insn_trace) preset = "i0ns", preset_fields = "+insn,-event,-period";
+    if (insn_trace) preset = "i0nse", preset_fields = "+insn,-event,-period";
     if (call_trace) preset = "cewp", preset_fields = "-ip,-addr,-event,-period,+callindent";
     if (call_ret_trace)
       preset = "crewp", preset_fields = "-ip,-addr,-event,-period,+callindent,+flags";

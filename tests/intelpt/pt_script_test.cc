@@ -123,6 +123,7 @@ TEST_F(PtScriptTest, EventsErrorsAndTimeless) {
   // breaks a run of lines that repeat the one before.
   compare("events", "--itrace=i0nspwe");
   compare("events", "--itrace=i0nsbe -F ip,sym,symoff,dso,cpu,period");
+  compare("events", "--insn-trace");  // i0nse: with the errors
   compare("timeless", "");
   compare("timeless", "--itrace=i0ns");
   auto want = test::run("perf script -i " + test::sh(file("events")) + " >/dev/null");

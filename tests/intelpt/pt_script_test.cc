@@ -52,6 +52,11 @@ class PtScriptTest : public ::testing::Test {
         {"timeless", "ptflow-static", "--no-tsc"},
         // pipe mode (-o -), read back from stdin
         {"pipe", "ptflow-static", "--mtc --cyc -o -"},
+        // IPC from CYC packets alone, long TNT packets, no return compression
+        {"cyc", "ptflow-static", "--cyc --long-tnt --noretcomp"},
+        // IPC estimated from MTC time, restarted by CBR changes and overflows
+        {"mtc-events", "ptflow-static",
+         "--mtc --ovf-every 5001 --ptwrite-every 3001 --cbr-change-every 7001 --per-cpu"},
     };
     for (const auto& rec : kRecordings) {
       const bool pipe = std::string(rec[2]).ends_with("-o -");
@@ -68,8 +73,10 @@ class PtScriptTest : public ::testing::Test {
   }
   static std::string file(const char* prog) { return dir_->path(std::string(prog) + ".data"); }
 
-  // perf script and perfkit script with the same arguments: same text.
-  void compare(const char* prog, const std::string& args, bool allow_empty = false) {
+  // perf script and perfkit script with the same arguments: same text
+  // (perf's in `perf_out` if given).
+  void compare(const char* prog, const std::string& args, bool allow_empty = false,
+               std::string* perf_out = nullptr) {
     const std::string in = " -i " + test::sh(file(prog)) + " ";
     auto want = test::run("perf script" + in + args);
     auto got = test::run(test::sh(test::perfkit_bin()) + " script" + in + args);
@@ -77,6 +84,13 @@ class PtScriptTest : public ::testing::Test {
     ASSERT_EQ(want.status, 0) << args << ": " << want.err;
     if (!allow_empty) ASSERT_FALSE(want.out.empty()) << args;
     expect_same(want.out, got.out, std::string(prog) + " " + args);
+    if (perf_out) *perf_out = std::move(want.out);
+  }
+  // compare(), and perf's text shows IPC values (or, `shown` false, none).
+  void compare_ipc(const char* prog, const std::string& args, bool shown = true) {
+    std::string perf_out;
+    compare(prog, args, false, &perf_out);
+    EXPECT_EQ(perf_out.find(" \t IPC: ") != std::string::npos, shown) << prog << " " << args;
   }
 
   static test::TempDir* dir_;
@@ -235,6 +249,52 @@ TEST_F(PtScriptTest, InsnTraceDisassembly) {
   EXPECT_NE(ls[0].find("\t\txor %ebp, %ebp"), std::string::npos) << ls[0];
   EXPECT_NE(ls[1].find("\t\tmov %rdx, %r9"), std::string::npos) << ls[1];
   EXPECT_NE(ls[2].find("\t\tpop %rsi"), std::string::npos) << ls[2];
+}
+
+// -F+ipc (perf-intel-pt(1), IPC): from CYC packets, the count of each
+// branch or instruction sample that perf's decoder lets take one (branches
+// and instructions apart; c and r, s, the presets' own sets).
+TEST_F(PtScriptTest, IpcFromCycPackets) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* rec : {"ptflow-static", "cyc"})
+    for (const char* opts : {"--itrace=be -F+ipc", "--itrace=i0ns -F+ipc", "--itrace=i100i -F+ipc",
+                             "--itrace=i0nsbe -F+ipc,+flags", "--itrace=cre -F+ipc,+flags",
+                             "--itrace=i100ibs30 -F+ipc", "--call-trace -F+ipc",
+                             "--call-ret-trace -F+ipc", "--insn-trace -F+ipc"})
+      compare_ipc(rec, opts);
+  // The dynamic program, without symbol names (those of PLT slots differ).
+  compare_ipc("ptflow", "--itrace=i0nsbe -F+ipc,-sym,-symoff");
+}
+
+// Without CYC packets perf estimates cycles from MTC time and the core:bus
+// ratio (restarting at CBR changes and trace begins), and may show them at
+// any sample; after an overflow the MTC packets go on timing.
+TEST_F(PtScriptTest, IpcEstimatedFromMtc) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* opts :
+       {"--itrace=be -F+ipc", "--itrace=i0ns -F+ipc", "--itrace=i100i -F+ipc",
+        "--itrace=bpwe -F+ipc,+flags", "--itrace=i10is3 -F+ipc", "--call-ret-trace -F+ipc"})
+    compare_ipc("mtc-events", opts);
+  compare("mtc-events", "--itrace=i0nse --ns");  // the times the estimate comes from
+}
+
+// itrace A: the cycle count as of each update of the sample time.
+TEST_F(PtScriptTest, ApproximateIpc) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* rec : {"ptflow-static", "cyc", "mtc-events"})
+    for (const char* opts :
+         {"--itrace=beA -F+ipc", "--itrace=i0nsA -F+ipc", "--itrace=i100iA -F+ipc"})
+      compare_ipc(rec, opts);
+}
+
+// No CYC or MTC packets: perf shows no IPC, and neither does perfkit; nor
+// does it without -F+ipc.
+TEST_F(PtScriptTest, NoIpcWithoutCyclesOrField) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* rec : {"events", "timeless"})
+    for (const char* opts : {"--itrace=be -F+ipc", "--itrace=i0nsA -F+ipc"})
+      compare_ipc(rec, opts, false);
+  compare_ipc("cyc", "--itrace=i0nsbe", false);
 }
 
 TEST_F(PtScriptTest, NoItraceAndBadOptions) {

@@ -165,6 +165,7 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
   ItraceDecodeOptions dopts;
   dopts.itrace = opts.itrace;
   dopts.jobs = opts.jobs;
+  dopts.progress = opts.progress;
   auto st = decode_itrace(*trace, dopts, [&](const ItraceSample& is) -> Status {
     const intelpt::SynthSample& s = *is.sample;
     if (s.kind == SampleKind::kError) {
@@ -235,9 +236,10 @@ intelpt::ItraceOptions report_itrace_defaults() {
   return o;
 }
 
-Expected<std::string> itrace_report_file(const std::string& in_path,
-                                         const intelpt::ItraceOptions& itrace,
-                                         std::function<void(const std::string&)> warn) {
+Expected<std::string> itrace_report_file(
+    const std::string& in_path, const intelpt::ItraceOptions& itrace,
+    std::function<void(const std::string&)> warn,
+    std::function<void(std::uint64_t, std::uint64_t)> progress) {
   if (!has_intel_pt(in_path)) return std::string();
   const char* tmpdir = getenv("TMPDIR");
   std::string path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/perfkit-itrace-XXXXXX";
@@ -247,6 +249,7 @@ Expected<std::string> itrace_report_file(const std::string& in_path,
   InjectItraceOptions io;
   io.itrace = itrace;
   io.warn = std::move(warn);
+  io.progress = std::move(progress);
   Status st = run_inject_itrace(in_path, path, io);
   if (!st) {
     ::unlink(path.c_str());

@@ -5,6 +5,7 @@
 // events join the attrs (and EVENT_DESC) with ids of their own.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -21,6 +22,8 @@ struct InjectItraceOptions {
   bool strip = false;
   // perf's closing warning ("Warning:\nN instruction trace errors") goes here.
   std::function<void(const std::string&)> warn;
+  // (trace bytes decoded, in all), now and then: ItraceDecodeOptions::progress.
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
 
 // Decodes `in_path` (a file, not a pipe) and writes `out_path` in file mode.
@@ -37,8 +40,9 @@ intelpt::ItraceOptions report_itrace_defaults();
 // into a temporary file of synthesized samples, whose path is returned for
 // the report to read (the caller removes it); "" when the recording holds
 // no Intel PT trace (or is a pipe). Errors: as run_inject_itrace.
-Expected<std::string> itrace_report_file(const std::string& in_path,
-                                         const intelpt::ItraceOptions& itrace,
-                                         std::function<void(const std::string&)> warn);
+Expected<std::string> itrace_report_file(
+    const std::string& in_path, const intelpt::ItraceOptions& itrace,
+    std::function<void(const std::string&)> warn,
+    std::function<void(std::uint64_t, std::uint64_t)> progress = {});
 
 }  // namespace perfkit::analysis

@@ -260,17 +260,57 @@ class QueueSink : public intelpt::SampleSink {
   std::uint64_t errors_ = 0;
 };
 
-// Forwards steps to the synthesizer and stops when the merger gives up.
+// How far each queue's decoder has got, for ItraceDecodeOptions::progress:
+// decoder threads store their trace offsets, the calling thread sums them.
+class Progress {
+ public:
+  Progress(const ItraceDecodeOptions& o, const PtRecording& rec)
+      : fn_(o.progress), done_(rec.queues.size()) {
+    for (const auto& q : rec.queues) total_ += q.bytes;
+  }
+  bool on() const { return static_cast<bool>(fn_); }
+  void at(std::size_t queue, std::uint64_t offset) {
+    done_[queue].store(offset, std::memory_order_relaxed);
+  }
+  void report() const {
+    if (!fn_) return;
+    std::uint64_t sum = 0;
+    for (const auto& d : done_) sum += d.load(std::memory_order_relaxed);
+    fn_(std::min(sum, total_), total_);
+  }
+
+ private:
+  std::function<void(std::uint64_t, std::uint64_t)> fn_;
+  std::vector<std::atomic<std::uint64_t>> done_;
+  std::uint64_t total_ = 0;
+};
+
+// Forwards steps to the synthesizer, stops when the merger gives up, and
+// notes how far the trace is decoded now and then (reporting it too when
+// the decoder runs on the calling thread).
 class StoppableSink : public intelpt::FlowSink {
  public:
-  StoppableSink(intelpt::FlowSink& inner, const std::atomic<bool>& cancel)
-      : inner_(inner), cancel_(cancel) {}
-  void on_step(const intelpt::Step& s) override { inner_.on_step(s); }
+  static constexpr std::uint32_t kProgressSteps = 1 << 12;
+  StoppableSink(intelpt::FlowSink& inner, const std::atomic<bool>& cancel, Progress* progress,
+                std::size_t queue, bool report)
+      : inner_(inner), cancel_(cancel), progress_(progress), queue_(queue), report_(report) {}
+  void on_step(const intelpt::Step& s) override {
+    inner_.on_step(s);
+    if (progress_ && ++steps_ == kProgressSteps) {
+      steps_ = 0;
+      progress_->at(queue_, s.offset);
+      if (report_) progress_->report();
+    }
+  }
   bool stop() const override { return cancel_.load(std::memory_order_relaxed); }
 
  private:
   intelpt::FlowSink& inner_;
   const std::atomic<bool>& cancel_;
+  Progress* progress_;
+  std::size_t queue_;
+  bool report_;
+  std::uint32_t steps_ = 0;
 };
 
 struct QueueResult {
@@ -278,10 +318,11 @@ struct QueueResult {
   Status status;
 };
 
-// Decodes one queue into `ch` (or, without a channel, straight to `visit`).
-void decode_queue(const PtRecording& rec, const PtQueue& q, const ItraceDecodeOptions& opts,
+// Decodes queue `qi` into `ch` (or, without a channel, straight to `visit`).
+void decode_queue(const PtRecording& rec, std::size_t qi, const ItraceDecodeOptions& opts,
                   Channel* ch, const ItraceVisitor* visit, std::atomic<bool>& cancel,
-                  QueueResult& result) {
+                  Progress& progress, QueueResult& result) {
+  const PtQueue& q = rec.queues[qi];
   std::vector<std::uint8_t> joined;
   Bytes data;
   if (q.buffers.size() == 1) {
@@ -301,8 +342,9 @@ void decode_queue(const PtRecording& rec, const PtQueue& q, const ItraceDecodeOp
   if (per_cpu) decoder.set_space_provider(&spaces);
   QueueSink sink(rec, q, ch, visit, &cancel);
   intelpt::Synthesizer synth(opts.itrace, rec.cfg, sink, opts.every_branch);
-  StoppableSink stoppable(synth, cancel);
+  StoppableSink stoppable(synth, cancel, progress.on() ? &progress : nullptr, qi, !ch);
   decoder.run(stoppable);
+  progress.at(qi, q.bytes);
   sink.flush();
   if (ch) ch->close();
   result.instructions = synth.instructions();
@@ -311,9 +353,10 @@ void decode_queue(const PtRecording& rec, const PtQueue& q, const ItraceDecodeOp
   result.status = sink.status();
 }
 
-// Merges the queues' samples by time (queue order breaks ties).
+// Merges the queues' samples by time (queue order breaks ties), reporting
+// the progress with each batch.
 Status merge(std::vector<std::unique_ptr<Channel>>& chans, bool timeless,
-             const ItraceVisitor& visit, std::uint64_t& samples) {
+             const ItraceVisitor& visit, const Progress& progress, std::uint64_t& samples) {
   struct Head {
     Batch batch;
     std::size_t pos = 0;
@@ -324,6 +367,7 @@ Status merge(std::vector<std::unique_ptr<Channel>>& chans, bool timeless,
   auto refill = [&](std::size_t i) {
     heads[i].pos = 0;
     heads[i].live = chans[i]->pop(heads[i].batch);
+    progress.report();
   };
   if (timeless) {
     for (std::size_t i = 0; i < chans.size(); ++i)
@@ -368,9 +412,10 @@ Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecode
   const std::size_t n = rec->queues.size();
   std::vector<QueueResult> results(n);
   std::atomic<bool> cancel{false};
+  Progress progress(opts, *rec);
   if (n == 1) {
     // Nothing to merge: decode here and visit as samples come.
-    decode_queue(*rec, rec->queues[0], opts, nullptr, &visit, cancel, results[0]);
+    decode_queue(*rec, 0, opts, nullptr, &visit, cancel, progress, results[0]);
     PK_TRY(results[0].status);
     stats.samples = results[0].samples;
   } else {
@@ -383,11 +428,11 @@ Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecode
     for (std::size_t i = 0; i < n; ++i)
       workers.emplace_back([&, i] {
         tokens.acquire();
-        decode_queue(*rec, rec->queues[i], opts, chans[i].get(), nullptr, cancel, results[i]);
+        decode_queue(*rec, i, opts, chans[i].get(), nullptr, cancel, progress, results[i]);
         tokens.release();
       });
     bool timeless = opts.itrace.timeless || !rec->cfg.tsc() || !rec->cfg.time_mult;
-    Status st = merge(chans, timeless, visit, stats.samples);
+    Status st = merge(chans, timeless, visit, progress, stats.samples);
     if (!st) {
       cancel = true;
       for (auto& c : chans) c->cancel();
@@ -399,6 +444,7 @@ Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecode
     stats.instructions += r.instructions;
     stats.errors += r.errors;
   }
+  progress.report();
   return stats;
 }
 

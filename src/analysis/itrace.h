@@ -41,6 +41,10 @@ struct ItraceDecodeOptions {
   std::function<std::string(const std::string& path)> locate;
   // Problems that do not stop decoding (a DSO that cannot be read, ...).
   std::function<void(const std::string&)> warn;
+  // For a progress bar: called now and then on the calling thread with
+  // (trace bytes decoded, trace bytes in all), and once at the end with both
+  // the total.
+  std::function<void(std::uint64_t done, std::uint64_t total)> progress;
 };
 
 struct ItraceStats {

@@ -542,6 +542,7 @@ Status run_script_itrace(Session& session, ScriptOptions opts, const ScriptItrac
   dopts.every_branch = script.callindent();
   dopts.jobs = it.jobs;
   dopts.warn = warn;
+  dopts.progress = it.progress;
   auto st =
       decode_itrace(**reader, dopts, [&](const ItraceSample& s) { return script.on_sample(s); });
   if (!st) return st.error();

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,8 @@ struct ScriptItraceOptions {
   unsigned jobs = 0;  // decoder threads (0: one per core)
   // --call-trace: dso names in the callindent column padded to this width.
   std::size_t dso_pad = 0;
+  // (trace bytes decoded, in all), now and then: ItraceDecodeOptions::progress.
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
 
 // One event perf synthesizes from an Intel PT trace for --itrace.

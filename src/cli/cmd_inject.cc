@@ -3,6 +3,7 @@
 #include "analysis/inject_itrace.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/progress.h"
 #include "cli/stdin_peek.h"
 
 namespace perfkit::cli {
@@ -43,8 +44,16 @@ int cmd_inject(int argc, char** argv) {
     io.itrace = {};
     auto ps = intelpt::parse_itrace(itrace, false, io.itrace);
     if (!ps) return fail("inject", ps.error());
-    io.warn = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
+    ProgressBar bar("Processing Intel PT trace...");
+    const bool show = stderr_progress_wanted(false, false);
+    io.warn = [&bar](const std::string& m) {
+      bar.clear();
+      fmt::print(stderr, "{}\n", m);
+    };
+    if (show)
+      io.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
     auto st = analysis::run_inject_itrace(input, output, io);
+    bar.clear();
     if (!st) return fail("inject", st.error());
     return 0;
   }

@@ -13,6 +13,7 @@
 #include "analysis/session.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/progress.h"
 #include "cli/stdin_peek.h"
 
 #if __has_include("analysis/header_print.h")
@@ -176,9 +177,20 @@ int cmd_report(int argc, char** argv) {
       auto ps = intelpt::parse_itrace(itrace, false, it);
       if (!ps) return fail("report", ps.error());
     }
-    auto f = analysis::itrace_report_file(input, it, [quiet_progress](const std::string& m) {
-      if (!quiet_progress) fmt::print(stderr, "{}\n", m);
-    });
+    // The decode prints nothing on stdout: a bar on a terminal stderr
+    // unless -q, wiped before warnings.
+    ProgressBar bar("Processing Intel PT trace...");
+    std::function<void(std::uint64_t, std::uint64_t)> progress;
+    if (stderr_progress_wanted(quiet_progress, false))
+      progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+    auto f = analysis::itrace_report_file(
+        input, it,
+        [quiet_progress, &bar](const std::string& m) {
+          bar.clear();
+          if (!quiet_progress) fmt::print(stderr, "{}\n", m);
+        },
+        progress);
+    bar.clear();
     if (!f) return fail("report", f.error());
     if (!f->empty()) input = itrace_file.path = *f;
   }

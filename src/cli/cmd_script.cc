@@ -13,6 +13,7 @@
 #include "analysis/session.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/progress.h"
 #include "cli/stdin_peek.h"
 
 namespace perfkit::cli {
@@ -219,7 +220,20 @@ int cmd_script(int argc, char** argv) {
     }
   }
   if (!no_itrace && analysis::has_intel_pt(input)) {
+    // A progress bar on stderr while the trace decodes (stdout elsewhere);
+    // warnings wipe it first.
+    ProgressBar bar("Processing Intel PT trace...");
+    if (stderr_progress_wanted(false, true)) {
+      itopts.progress = [&bar](std::uint64_t done, std::uint64_t total) {
+        bar.update(done, total);
+      };
+      opts.warn = [&bar](const std::string& m) {
+        bar.clear();
+        fmt::print(stderr, "{}\n", m);
+      };
+    }
     auto st = analysis::run_script_itrace(s, std::move(opts), itopts, input, out);
+    bar.clear();
     if (!st) {
       (void)out.flush();
       return fail("script", st.error().with_context(s.reader().name()));

@@ -108,6 +108,33 @@ TEST(PtCliTest, PtSynthWritesWhatPerfDecodes) {
   EXPECT_EQ(std::stoull(p.out), std::stoull(pipe_err.substr(at + 10)));
 }
 
+// The decode's progress bar: on a terminal stderr only, never in stdout,
+// wiped at the end. The output goes to a pipe whose reader starts 2 s late,
+// so that the decode (stalled on the full pipe) takes more than the second
+// after which the bar shows; `script` gives stderr a pseudo-terminal.
+TEST(PtCliTest, DecodeProgressBarOnlyOnATerminal) {
+  test::TempDir dir;
+  const std::string rec = dir.path("pt.data"), out = dir.path("out.txt");
+  auto r = test::run(test::sh(test::perfkit_bin()) + " pt-synth -o " + test::sh(rec) + " -- " +
+                     test::sh(std::string(PT_WORKLOAD_DIR) + "/ptflow-static") + " 5");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string cmd =
+      test::sh(test::perfkit_bin()) + " script --itrace=i0ns -i " + test::sh(rec);
+  auto plain = test::run(cmd + " >" + test::sh(out));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.err, "");  // stderr is not a terminal: no bar
+  const std::string want = test::run("cat " + test::sh(out)).out;
+  ASSERT_GT(want.size(), 2u << 20);  // more than the pipe and the output buffer hold
+  if (test::run("command -v script").status != 0) GTEST_SKIP() << "no script(1) for a terminal";
+  const std::string inner = cmd + " | (sleep 2; cat >" + test::sh(out) + ")";
+  auto tty = test::run("script -qec " + test::sh(inner) + " /dev/null");
+  ASSERT_EQ(tty.status, 0) << tty.err;
+  EXPECT_NE(tty.out.find("\rProcessing Intel PT trace... "), std::string::npos) << tty.out;
+  EXPECT_EQ(tty.out.find('\n'), std::string::npos) << tty.out;  // nothing else on the terminal
+  EXPECT_TRUE(tty.out.ends_with("\r")) << tty.out;              // wiped
+  EXPECT_EQ(test::run("cat " + test::sh(out)).out, want);       // stdout untouched
+}
+
 TEST(PtCliTest, PtSynthUsageAndErrors) {
   auto help = test::run(test::sh(test::perfkit_bin()) + " pt-synth -h");
   EXPECT_EQ(help.status, 0);

@@ -340,6 +340,12 @@ void decode_queue(const PtRecording& rec, std::size_t qi, const ItraceDecodeOpti
   intelpt::FlowDecoder decoder(data, rec.cfg, space, fo, 0, rec.cfg.tsc() ? ref : 0);
   CpuSpaces spaces(rec, q.cpu);
   if (per_cpu) decoder.set_space_provider(&spaces);
+  if (q.buffers.size() > 1) {
+    std::vector<std::size_t> ends;
+    std::size_t at = 0;
+    for (const auto& b : q.buffers) ends.push_back(at += b.data.size());
+    decoder.set_buffer_ends(std::move(ends));
+  }
   QueueSink sink(rec, q, ch, visit, &cancel);
   intelpt::Synthesizer synth(opts.itrace, rec.cfg, sink, opts.every_branch);
   StoppableSink stoppable(synth, cancel, progress.on() ? &progress : nullptr, qi, !ch);

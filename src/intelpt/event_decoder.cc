@@ -104,6 +104,7 @@ void EventDecoder::apply_timing(const Packet& pkt, bool after_cyc, bool in_psb) 
       break;
     case PacketType::kMtc:
       timer_.mtc(static_cast<std::uint32_t>(pkt.payload), after_cyc);
+      if (after_cyc && timer_.have_tma()) probe_cyc_rate();
       break;
     case PacketType::kCyc:
       timer_.cyc(pkt.payload);
@@ -114,6 +115,28 @@ void EventDecoder::apply_timing(const Packet& pkt, bool after_cyc, bool in_psb) 
     default:
       break;
   }
+}
+
+void EventDecoder::probe_cyc_rate() {
+  // The end of the buffer the MTC (just read, ending at pos_) is in.
+  std::size_t end = data_.size();
+  for (std::size_t e : buffer_ends_)
+    if (e >= pos_) {
+      end = e;
+      break;
+    }
+  CycRateProbe probe(timer_);
+  PacketContext ctx = ctx_;
+  for (std::size_t at = pos_; at < end;) {
+    Packet pkt;
+    const int r = decode_packet(data_.data() + at, end - at, ctx, pkt);
+    if (r <= 0) break;
+    at += static_cast<std::size_t>(r);
+    ctx = next_context(pkt, ctx);
+    if (pkt.type == PacketType::kPad) continue;
+    if (!probe.next(pkt)) break;
+  }
+  probe.apply(timer_);
 }
 
 void EventDecoder::bind_fup(Item& it) {

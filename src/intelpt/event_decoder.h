@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/bytes.h"
 #include "intelpt/config.h"
@@ -78,6 +79,9 @@ class EventDecoder {
   Item next();
 
   const Timer& timer() const { return timer_; }
+  // Where the trace's buffers end (offsets into it, ascending), when it is
+  // several AUXTRACE buffers joined: perf looks ahead within one only.
+  void set_buffer_ends(std::vector<std::size_t> ends) { buffer_ends_ = std::move(ends); }
   std::uint64_t position() const { return base_ + pos_; }
   bool at_end() const { return pos_ >= data_.size(); }
 
@@ -86,6 +90,8 @@ class EventDecoder {
   // does not decode.
   bool read(Packet& pkt, Item& error);
   void apply_timing(const Packet& pkt, bool after_cyc, bool in_psb = false);
+  // After an MTC that followed a CYC: perf's CYC rate from the packets ahead.
+  void probe_cyc_rate();
   // The item's time and cycle count: the timer's now.
   void stamp(Item& it) const;
   bool is_timing(PacketType t) const;
@@ -109,6 +115,7 @@ class EventDecoder {
   // An item to hand out before reading on (a CBR change inside PSB+).
   Item pending_;
   bool have_pending_ = false;
+  std::vector<std::size_t> buffer_ends_;
 };
 
 }  // namespace perfkit::intelpt

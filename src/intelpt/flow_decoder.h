@@ -145,6 +145,8 @@ class FlowDecoder {
     provider_ = provider;
     next_change_ = 0;
   }
+  // Where the trace's AUXTRACE buffers end, when it is several joined.
+  void set_buffer_ends(std::vector<std::size_t> ends) { ev_.set_buffer_ends(std::move(ends)); }
   // Decodes the whole trace, reporting every step to `sink`.
   void run(FlowSink& sink);
 

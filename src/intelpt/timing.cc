@@ -59,6 +59,7 @@ void Timer::tsc(std::uint64_t payload, bool after_cyc) {
   if (after_cyc) {
     cyc_ref_timestamp_ = timestamp_;
     cycle_cnt_ = 0;
+    have_cyc_rate_ = false;
   }
 }
 
@@ -100,6 +101,7 @@ void Timer::mtc(std::uint32_t payload, bool after_cyc) {
   if (after_cyc) {
     cyc_ref_timestamp_ = timestamp_;
     cycle_cnt_ = 0;
+    have_cyc_rate_ = false;
   }
 }
 
@@ -109,9 +111,19 @@ void Timer::cyc(std::uint64_t cycles) {
   ++cycle_marks_;
   cycle_cnt_ += cycles;
   total_cycles_ += cycles;
-  if (!cyc_ref_timestamp_ || !cbr_) return;
-  std::uint64_t t = cyc_ref_timestamp_ +
-                    static_cast<std::uint64_t>(static_cast<double>(cycle_cnt_) * cbr_cyc_to_tsc_);
+  if (!cyc_ref_timestamp_) return;
+  double rate;
+  if (have_cyc_rate_)
+    rate = cyc_rate_;
+  else if (cbr_)
+    rate = cbr_cyc_to_tsc_;
+  else
+    return;
+  // As perf sums it: in double precision, truncated.
+  const double est =
+      static_cast<double>(cyc_ref_timestamp_) + static_cast<double>(cycle_cnt_) * rate;
+  if (!(est < 0x1p64)) return;
+  const auto t = static_cast<std::uint64_t>(est);
   if (t >= timestamp_) timestamp_ = t;
 }
 
@@ -125,6 +137,88 @@ void Timer::cbr(unsigned ratio) {
   // Cycles count from here at the new rate.
   cyc_ref_timestamp_ = timestamp_;
   cycle_cnt_ = 0;
+}
+
+CycRateProbe::CycRateProbe(const Timer& t)
+    : t_(t),
+      last_mtc_(t.last_mtc_),
+      ctc_delta_(t.ctc_delta_),
+      timestamp_(t.timestamp_),
+      fixup_last_mtc_(t.fixup_last_mtc_) {}
+
+bool CycRateProbe::next(const Packet& pkt) {
+  const PacketType type = pkt.type;
+  const PacketType before = last_type_;
+  last_type_ = type;
+  switch (type) {
+    case PacketType::kMtc: {
+      if (!t_.have_tma_) return true;
+      const auto mtc = static_cast<std::uint32_t>(pkt.payload & 0xff);
+      const unsigned shift = t_.p_.mtc_period;
+      if (shift > 8 && fixup_last_mtc_) {
+        fixup_last_mtc_ = false;
+        const std::uint32_t first_missing = 1u << (16 - shift);
+        last_mtc_ |= mtc & ~(first_missing - 1);
+        if (last_mtc_ >= mtc) {
+          last_mtc_ -= first_missing;
+          last_mtc_ &= 0xff;
+        }
+      }
+      const std::uint32_t delta = mtc > last_mtc_ ? mtc - last_mtc_ : mtc + 256 - last_mtc_;
+      ctc_delta_ += static_cast<std::uint64_t>(delta) << shift;
+      last_mtc_ = mtc;
+      const std::uint64_t ts = t_.ctc_timestamp_ + t_.ctc_to_tsc(ctc_delta_);
+      if (ts < timestamp_) return false;
+      if (before != PacketType::kCyc) {
+        timestamp_ = ts;
+        return true;
+      }
+      return measure(ts);
+    }
+    case PacketType::kCyc:
+      cycles_ += pkt.payload;
+      return true;
+    case PacketType::kCbr: {
+      const auto cbr = static_cast<unsigned>(pkt.payload & 0xff);
+      if (cbr_ && cbr_ != cbr) return false;
+      cbr_ = cbr;
+      cbr_rate_ = cbr ? static_cast<double>(t_.p_.max_non_turbo_ratio) / cbr : 0;
+      return true;
+    }
+    case PacketType::kTnt:
+    case PacketType::kTipPge:
+    case PacketType::kTip:
+    case PacketType::kFup:
+    case PacketType::kPsb:
+    case PacketType::kPip:
+    case PacketType::kModeExec:
+    case PacketType::kModeTsx:
+    case PacketType::kPsbEnd:
+    case PacketType::kPad:
+    case PacketType::kVmcs:
+    case PacketType::kMnt:
+    case PacketType::kPtwrite:
+    case PacketType::kBbp:
+    case PacketType::kBip:
+    case PacketType::kBep:
+      return true;
+    default:  // TSC, TMA (time may have stopped), TIP.PGD, OVF, power events ...
+      return false;
+  }
+}
+
+bool CycRateProbe::measure(std::uint64_t timestamp) {
+  unsigned cbr = cbr_;
+  double cbr_rate = cbr_rate_;
+  if (!cbr && t_.cbr_) {
+    cbr = t_.cbr_;
+    cbr_rate = t_.cbr_cyc_to_tsc_;
+  }
+  if (!cycles_) return false;
+  const double rate = static_cast<double>(timestamp - t_.timestamp_) / static_cast<double>(cycles_);
+  if (cbr && rate > cbr_rate && rate / cbr_rate > 1.25) return false;
+  rate_ = rate;
+  return false;
 }
 
 void Timer::trace_on(bool restart) {

@@ -7,7 +7,9 @@
 //        it: CTC[15:0] and the fast counter (TSC ticks since the last CTC tick).
 //   MTC  CTC bits [mtc_period+7 : mtc_period]; the TSC follows as the CTC
 //        delta since TMA times the TSC:CTC ratio (CPUID.15H).
-//   CYC  core cycles since the last CYC; ticks = cycles * max non-turbo ratio / CBR.
+//   CYC  core cycles since the last CYC; ticks = cycles * the rate perf measured
+//        between MTC packets that follow CYC packets (CycRateProbe), else
+//        max non-turbo ratio / CBR.
 //   CBR  the core:bus ratio (core frequency in 100 MHz units).
 //
 // The arithmetic follows perf's decoder so that synthesized samples carry the
@@ -18,6 +20,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+
+#include "intelpt/packet.h"
 
 namespace perfkit::intelpt {
 
@@ -26,6 +31,8 @@ struct TimerParams {
   std::uint32_t tsc_ctc_ratio_n = 0, tsc_ctc_ratio_d = 0;
   std::uint32_t max_non_turbo_ratio = 0;
 };
+
+class CycRateProbe;
 
 class Timer {
  public:
@@ -61,6 +68,13 @@ class Timer {
   std::uint64_t cycle_marks() const { return cycle_marks_; }
   bool have_cyc() const { return have_cyc_; }
 
+  // The measured TSC ticks per cycle for CYC timing, until the next TSC or
+  // MTC that follows a CYC (see CycRateProbe).
+  void set_cyc_rate(double ticks_per_cycle) {
+    cyc_rate_ = ticks_per_cycle;
+    have_cyc_rate_ = true;
+  }
+
  private:
   std::uint64_t ctc_to_tsc(std::uint64_t ctc) const;
   // The time-based estimate restarts here (perf's intel_pt_mtc_cyc_cnt_pge).
@@ -84,6 +98,8 @@ class Timer {
   std::uint64_t cyc_ref_timestamp_ = 0;
   std::uint64_t cycle_cnt_ = 0;
   std::uint64_t total_cycles_ = 0;
+  double cyc_rate_ = 0;
+  bool have_cyc_rate_ = false;
 
   bool tracing_ = false;
   bool have_cyc_ = false;
@@ -92,6 +108,38 @@ class Timer {
   std::uint64_t estimate_base_ = 0;  // ipc_cycles_ when the estimate restarted
   std::uint64_t estimate_from_ = 0;  // the timestamp it restarted at
   double tsc_to_cycles_ = 0;         // CBR / max non-turbo ratio
+
+  friend class CycRateProbe;
+};
+
+// perf's measured rate of TSC ticks per CYC cycle (intel_pt_calc_cyc_to_tsc):
+// at an MTC that follows a CYC, the packets after it are looked at up to the
+// next MTC that follows a CYC, whose time against the cycles counted on the
+// way gives the rate. A TSC, TMA, TIP.PGD, OVF, power event, a second core:bus
+// ratio, an MTC that would go back in time, or the end of the trace buffer
+// ends the look without a rate; so does a rate over 1.25 times the CBR one.
+// Construct it right after the MTC is applied to `t`, feed next() the
+// packets that follow (PAD left out) while it returns true, then apply().
+class CycRateProbe {
+ public:
+  explicit CycRateProbe(const Timer& t);
+  bool next(const Packet& pkt);
+  void apply(Timer& t) const {
+    if (rate_) t.set_cyc_rate(*rate_);
+  }
+
+ private:
+  bool measure(std::uint64_t timestamp);
+
+  const Timer& t_;
+  std::uint64_t cycles_ = 0;
+  unsigned cbr_ = 0;
+  double cbr_rate_ = 0;
+  std::uint32_t last_mtc_;
+  std::uint64_t ctc_delta_, timestamp_;
+  bool fixup_last_mtc_;
+  PacketType last_type_ = PacketType::kCyc;  // the packet before the MTC
+  std::optional<double> rate_;
 };
 
 }  // namespace perfkit::intelpt

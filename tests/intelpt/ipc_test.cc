@@ -204,3 +204,62 @@ TEST(IpcSamplesTest, ApproximateIpcTakesTheCountAtEachTimeUpdate) {
 
 }  // namespace
 }  // namespace perfkit::intelpt
+
+namespace perfkit::intelpt {
+namespace {
+
+// perf's CYC rate, measured between MTC packets that follow CYC packets.
+TEST(CycRateTest, MeasuredBetweenMtcPacketsThatFollowCyc) {
+  auto timer = [] {
+    Timer t(params());
+    t.set_reference(0x100000000ULL);
+    t.tsc(0x100000000ULL, false);
+    t.cbr(20);  // one TSC tick per cycle by the CBR
+    t.tma(0x108, 0);
+    t.cyc(10);
+    t.mtc(0x22, true);  // after a CYC: CYC time counts from here
+    return t;
+  };
+  auto packet = [](PacketType type, std::uint64_t payload) {
+    Packet p;
+    p.type = type;
+    p.payload = payload;
+    return p;
+  };
+  const std::uint64_t at = 0x100000000ULL + 400;
+  {
+    // 320 cycles up to the next MTC after a CYC, 400 ticks on: 1.25 ticks a cycle.
+    Timer t = timer();
+    ASSERT_EQ(t.timestamp(), at);
+    CycRateProbe probe(t);
+    EXPECT_TRUE(probe.next(packet(PacketType::kTnt, 0)));
+    EXPECT_TRUE(probe.next(packet(PacketType::kCyc, 320)));
+    EXPECT_FALSE(probe.next(packet(PacketType::kMtc, 0x23)));
+    probe.apply(t);
+    t.cyc(8);
+    EXPECT_EQ(t.timestamp(), at + 10);
+  }
+  {
+    // Over 1.25 times the CBR rate: not taken, the CBR rate stays.
+    Timer t = timer();
+    CycRateProbe probe(t);
+    EXPECT_TRUE(probe.next(packet(PacketType::kCyc, 266)));
+    EXPECT_FALSE(probe.next(packet(PacketType::kMtc, 0x23)));
+    probe.apply(t);
+    t.cyc(8);
+    EXPECT_EQ(t.timestamp(), at + 8);
+  }
+  {
+    // A TSC ends the look: no rate.
+    Timer t = timer();
+    CycRateProbe probe(t);
+    EXPECT_TRUE(probe.next(packet(PacketType::kCyc, 320)));
+    EXPECT_FALSE(probe.next(packet(PacketType::kTsc, 0)));
+    probe.apply(t);
+    t.cyc(8);
+    EXPECT_EQ(t.timestamp(), at + 8);
+  }
+}
+
+}  // namespace
+}  // namespace perfkit::intelpt

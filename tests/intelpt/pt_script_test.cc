@@ -57,6 +57,10 @@ class PtScriptTest : public ::testing::Test {
         // IPC estimated from MTC time, restarted by CBR changes and overflows
         {"mtc-events", "ptflow-static",
          "--mtc --ovf-every 5001 --ptwrite-every 3001 --cbr-change-every 7001 --per-cpu"},
+        // CYC timing at the rate measured between MTC packets, CBR changes,
+        // overflows, a per-cpu queue in pieces
+        {"cyc-events", "ptflow-static",
+         "--mtc --cyc --ovf-every 5001 --cbr-change-every 7001 --per-cpu --aux-buffer-size 3000"},
     };
     for (const auto& rec : kRecordings) {
       const bool pipe = std::string(rec[2]).ends_with("-o -");
@@ -264,6 +268,16 @@ TEST_F(PtScriptTest, IpcFromCycPackets) {
       compare_ipc(rec, opts);
   // The dynamic program, without symbol names (those of PLT slots differ).
   compare_ipc("ptflow", "--itrace=i0nsbe -F+ipc,-sym,-symoff");
+}
+
+// Times from CYC packets to the nanosecond: perf's rate measured between
+// MTC packets that follow CYC packets, within one AUXTRACE buffer.
+TEST_F(PtScriptTest, CycTimesToTheNanosecond) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* rec : {"ptflow-static", "cyc-events"})
+    for (const char* opts : {"--itrace=bpe --ns -F+flags", "--itrace=i0nse --ns"})
+      compare(rec, opts);
+  compare_ipc("cyc-events", "--itrace=i0nsbe -F+ipc");
 }
 
 // Without CYC packets perf estimates cycles from MTC time and the core:bus

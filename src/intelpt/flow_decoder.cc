@@ -114,8 +114,14 @@ void FlowDecoder::emit_run(const Block& b, std::uint64_t start, std::uint32_t ni
   s.to = to;
   s.mode = mode_;
   s.timestamp = sample_time_;
-  s.last_timestamp = time_;
-  sample_time_ = time_;
+  // A run cut short (walked toward an event's IP, or up to an error) ends
+  // with no branch of its own: perf does not update the sample time there.
+  if (end == RunEnd::kCut) {
+    s.last_timestamp = sample_time_;
+  } else {
+    s.last_timestamp = time_;
+    sample_time_ = time_;
+  }
   stamp_cycles(s);
   s.tnt_done = tnt_count_ == 0;
   s.in_tnt = in_tnt_;
@@ -441,6 +447,7 @@ void FlowDecoder::handle_item(FlowSink& sink) {
   item_offset_ = it.offset;
   // Every item but a stray TNT/TIP is a point perf reports (an event, PSB,
   // error or enable): instructions after it are timed from it.
+  const std::uint64_t time_before = sample_time_;
   if (it.type != ItemType::kTnt && it.type != ItemType::kTip && it.type != ItemType::kFup)
     sample_time_ = time_;
   switch (it.type) {
@@ -504,8 +511,14 @@ void FlowDecoder::handle_item(FlowSink& sink) {
     case ItemType::kExstop:
     case ItemType::kCfe:
     case ItemType::kBlockEnd: {
-      if (it.has_ip && tracking && !walk_to(it.ip, sink)) return;
-      if (it.has_ip && tracking) ip_ = it.ip;
+      if (it.has_ip && tracking) {
+        // The code up to the event's IP ran before it (perf walks there
+        // with the sample time it had).
+        sample_time_ = time_before;
+        if (!walk_to(it.ip, sink)) return;
+        sample_time_ = time_;
+        ip_ = it.ip;
+      }
       EventKind k = it.type == ItemType::kTsx       ? EventKind::kTsx
                     : it.type == ItemType::kPtwrite ? EventKind::kPtwrite
                     : it.type == ItemType::kExstop  ? EventKind::kExstop

@@ -58,9 +58,10 @@ class PtScriptTest : public ::testing::Test {
         {"mtc-events", "ptflow-static",
          "--mtc --ovf-every 5001 --ptwrite-every 3001 --cbr-change-every 7001 --per-cpu"},
         // CYC timing at the rate measured between MTC packets, CBR changes,
-        // overflows, a per-cpu queue in pieces
+        // overflows, PTWRITE, a per-cpu queue in pieces
         {"cyc-events", "ptflow-static",
-         "--mtc --cyc --ovf-every 5001 --cbr-change-every 7001 --per-cpu --aux-buffer-size 3000"},
+         "--mtc --cyc --ovf-every 5001 --ptwrite-every 3001 --cbr-change-every 7001 --per-cpu "
+         "--aux-buffer-size 3000"},
     };
     for (const auto& rec : kRecordings) {
       const bool pipe = std::string(rec[2]).ends_with("-o -");
@@ -275,7 +276,7 @@ TEST_F(PtScriptTest, IpcFromCycPackets) {
 TEST_F(PtScriptTest, CycTimesToTheNanosecond) {
   PK_SKIP_WITHOUT_PERF();
   for (const char* rec : {"ptflow-static", "cyc-events"})
-    for (const char* opts : {"--itrace=bpe --ns -F+flags", "--itrace=i0nse --ns"})
+    for (const char* opts : {"--itrace=bpwe --ns -F+flags", "--itrace=i0nswe --ns"})
       compare(rec, opts);
   compare_ipc("cyc-events", "--itrace=i0nsbe -F+ipc");
 }

@@ -315,24 +315,27 @@ void Synthesizer::run(const Step& s) {
     out.tsc = s.timestamp;
     out.time = perf_time(s.timestamp);
     std::uint64_t ip = s.ip;
-    for (std::uint32_t i = 0; i < s.ninsn; ++i) {
-      if (i + 1 == s.ninsn) {
-        out.tsc = s.last_timestamp;
-        out.time = perf_time(s.last_timestamp);
-        out.flags |= last_flags(s);
-        ipc_run_end(s, end, true);
-        end_done = true;
-        set_ipc(out, 1, insn_total_ + i + 1);
-      } else if (i == 0) {
-        ipc_state(s, s.in_tnt);
-        set_ipc(out, 1, insn_total_ + 1);
-      } else if (i == 1) {
-        out.insn_cnt = out.cyc_cnt = 0;
-      }
+    auto one = [&](std::uint32_t i) {
       out.ip = ip;
       out.insn_len = s.lengths[i];
       sink_.on_sample(out);
       ip += s.lengths[i];
+    };
+    if (s.ninsn > 1) {
+      ipc_state(s, s.in_tnt);
+      set_ipc(out, 1, insn_total_ + 1);
+      one(0);
+      out.insn_cnt = out.cyc_cnt = 0;
+      for (std::uint32_t i = 1; i + 1 < s.ninsn; ++i) one(i);
+    }
+    if (s.ninsn) {
+      out.tsc = s.last_timestamp;
+      out.time = perf_time(s.last_timestamp);
+      out.flags |= last_flags(s);
+      ipc_run_end(s, end, true);
+      end_done = true;
+      set_ipc(out, 1, insn_total_ + s.ninsn);
+      one(s.ninsn - 1);
     }
   } else if (o_.instructions) {
     std::uint64_t ip = s.ip;

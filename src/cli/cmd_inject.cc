@@ -20,7 +20,7 @@ int cmd_inject(int argc, char** argv) {
   std::string itrace;
   auto* itrace_opt = app.add_option("--itrace", itrace,
                                     "Decode the Intel PT trace into synthesized samples (perf's "
-                                    "--itrace grammar: i b c r x w p e g l s Z)")
+                                    "--itrace grammar: i b c r x w p e g l s A Z)")
                          ->expected(0, 1);
   bool strip = false;
   app.add_flag("--strip", strip, "Use with --itrace to strip out non-synthesized events");

@@ -125,7 +125,7 @@ int cmd_script(int argc, char** argv) {
        xed = false;
   auto* itrace_opt = app.add_option("--itrace", itrace,
                                     "Instruction Tracing options (perf's grammar; default "
-                                    "cepwx): i[period] b c r x w p e[flags] g[len] l[len] s[n] Z")
+                                    "cepwx): i[period] b c r x w p e[flags] g[len] l[len] s[n] A Z")
                          ->expected(0, 1);
   app.add_flag("--no-itrace", no_itrace, "Do not decode instruction trace data");
   app.add_flag("--insn-trace", insn_trace, "Decode instructions from itrace (i0nse, -F+insn)");

@@ -281,6 +281,8 @@ static_assert(sizeof(TreeRow) == 64);
 
 // What the output sort reads (no event group).
 struct SortRow {
+  std::uint32_t left = 0, right = 0, parent = 0;  // rbtree_order's links
+  bool red = false;
   std::uint64_t acc = 0, period = 0;
   std::string_view sym_name;
   std::uint32_t max_depth = 0, comm = 0, key_dso = 0, cpu = 0, idx = 0, ext = 0;
@@ -336,6 +338,12 @@ SortRow sort_row(const Entry& e, std::uint32_t idx, const Ranks& ranks) {
   r.ext = e.key.ext;
   return r;
 }
+
+// An entry index with rbtree_order's links.
+struct IndexNode {
+  std::uint32_t left = 0, right = 0, parent = 0, idx = 0;
+  bool red = false;
+};
 
 template <class T>
 std::int64_t sign_of(T n, T l) {
@@ -533,19 +541,41 @@ void Report::finish() {
   for (Hists& h : hists_) {
     const Ranks ranks(h.entries);
     std::vector<std::uint32_t> order = tree_order(*this, h, ranks);
-    // The output sort on top of the tree's order.
+    // The output sort on top of the tree's order. With children and call
+    // graphs perf's comparison is not a consistent order (callchain depth
+    // only between entries of one thread), so its output tree is simulated.
+    const bool simulate = children_ && use_callchain_;
     if (h.members.size() > 1) {
-      std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-        return compare_output(*this, h, h.entries[x], h.entries[y]) < 0;
-      });
+      auto cmp = [&](std::uint32_t x, std::uint32_t y) {
+        return compare_output(*this, h, h.entries[x], h.entries[y]);
+      };
+      if (simulate) {
+        std::vector<IndexNode> nodes(order.size());
+        for (std::size_t i = 0; i < order.size(); ++i) nodes[i].idx = order[i];
+        std::vector<std::uint32_t> in = rbtree_order(
+            nodes,
+            [&](const IndexNode& node, const IndexNode& n) { return cmp(n.idx, node.idx) < 0; });
+        for (std::size_t i = 0; i < in.size(); ++i) order[i] = nodes[in[i]].idx;
+      } else {
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::uint32_t x, std::uint32_t y) { return cmp(x, y) < 0; });
+      }
     } else {
       std::vector<SortRow> rows(order.size());
       for (std::size_t i = 0; i < order.size(); ++i)
         rows[i] = sort_row(h.entries[order[i]], order[i], ranks);
-      std::stable_sort(rows.begin(), rows.end(), [&](const SortRow& x, const SortRow& y) {
-        return row_output_cmp(*this, x, y) < 0;
-      });
-      for (std::size_t i = 0; i < order.size(); ++i) order[i] = rows[i].idx;
+      if (simulate) {
+        std::vector<std::uint32_t> in =
+            rbtree_order(rows, [&](const SortRow& node, const SortRow& n) {
+              return row_output_cmp(*this, n, node) < 0;
+            });
+        for (std::size_t i = 0; i < in.size(); ++i) order[i] = rows[in[i]].idx;
+      } else {
+        std::stable_sort(rows.begin(), rows.end(), [&](const SortRow& x, const SortRow& y) {
+          return row_output_cmp(*this, x, y) < 0;
+        });
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = rows[i].idx;
+      }
     }
     h.sorted.clear();
     for (std::uint32_t i : order)

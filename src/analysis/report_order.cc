@@ -6,6 +6,7 @@
 
 #include "analysis/report_impl.h"
 #include "analysis/report_keys.h"
+#include "base/rbtree.h"
 
 namespace perfkit::analysis {
 // ---- ordering ----
@@ -74,113 +75,11 @@ namespace {
 // reads one node per level.
 template <class Node, class GoLeft>
 std::vector<std::uint32_t> rbtree_order(std::vector<Node>& nodes, GoLeft go_left_of) {
-  const std::uint32_t nil = UINT32_MAX;
-  std::size_t n = nodes.size();
-  for (Node& x : nodes) x.left = x.right = x.parent = nil, x.red = false;
-  auto left = [&](std::uint32_t i) -> std::uint32_t& { return nodes[i].left; };
-  auto right = [&](std::uint32_t i) -> std::uint32_t& { return nodes[i].right; };
-  auto parent = [&](std::uint32_t i) -> std::uint32_t& { return nodes[i].parent; };
-  auto red = [&](std::uint32_t i) -> bool& { return nodes[i].red; };
-  std::uint32_t root = nil;
-  auto rotate_left = [&](std::uint32_t x) {
-    std::uint32_t y = right(x);
-    right(x) = left(y);
-    if (left(y) != nil) parent(left(y)) = x;
-    parent(y) = parent(x);
-    if (parent(x) == nil)
-      root = y;
-    else if (x == left(parent(x)))
-      left(parent(x)) = y;
-    else
-      right(parent(x)) = y;
-    left(y) = x;
-    parent(x) = y;
-  };
-  auto rotate_right = [&](std::uint32_t x) {
-    std::uint32_t y = left(x);
-    left(x) = right(y);
-    if (right(y) != nil) parent(right(y)) = x;
-    parent(y) = parent(x);
-    if (parent(x) == nil)
-      root = y;
-    else if (x == right(parent(x)))
-      right(parent(x)) = y;
-    else
-      left(parent(x)) = y;
-    right(y) = x;
-    parent(x) = y;
-  };
-  for (std::uint32_t z = 0; z < n; ++z) {
-    std::uint32_t y = nil, x = root;
-    bool go_left = false;
-    while (x != nil) {
-      y = x;
-      go_left = go_left_of(nodes[x], nodes[z]);
-      x = go_left ? left(x) : right(x);
-    }
-    parent(z) = y;
-    if (y == nil)
-      root = z;
-    else if (go_left)
-      left(y) = z;
-    else
-      right(y) = z;
-    red(z) = true;
-    std::uint32_t k = z;
-    while (parent(k) != nil && red(parent(k))) {
-      std::uint32_t p = parent(k), g = parent(p);
-      if (p == left(g)) {
-        std::uint32_t u = right(g);
-        if (u != nil && red(u)) {
-          red(p) = red(u) = false;
-          red(g) = true;
-          k = g;
-        } else {
-          if (k == right(p)) {
-            k = p;
-            rotate_left(k);
-            p = parent(k);
-            g = parent(p);
-          }
-          red(p) = false;
-          red(g) = true;
-          rotate_right(g);
-        }
-      } else {
-        std::uint32_t u = left(g);
-        if (u != nil && red(u)) {
-          red(p) = red(u) = false;
-          red(g) = true;
-          k = g;
-        } else {
-          if (k == left(p)) {
-            k = p;
-            rotate_right(k);
-            p = parent(k);
-            g = parent(p);
-          }
-          red(p) = false;
-          red(g) = true;
-          rotate_left(g);
-        }
-      }
-    }
-    red(root) = false;
-  }
+  std::uint32_t root = base::kRbNil;
+  for (std::uint32_t z = 0; z < nodes.size(); ++z) base::rb_insert(nodes, root, z, go_left_of);
   std::vector<std::uint32_t> out;
-  out.reserve(n);
-  std::vector<std::uint32_t> stack;
-  std::uint32_t cur = root;
-  while (cur != nil || !stack.empty()) {
-    while (cur != nil) {
-      stack.push_back(cur);
-      cur = left(cur);
-    }
-    cur = stack.back();
-    stack.pop_back();
-    out.push_back(cur);
-    cur = right(cur);
-  }
+  out.reserve(nodes.size());
+  base::rb_in_order(nodes, root, [&out](std::uint32_t i) { out.push_back(i); });
   return out;
 }
 

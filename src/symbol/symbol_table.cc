@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/rbtree.h"
+
 namespace perfkit::symbol {
 
 void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t binding,
@@ -14,20 +16,40 @@ void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t bind
   s.name_offset = static_cast<std::uint32_t>(names_.size());
   s.name_size = static_cast<std::uint32_t>(name.size());
   names_.append(name);
+  if (track_) {
+    // perf's symbols__insert: by start, equal starts to the right.
+    s.node = static_cast<std::uint32_t>(tree_.size());
+    tree_.push_back(TreeNode{.start = start});
+    base::rb_insert(tree_, root_, s.node,
+                    [](const TreeNode& at, const TreeNode& n) { return n.start < at.start; });
+  }
   symbols_.push_back(s);
 }
 
 void SymbolTable::sort_only() {
   auto by_start = [](const Symbol& a, const Symbol& b) { return a.start < b.start; };
-  if (std::is_sorted(symbols_.begin(), symbols_.end(), by_start)) return;  // kallsyms is
-  std::stable_sort(symbols_.begin(), symbols_.end(),
-                   [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
+  // kallsyms is sorted already
+  if (!std::is_sorted(symbols_.begin(), symbols_.end(), by_start))
+    std::stable_sort(symbols_.begin(), symbols_.end(), by_start);
+  index_tree();
 }
 
 void SymbolTable::fixup(bool kallsyms) {
   sort_only();
   fixup_end(kallsyms);
   fixup_duplicate();
+  index_tree();
+}
+
+// Points the tree's nodes at their symbols and notes whether any symbols
+// overlap (only then can perf's walk differ from a binary search).
+void SymbolTable::index_tree() {
+  if (!track_) return;
+  overlaps_ = false;
+  for (std::size_t i = 0; i < symbols_.size(); ++i) {
+    tree_[symbols_[i].node].index = static_cast<std::uint32_t>(i);
+    if (i && symbols_[i].start < symbols_[i - 1].end) overlaps_ = true;
+  }
 }
 
 void SymbolTable::fixup_end(bool kallsyms) {
@@ -88,7 +110,13 @@ void SymbolTable::fixup_duplicate() {
   for (std::size_t i = 0; i < symbols_.size(); ++i) {
     const Symbol s = symbols_[i];
     if (kept && symbols_[kept - 1].start == s.start) {
-      if (!keep_first(symbols_[kept - 1], s)) symbols_[kept - 1] = s;
+      // perf erases the loser from its tree.
+      if (keep_first(symbols_[kept - 1], s)) {
+        if (track_) base::rb_erase(tree_, root_, s.node);
+      } else {
+        if (track_) base::rb_erase(tree_, root_, symbols_[kept - 1].node);
+        symbols_[kept - 1] = s;
+      }
       continue;
     }
     symbols_[kept++] = s;
@@ -97,6 +125,7 @@ void SymbolTable::fixup_duplicate() {
 }
 
 int SymbolTable::find(std::uint64_t addr) const {
+  if (overlaps_) return find_in_tree(addr);
   auto it = std::upper_bound(symbols_.begin(), symbols_.end(), addr,
                              [](std::uint64_t a, const Symbol& s) { return a < s.start; });
   // Overlapping symbols are rare; look back a little for one that contains addr.
@@ -104,6 +133,23 @@ int SymbolTable::find(std::uint64_t addr) const {
     --it;
     if (addr < it->end || (addr == it->start && it->end == it->start))
       return static_cast<int>(it - symbols_.begin());
+  }
+  return -1;
+}
+
+// perf's symbols__find: the first node on the path from the root that
+// contains addr.
+int SymbolTable::find_in_tree(std::uint64_t addr) const {
+  std::uint32_t n = root_;
+  while (n != base::kRbNil) {
+    const TreeNode& t = tree_[n];
+    const Symbol& s = symbols_[t.index];
+    if (addr < s.start)
+      n = t.left;
+    else if (addr < s.end || (addr == s.start && s.end == s.start))
+      return static_cast<int>(t.index);
+    else
+      n = t.right;
   }
   return -1;
 }

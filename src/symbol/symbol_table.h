@@ -5,6 +5,12 @@
 // (symbols__fixup_end), and symbols at the same address reduced to the best
 // one (symbols__fixup_duplicate: sized over zero-size, non-weak over weak,
 // global over local, fewer leading underscores, longer name).
+//
+// Symbols can still overlap: a zero-size _init extended over .plt before
+// the PLT stubs are added, for one. perf then returns the first symbol
+// containing the address on its rbtree's path from the root, so a table
+// that tracks the tree (track_perf_tree) looks such addresses up in a
+// simulation of perf's tree.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +28,7 @@ struct Symbol {
   std::uint64_t end = 0;  // exclusive; == start for a zero-size symbol that stayed so
   std::uint32_t name_offset = 0;
   std::uint32_t name_size = 0;
+  std::uint32_t node = 0;  // its node in the perf tree (when tracked)
   std::uint8_t binding = 0;
   std::uint8_t type = 0;
 };
@@ -29,6 +36,8 @@ struct Symbol {
 class SymbolTable {
  public:
   // ---- building ----
+  // Simulate perf's symbol rbtree from here on (call before add()).
+  void track_perf_tree() { track_ = true; }
   void add(std::uint64_t start, std::uint64_t size, std::uint8_t binding, std::uint8_t type,
            std::string_view name);
   // Sorts what was added and applies perf's fixups. `kallsyms` selects the
@@ -60,9 +69,23 @@ class SymbolTable {
  private:
   void fixup_end(bool kallsyms);
   void fixup_duplicate();
+  void index_tree();
+  int find_in_tree(std::uint64_t addr) const;
+
+  // A node of the simulated perf tree: insertion key and links.
+  struct TreeNode {
+    std::uint32_t left = 0, right = 0, parent = 0;
+    std::uint32_t index = 0;  // into symbols_, once indexed
+    std::uint64_t start = 0;
+    bool red = false;
+  };
 
   std::vector<Symbol> symbols_;
   std::string names_;
+  std::vector<TreeNode> tree_;
+  std::uint32_t root_ = UINT32_MAX;
+  bool track_ = false;
+  bool overlaps_ = false;  // some address is in two symbols: look up in the tree
 };
 
 }  // namespace perfkit::symbol

@@ -204,6 +204,7 @@ LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& r
   }
   const elf::ElfFile& sym = syms ? *syms : (mini ? *mini : run);
   auto table = std::make_shared<SymbolTable>();
+  table->track_perf_tree();
   std::vector<elf::RawSymbol> raw;
   if (elf::read_symbols(sym, run, elf::SymbolSource::kSymtab, true, raw) > 0) {
     add_elf_symbols(*table, raw, opts_.demangle);
@@ -296,6 +297,7 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
     std::vector<elf::RawSymbol> raw;
     if (elf::read_symbols(*f, *f, elf::SymbolSource::kSymtab, false, raw) == 0) return out;
     auto table = std::make_shared<SymbolTable>();
+    table->track_perf_tree();
     add_elf_symbols(*table, raw, opts_.demangle_kernel);
     table->fixup(false);
     out.table = std::move(table);
@@ -324,6 +326,7 @@ const LoadedSymbols& Symbolizer::jit_map(const std::string& path) {
   if (it != cache_.end()) return it->second;
   LoadedSymbols out;
   auto table = std::make_shared<SymbolTable>();
+  table->track_perf_tree();
   if (auto text = read_text_file(opts_.symfs + path)) {
     std::string_view t = *text;
     while (!t.empty()) {

@@ -49,6 +49,68 @@ TEST(SymbolTable, DuplicatesKeepPerfsBest) {
   EXPECT_EQ(t.name(3), "glob");
 }
 
+// A zero-size _init grows over .plt before the stubs are added, so they
+// overlap it; perf answers with the first symbol containing the address on
+// its tree's path from the root, which depends on the tree's shape.
+TEST(SymbolTable, OverlapsResolveAsPerfsTreeWalk) {
+  {
+    SymbolTable t;  // _init alone: the stub hangs below it
+    t.track_perf_tree();
+    t.add(0x1000, 0, kBindGlobal, kTypeFunc, "_init");
+    t.fixup(false);
+    t.add(0x1010, 0x10, kBindGlobal, kTypeFunc, "a@plt");
+    t.sort_only();
+    ASSERT_EQ(t.size(), 2u);
+    EXPECT_EQ(t.name(static_cast<std::size_t>(t.find(0x1014))), "_init");
+    EXPECT_EQ(t.name(static_cast<std::size_t>(t.find(0x1024))), "_init");
+  }
+  {
+    SymbolTable t;  // with _start the first stub's insert rotates it to the root
+    t.track_perf_tree();
+    t.add(0x1000, 0, kBindGlobal, kTypeFunc, "_init");
+    t.add(0x1100, 0x10, kBindGlobal, kTypeFunc, "_start");
+    t.fixup(false);
+    t.add(0x1010, 0x10, kBindGlobal, kTypeFunc, "a@plt");
+    t.add(0x1020, 0x10, kBindGlobal, kTypeFunc, "b@plt");
+    t.sort_only();
+    EXPECT_EQ(t.name(static_cast<std::size_t>(t.find(0x1014))), "a@plt");
+    EXPECT_EQ(t.name(static_cast<std::size_t>(t.find(0x1024))), "b@plt");
+    EXPECT_EQ(t.name(static_cast<std::size_t>(t.find(0x1004))), "_init");
+    // In _init's range, but the walk passes _init by (perf prints [unknown]).
+    EXPECT_EQ(t.find(0x1034), -1);
+    EXPECT_EQ(t.find(0x1110), -1);
+  }
+  {
+    SymbolTable t;  // untracked: the innermost symbol
+    t.add(0x1000, 0, kBindGlobal, kTypeFunc, "_init");
+    t.fixup(false);
+    t.add(0x1010, 0x10, kBindGlobal, kTypeFunc, "a@plt");
+    t.sort_only();
+    EXPECT_EQ(t.name(static_cast<std::size_t>(t.find(0x1014))), "a@plt");
+  }
+}
+
+// The tree's erasures (duplicates dropped) keep it a valid search tree.
+TEST(SymbolTable, TrackedDuplicatesAreErasedFromTheTree) {
+  SymbolTable t;
+  t.track_perf_tree();
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    t.add(0x1000 + i * 0x10, 0x10, kBindWeak, kTypeFunc, fmt::format("w{}", i));
+    if (i % 3 == 0) t.add(0x1000 + i * 0x10, 0x10, kBindGlobal, kTypeFunc, fmt::format("g{}", i));
+  }
+  t.fixup(false);
+  ASSERT_EQ(t.size(), 200u);
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    int at = t.find(0x1000 + i * 0x10 + 4);
+    ASSERT_GE(at, 0) << i;
+    EXPECT_EQ(t.name(static_cast<std::size_t>(at)), fmt::format("{}{}", i % 3 ? 'w' : 'g', i));
+  }
+  t.add(0x1004, 0x8, kBindGlobal, kTypeFunc, "inner");  // an overlap: the tree walk answers
+  t.sort_only();
+  EXPECT_GE(t.find(0x1006), 0);
+  EXPECT_EQ(t.find(0x2000), -1);
+}
+
 TEST(Demangle, LikePerfWithoutParameters) {
   EXPECT_EQ(demangle("_ZNK2ns1K4spinIlEElT_"), "ns::K::spin<long>");
   EXPECT_EQ(demangle("_ZN2ns1fEi"), "ns::f");

@@ -1,5 +1,6 @@
 #include "analysis/dump_records.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "abi/event_names.h"
@@ -348,6 +349,15 @@ void RecordPrinter::count(const RecordView& r) { impl_->st.stats.count(r.type); 
 void RecordPrinter::tally(const RecordView& r) {
   PrinterState& st = impl_->st;
   st.stats.count(r.type);
+  if (r.type == kRecordLostSamples) {
+    // perf report --stats adds each one's count to the event its id names.
+    const int at = st.events.attr_index(r);
+    auto lost = record::parse_lost_samples(r);
+    if (at < 0 || !lost) return;
+    if (st.event_lost.size() < st.events.size()) st.event_lost.resize(st.events.size());
+    st.event_lost[static_cast<std::size_t>(at)] += lost->lost;
+    return;
+  }
   if (r.type != kRecordSample) return;
   const int idx = st.events.attr_index(r);
   if (idx < 0) return;
@@ -433,10 +443,14 @@ void RecordPrinter::print_stats(FdWriter& out) const {
                 ? " (excludes AUX area (e.g. instruction trace) decoded / synthesized events)"
                 : "");
   st.stats.print_perf_dump(out);
-  for (std::size_t i = 0; i < st.event_samples.size(); ++i) {
-    if (!st.event_samples[i]) continue;
-    out.print("{} stats:\n{:>16} events: {:>10}\n", st.event_name(i), "SAMPLE",
-              st.event_samples[i]);
+  const std::size_t n = std::max(st.event_samples.size(), st.event_lost.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t samples = i < st.event_samples.size() ? st.event_samples[i] : 0;
+    std::uint64_t lost = i < st.event_lost.size() ? st.event_lost[i] : 0;
+    if (!samples && !lost) continue;
+    out.print("{} stats:\n", st.event_name(i));
+    if (samples) out.print("{:>16} events: {:>10}\n", "SAMPLE", samples);
+    if (lost) out.print("{:>16} events: {:>10}\n", "LOST_SAMPLES", lost);
   }
 }
 

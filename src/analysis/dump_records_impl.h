@@ -58,6 +58,7 @@ struct PrinterState {
   std::size_t attrs_known = 0;
   // Samples each event's hists counted (perf report's "<event> stats:").
   std::vector<std::uint64_t> event_samples;
+  std::vector<std::uint64_t> event_lost;  // --stats: LOST_SAMPLES' counts per event
   // Last READ value per sample id (perf delivers group reads as deltas).
   std::unordered_map<std::uint64_t, std::uint64_t> read_last;
   bool branch_mode = false;  // perf report sorts by branch: counts branch entries

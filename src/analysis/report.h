@@ -103,6 +103,8 @@ class ReportBuilder {
   void print_elided(FdWriter& out) const;
   // Prints every event's block, perf report --stdio style.
   void print(Session& session, FdWriter& out);
+  // Entries made, filtered ones included (perf's nr_entries after collapsing).
+  std::size_t entries() const;
   // Samples counted with an earlier one like them without being resolved.
   std::uint64_t folded_samples() const;
 

@@ -559,6 +559,12 @@ void Report::print_elided(FdWriter& out) const {
 
 void ReportBuilder::print_elided(FdWriter& out) const { impl_->print_elided(out); }
 
+std::size_t ReportBuilder::entries() const {
+  std::size_t n = 0;
+  for (const Hists& h : impl_->hists_) n += h.entries.size();
+  return n;
+}
+
 void Report::print(Session& session, FdWriter& out) {
   outf(out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", session.stats().total_lost_samples);
   for (std::size_t i = 0; i < hists_.size(); ++i) {

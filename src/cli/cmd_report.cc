@@ -165,6 +165,7 @@ int cmd_report(int argc, char** argv) {
     }
   } itrace_file;
   StdinPeek peek;
+  const std::string input_name = input;  // as perf names it in messages
   if (input == "-" && !no_itrace) {
     auto st = peek_stdin_for_intel_pt(peek);
     if (!st) return fail("report", st.error());
@@ -315,6 +316,14 @@ int cmd_report(int argc, char** argv) {
   if (!header)
     out.write(
         "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+  if (builder.entries() == 0) {
+    // perf's check after collapsing: nothing was added (every sample was
+    // outside --time or -C, or there were none); status 0 as in perf.
+    auto fl = out.flush();
+    wait_pager(pager);
+    fmt::print(stderr, "Error:\nThe {} data has no samples!\n", input_name);
+    return fl ? 0 : fail("report", fl.error());
+  }
   builder.print_elided(out);
   builder.print(s, out);
   auto fl = out.flush();

@@ -155,6 +155,46 @@ const char* kCorpusExceptions[] = {
     "quipper/perf.data.hybrid_topology",
 };
 
+// perf report --stats adds each LOST_SAMPLES record's count to the event
+// its sample id names, and lists those per event.
+TEST(ReportCorpus, StatsCountLostSamplesPerEvent) {
+  PK_SKIP_WITHOUT_PERF();
+  PK_SKIP_WITHOUT_CORPUS();
+  for (const char* f :
+       {"quipper/perf.data.lost_samples-4.4", "quipper/perf.data.piped.lost_samples-4.4"}) {
+    std::string file = test::corpus_dir() + "/" + f;
+    std::string d = diff_report(file, "--stats");
+    EXPECT_TRUE(d.empty()) << f << ":\n" << d;
+    auto k = test::run(test::perfkit_bin() + " report --stats -i " + test::sh(file));
+    std::size_t n = 0;
+    for (auto at = k.out.find("LOST_SAMPLES events:"); at != std::string::npos;
+         at = k.out.find("LOST_SAMPLES events:", at + 1))
+      ++n;
+    EXPECT_EQ(n, 3u) << k.out;  // the aggregate and two of the three events
+  }
+}
+
+// Nothing to show (every sample outside --time): perf prints its note,
+// then "Error:" and the file on stderr, and exits 0.
+TEST(ReportOptions, NoSamplesLeftIsPerfsError) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture("fp.data");
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  for (const char* args : {"--time 1,2", "--time 1,2 --no-children"}) {
+    std::string tail = " report --stdio -i " + test::sh(f) + " " + args;
+    auto p = test::run("perf" + tail);
+    auto k = test::run(test::perfkit_bin() + tail);
+    EXPECT_EQ(k.status, p.status) << args;
+    EXPECT_EQ(k.out, p.out) << args;
+    EXPECT_EQ(k.err, p.err) << args;
+    EXPECT_NE(k.err.find("data has no samples!"), std::string::npos) << k.err;
+  }
+  // Entries that exist but are filtered out are not "no samples".
+  auto k = test::run(test::perfkit_bin() + " report --stdio --comm nosuch -i " + test::sh(f));
+  EXPECT_EQ(k.err.find("no samples"), std::string::npos) << k.err;
+  EXPECT_NE(k.out.find("# Samples:"), std::string::npos) << k.out;
+}
+
 TEST(ReportCorpus, SameAsPerfWithoutCallGraphs) {
   PK_SKIP_WITHOUT_PERF();
   PK_SKIP_WITHOUT_CORPUS();

@@ -247,6 +247,9 @@ void Report::decide_fold() {
   // Keys of the sample itself (time, srcline...) and unwound user stacks
   // make each sample its own.
   if (opts_.fold_max_kept == 0 || ext_->active()) return;
+  // READ samples are split among the events by their counter values.
+  for (const auto& d : session_->reader().events().events())
+    if (d.attr.sample_type & kSampleRead) return;
   constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
   if (need_chains_)
     for (const auto& d : session_->reader().events().events())
@@ -268,7 +271,29 @@ Status Report::on_sample(const ResolvedSample& s) {
     return fold_->full() ? drain_fold() : ok();
   }
   if (!accepts(*s.sample)) return ok();
+  if (s.sample->sample_type & kSampleRead) return add_read_sample(s);
   return add_sample(s, period_of(s.event, *s.sample), 1);
+}
+
+// perf delivers a PERF_SAMPLE_READ sample once per value read, to the
+// value's event, with the change since that id's last value as the period;
+// values of unknown ids and unchanged ones are dropped.
+Status Report::add_read_sample(const ResolvedSample& s) {
+  const record::Sample& smp = *s.sample;
+  auto deliver = [&](const record::ReadValues::Value& v) -> Status {
+    const int ev = session_->reader().events().index_of_id(v.id);
+    if (ev < 0) return ok();
+    std::uint64_t& last = read_last_[v.id];
+    const std::uint64_t period = v.value - last;
+    last = v.value;
+    if (!period) return ok();
+    ResolvedSample one = s;
+    one.event = static_cast<std::size_t>(ev);
+    return add_sample(one, period, 1);
+  };
+  if (!(smp.read.read_format & kFormatGroup)) return deliver(smp.read.at(0));
+  for (std::uint64_t i = 0; i < smp.read.nr; ++i) PK_TRY(deliver(smp.read.at(i)));
+  return ok();
 }
 
 Status Report::drain_fold() {

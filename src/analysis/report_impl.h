@@ -271,6 +271,9 @@ class Report : public SampleVisitor {
   std::uint64_t period_of(std::size_t event, const record::Sample& smp) const;
   // Adds `count` samples like `s` of `period` in all to the histograms.
   Status add_sample(const ResolvedSample& s, std::uint64_t period, std::uint32_t count);
+  Status add_read_sample(const ResolvedSample& s);
+  // PERF_SAMPLE_READ: each id's last value (perf's sid->period).
+  std::unordered_map<std::uint64_t, std::uint64_t> read_last_;
   void add_children(Hists& h, const ResolvedSample& s, std::uint32_t self, bool filtered,
                     std::uint64_t period, std::uint32_t count);
   // Samples are folded (report_fold.h) unless keys or unwinding make each

@@ -28,7 +28,9 @@ Status print_counts(perfdata::Reader& reader, FdWriter& out) {
 Status run_dump(perfdata::Reader& reader, const DumpOptions& opts, FdWriter& out) {
   if (opts.stats_only) return print_counts(reader, out);
   if (opts.report_stats) {
-    RecordPrinter tally(reader, opts.records);
+    RecordPrinterOptions ro = opts.records;
+    ro.attr_names_only = reader.is_pipe();
+    RecordPrinter tally(reader, ro);
     perfdata::RecordStreamOptions so;
     so.ordered = opts.ordered && RecordPrinter::perf_orders(reader);
     PK_TRY(perfdata::process_records(reader, so,

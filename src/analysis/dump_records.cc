@@ -117,7 +117,7 @@ const std::string& PrinterState::regs_arch() {
 }
 
 std::string PrinterState::event_name(std::size_t i) const {
-  if (i < events.size() && !events[i].name.empty()) return events[i].name;
+  if (i < events.size() && !events[i].name.empty() && !opts.attr_names_only) return events[i].name;
   return i < events.size() ? default_event_name(events[i].attr) : std::string("unknown");
 }
 

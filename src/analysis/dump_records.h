@@ -47,6 +47,9 @@ using AuxtraceDumper = std::function<Status(const AuxtraceDumpRequest&, FdWriter
 struct RecordPrinterOptions {
   bool raw_dump = true;          // the ". ... raw event: size N bytes" hex dump of each record
   AuxtraceDumper auxtrace_dump;  // empty: nothing after AUXTRACE records
+  // Event names from the attrs alone: perf report --stats does not apply a
+  // pipe's feature records (EVENT_DESC), so it names events as their attrs say.
+  bool attr_names_only = false;
 };
 
 class RecordPrinter {

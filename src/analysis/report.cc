@@ -60,6 +60,8 @@ Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list) {
       keys.push_back(SortKey::kSrcline);
     else if (k == "srcfile")
       keys.push_back(SortKey::kSrcfile);
+    else if (k == "trace")
+      keys.push_back(SortKey::kTrace);
     else if (k == "overhead" || k == "overhead_children")
       continue;
     else
@@ -407,6 +409,12 @@ void Report::settle(Session& session) {
   session_ = &session;
   const auto& ev = session.reader().events();
   hists_.assign(ev.size(), Hists{});
+  // perf's default sort when every event is a tracepoint (known before the
+  // records only in file mode): the formatted payload.
+  if (!opts_.sort_given && !session.reader().is_pipe() && ev.size() > 0 &&
+      std::all_of(ev.events().begin(), ev.events().end(),
+                  [](const auto& d) { return d.attr.type == kTypeTracepoint; }))
+    opts_.sort = {SortKey::kTrace};
   for (SortKey k : opts_.sort) has_key_[static_cast<int>(k)] = true;
   // A stream's attrs come with its records: settle at the first sample then.
   if (!session.reader().is_pipe()) settle_from_events();
@@ -589,6 +597,9 @@ std::uint64_t Report::prefix_signature(const Entry& e) const {
         break;
       case SortKey::kParent:
         add(reinterpret_cast<std::uintptr_t>(x.parent));
+        break;
+      case SortKey::kTrace:
+        add(reinterpret_cast<std::uintptr_t>(x.trace));
         break;
       default:
         break;

@@ -34,6 +34,7 @@ enum class SortKey : std::uint8_t {
   kSrcfile,
   kSymoff,  // sym plus the sample's offset in it (perf 6.8's "symoff")
   kSocket,
+  kTrace,   // a tracepoint's formatted payload (perf's "trace")
   kPeriod,  // a "Period" column; no part of an entry's identity
 };
 enum class ChainMode : std::uint8_t { kNone, kGraphAbs, kGraphRel, kFlat, kFolded };

@@ -39,6 +39,7 @@ struct ExtKey {
   const std::string* srcline = nullptr;  // interned text, as perf's map__srcline
   const std::string* srcfile = nullptr;  // interned; "" when unknown
   const std::string* parent = nullptr;   // interned symbol name; nullptr: "[other]"
+  const std::string* trace = nullptr;    // interned trace output; nullptr: not a tracepoint
   std::uint64_t time = 0;                // the sample time, in time-quantum bins
   std::uint64_t symoff_ip = 0;           // the entry's ip, for symoff
   std::int32_t socket = -1;
@@ -49,6 +50,7 @@ struct ExtKeyHash {
   std::uint64_t operator()(const ExtKey& k) const {
     std::uint64_t h = mix64(reinterpret_cast<std::uintptr_t>(k.srcline) ^ k.time);
     h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.srcfile) ^ k.symoff_ip);
+    h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.trace));
     return mix64(h ^ reinterpret_cast<std::uintptr_t>(k.parent) ^
                  static_cast<std::uint32_t>(k.socket));
   }

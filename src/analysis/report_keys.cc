@@ -33,7 +33,8 @@ Status ExtKeys::setup(Session& session, const ReportOptions& o,
   srcline_ = has(o, SortKey::kSrcline);
   srcfile_ = has(o, SortKey::kSrcfile);
   symoff_ = has(o, SortKey::kSymoff);
-  active_ = time_ || socket_ || parent_ || srcline_ || srcfile_ || symoff_;
+  trace_ = has(o, SortKey::kTrace);
+  active_ = time_ || socket_ || parent_ || srcline_ || srcfile_ || symoff_ || trace_;
   quantum_ = o.time_quantum;
   lines_ = std::move(lines);
   keys_.assign(1, ExtKey{});
@@ -74,6 +75,20 @@ const std::string* ExtKeys::parent_of(const Frame& f) {
   return v ? parent_names_[v - 1] : nullptr;
 }
 
+const std::string* ExtKeys::trace_of(const ResolvedSample& s) {
+  const record::Sample& smp = *s.sample;
+  const auto& attr = session_->reader().events()[s.event].attr;
+  if (attr.type != abi::kTypeTracepoint) return nullptr;
+  if (!tracepoints_tried_) {
+    tracepoints_tried_ = true;
+    tracepoints_ = session_tracepoint_formatter(*session_, nullptr);
+  }
+  trace_text_.clear();
+  if (tracepoints_ && (smp.sample_type & abi::kSampleRaw))
+    tracepoints_->format(attr.config, static_cast<int>(smp.cpu), smp.raw, trace_text_);
+  return session_->machine().intern(std::string_view(trace_text_.data(), trace_text_.size()));
+}
+
 void ExtKeys::begin_sample(const ResolvedSample& s) {
   const record::Sample& smp = *s.sample;
   sample_ = ExtKey{};
@@ -84,6 +99,7 @@ void ExtKeys::begin_sample(const ResolvedSample& s) {
   }
   if (socket_ && (smp.sample_type & abi::kSampleCpu) && smp.cpu < sockets_.size())
     sample_.socket = sockets_[smp.cpu];
+  if (trace_) sample_.trace = trace_of(s);
   if (parent_) {
     // add_callchain_ip checks the frames the sample's callchain gives, not
     // the functions inlined at them.

@@ -12,6 +12,8 @@
 //            else "sym+OFF" (decimal, ip - sym start), "dso[ADDR]" without
 //            a symbol, "??:0" without a map
 //   srcfile  the file part of a found srcline, else ""
+//   trace    a tracepoint sample's payload as perf's get_trace_output
+//            formats it (tep_print_event's INFO); nullptr for other events
 //
 // Source lines are resolved once per DSO and address (symbol::SourceLines);
 // perf's give-up rule (123 failed lookups in a DSO before any success turn
@@ -30,6 +32,7 @@
 #include "analysis/report.h"
 #include "analysis/report_impl.h"
 #include "analysis/session.h"
+#include "analysis/tracepoint.h"
 #include "symbol/source_lines.h"
 
 namespace perfkit::analysis {
@@ -96,11 +99,16 @@ class ExtKeys {
   const std::string* source(const machine::Location& loc, const char* inlined, int lookups,
                             bool file);
   const std::string* parent_of(const Frame& f);
+  const std::string* trace_of(const ResolvedSample& s);
   std::uint32_t intern(const ExtKey& k);
 
   Session* session_ = nullptr;
   bool active_ = false, time_ = false, socket_ = false, parent_ = false;
-  bool srcline_ = false, srcfile_ = false, symoff_ = false;
+  bool srcline_ = false, srcfile_ = false, symoff_ = false, trace_ = false;
+  // The tracing data's formats, made at the first tracepoint sample.
+  std::unique_ptr<TracepointFormatter> tracepoints_;
+  bool tracepoints_tried_ = false;
+  fmt::memory_buffer trace_text_;
   std::uint64_t quantum_ = 0;
   std::vector<std::int32_t> sockets_;  // by cpu
   regex_t regex_{};

@@ -50,6 +50,9 @@ int ext_output_cmp(const Report& r, SortKey k, std::uint32_t xa, std::uint32_t x
       return cmp_text(a.srcline, b.srcline);
     case SortKey::kSrcfile:
       return cmp_text(a.srcfile, b.srcfile);
+    case SortKey::kTrace:
+      // perf compares no trace output of other events
+      return a.trace && b.trace ? cmp_text(a.trace, b.trace) : 0;
     case SortKey::kSymoff:
       return cmp_num(b.symoff_ip, a.symoff_ip);
     default:
@@ -273,6 +276,8 @@ std::int64_t ext_perf_cmp(const Report& r, SortKey k, std::uint32_t xl, std::uin
       return text_sign(n.srcline, l.srcline);
     case SortKey::kSrcfile:
       return text_sign(n.srcfile, l.srcfile);
+    case SortKey::kTrace:
+      return l.trace && n.trace ? text_sign(n.trace, l.trace) : 0;
     default:
       return 0;
   }

@@ -81,6 +81,8 @@ const char* header_of(SortKey k) {
       return "Source:Line";
     case SortKey::kSrcfile:
       return "Source File";
+    case SortKey::kTrace:
+      return "Trace output";
     case SortKey::kPeriod:
       return "Period";
     default:
@@ -163,6 +165,14 @@ void Printer::compute_widths() {
           if (r_.srcline_sized(h_, e))
             c.width = std::max(c.width, r_.ext_->at(e.key.ext).srcfile->size());
           break;
+        case SortKey::kTrace:
+          // perf formats an entry's trace output when it first compares
+          // two entries: never with a single sample, whose column then
+          // keeps the header's width.
+          if (const std::string* t = r_.ext_->at(e.key.ext).trace;
+              t && (h_.nr_samples > 1 || r_.children_))
+            c.width = std::max(c.width, t->size());
+          break;
         default:
           break;
       }
@@ -232,6 +242,9 @@ int Printer::ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t
       return text(*x.srcline);
     case SortKey::kSrcfile:
       return text(*x.srcfile);
+    case SortKey::kTrace:
+      // perf's "%-.*s" in the header's width: cut, never padded
+      return std::snprintf(buf, cap, "%-.*s", w, x.trace ? x.trace->c_str() : "N/A");
     case SortKey::kPeriod:
       // perf's hpp raw format: " %*lu" in the width less one.
       return std::snprintf(buf, cap, " %*" PRIu64, w - 1, e.period);
@@ -285,6 +298,7 @@ void Printer::print_entry(const Entry& e) {
       case SortKey::kTime:
       case SortKey::kSrcline:
       case SortKey::kSrcfile:
+      case SortKey::kTrace:
       case SortKey::kPeriod:
         n = ext_column(e, c.key, w, buf, sizeof buf);
         break;

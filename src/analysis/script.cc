@@ -103,23 +103,7 @@ void ScriptPrinter::make_tracepoint_formatter() {
   for (const auto& ev : reader.events().events()) tracepoints |= ev.attr.type == 2;
   Bytes td = reader.tracing_data();
   if ((!tracepoints && !traits_.pipe) || td.empty()) return;
-  auto tp = TracepointFormatter::create(td, opts_.warn);
-  if (!tp) {
-    if (opts_.warn) opts_.warn(tp.error().message());
-    return;
-  }
-  tracepoints_ = std::move(*tp);
-  machine::Machine* m = &session_.machine();
-  tracepoints_->set_kernel_resolver(
-      [m](std::uint64_t addr, std::string& name, std::uint64_t& start, std::string& module) {
-        machine::Thread& idle = m->findnew_thread(0, 0);
-        machine::Location loc = m->resolve(idle, kMiscKernel, addr);
-        if (loc.symbol < 0 || !loc.map) return false;
-        name = std::string(m->symbol_name(loc));
-        start = loc.map->unmap_ip(loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol)).start);
-        module = loc.dso->kind == machine::DsoKind::kModule ? loc.dso->short_name : "";
-        return true;
-      });
+  tracepoints_ = session_tracepoint_formatter(session_, opts_.warn);
 }
 
 Status run_script(Session& session, ScriptOptions opts, FdWriter& out) {

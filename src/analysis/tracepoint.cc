@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "analysis/session.h"
 #include "base/bytes.h"
 
 namespace perfkit::analysis {
@@ -199,6 +200,29 @@ void TracepointFormatter::format(std::uint64_t id, int cpu, Bytes raw, fmt::memo
   tep_print_event(tep_, &s, &record, "%s", TEP_PRINT_INFO);
   out.append(s.buffer, s.buffer + s.len);
   trace_seq_destroy(&s);
+}
+
+std::unique_ptr<TracepointFormatter> session_tracepoint_formatter(
+    Session& session, const std::function<void(const std::string&)>& warn) {
+  Bytes td = session.reader().tracing_data();
+  if (td.empty()) return nullptr;
+  auto tp = TracepointFormatter::create(td, warn);
+  if (!tp) {
+    if (warn) warn(tp.error().message());
+    return nullptr;
+  }
+  machine::Machine* m = &session.machine();
+  (*tp)->set_kernel_resolver(
+      [m](std::uint64_t addr, std::string& name, std::uint64_t& start, std::string& module) {
+        machine::Thread& idle = m->findnew_thread(0, 0);
+        machine::Location loc = m->resolve(idle, abi::kMiscKernel, addr);
+        if (loc.symbol < 0 || !loc.map) return false;
+        name = std::string(m->symbol_name(loc));
+        start = loc.map->unmap_ip(loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol)).start);
+        module = loc.dso->kind == machine::DsoKind::kModule ? loc.dso->short_name : "";
+        return true;
+      });
+  return std::move(*tp);
 }
 
 }  // namespace perfkit::analysis

@@ -20,6 +20,8 @@ struct tep_handle;
 
 namespace perfkit::analysis {
 
+class Session;
+
 // Names a kernel address for %pS-style fields: the symbol's name and start,
 // and its module name or "" for the kernel proper; false when unknown.
 using KernelSymbolResolver = std::function<bool(std::uint64_t addr, std::string& name,
@@ -53,5 +55,11 @@ class TracepointFormatter {
   KernelSymbolResolver resolver_;
   std::string resolved_name_, resolved_module_;
 };
+
+// The formatter for the tracing data `session`'s reader holds now, naming
+// kernel addresses through its machine; nullptr without tracing data or
+// when it does not parse (said through `warn`).
+std::unique_ptr<TracepointFormatter> session_tracepoint_formatter(
+    Session& session, const std::function<void(const std::string&)>& warn);
 
 }  // namespace perfkit::analysis

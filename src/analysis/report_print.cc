@@ -456,6 +456,9 @@ void Printer::print_path(std::uint32_t node, bool folded, bool& first) {
   print_path(parent_[node], folded, first);
   char nb[64];
   for (const ChainEntry& c : r_.arena_.val(node)) {
+    // perf's flat and folded printers skip addresses in the context marker
+    // range (an unwound ip of 0 less one); its graph shows them.
+    if (c.ip >= abi::kContextMax) continue;
     if (folded) {
       if (!first) out_.write(";");
       first = false;

@@ -249,13 +249,15 @@ void Report::decide_fold() {
   // Keys of the sample itself (time, srcline...) and unwound user stacks
   // make each sample its own.
   if (opts_.fold_max_kept == 0 || ext_->active()) return;
-  // READ samples are split among the events by their counter values.
-  for (const auto& d : session_->reader().events().events())
-    if (d.attr.sample_type & kSampleRead) return;
+  // READ samples are split among the events by their counter values; the
+  // chains of unwound user stacks and LBR call stacks are not in the key.
   constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
-  if (need_chains_)
-    for (const auto& d : session_->reader().events().events())
-      if ((d.attr.sample_type & kUserStack) == kUserStack) return;
+  for (const auto& d : session_->reader().events().events()) {
+    if (d.attr.sample_type & kSampleRead) return;
+    if (need_chains_ && ((d.attr.sample_type & kUserStack) == kUserStack ||
+                         (d.attr.branch_sample_type & kBranchCallStack)))
+      return;
+  }
   fold_ = std::make_unique<SampleFold>(has_key_[static_cast<int>(SortKey::kCpu)], need_chains_,
                                        opts_.fold_max_kept);
 }

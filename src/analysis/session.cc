@@ -107,6 +107,50 @@ Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   return v.after_record(rec);
 }
 
+// One chain word as perf's add_callchain_ip takes it: a context marker
+// switches the mode, anything else is a frame in the current mode.
+// (Resolved later: the mode waits in loc.level.)
+void Session::add_frame(std::uint64_t ip, std::uint8_t& cpumode) {
+  if (ip >= kContextMax) {
+    if (ip == kContextHv) cpumode = kMiscHypervisor;
+    if (ip == kContextKernel) cpumode = kMiscKernel;
+    if (ip == kContextUser) cpumode = kMiscUser;
+    return;
+  }
+  Frame& f = frames_.emplace_back();
+  f.ip = ip;
+  f.loc.level = static_cast<char>(cpumode);
+}
+
+// --call-graph lbr (branch_sample_type CALL_STACK): perf takes the user
+// part of the chain from the LBR call stack, the target of the newest
+// branch then each branch's source, after the kernel part up to the user
+// context marker (reversed in caller order). False when the chain has no
+// user part (perf then uses the chain as it is).
+bool Session::resolve_lbr_callchain(const record::Sample& s, machine::Thread& t,
+                                    bool defer_kernel) {
+  const auto& chain = s.callchain;
+  const std::size_t n =
+      std::min<std::size_t>(chain.size(), static_cast<std::size_t>(std::max(opts_.max_stack, 0)));
+  std::size_t user = 0;
+  while (user < n && chain[user] != kContextUser) ++user;
+  if (user == n) return false;
+  frames_.clear();
+  const record::BranchStack& lbr = s.branch_stack;
+  const bool has_lbr = (s.sample_type & kSampleBranchStack) && lbr.nr > 0;
+  std::uint8_t mode = kMiscUser;
+  for (std::size_t i = 0; i <= user; ++i) add_frame(chain[i], mode);
+  mode = kMiscUser;
+  if (has_lbr) {
+    add_frame(lbr.at(0).to, mode);
+    for (std::uint64_t i = 0; i < lbr.nr; ++i) add_frame(lbr.at(i).from, mode);
+  }
+  if (opts_.caller_order) std::reverse(frames_.begin(), frames_.end());
+  for (Frame& f : frames_)
+    f.loc = machine_->resolve(t, static_cast<std::uint8_t>(f.loc.level), f.ip, defer_kernel);
+  return true;
+}
+
 void Session::resolve_callchain(const record::Sample& s, machine::Thread& t, bool defer_kernel) {
   frames_.clear();
   const auto& chain = s.callchain;
@@ -180,7 +224,9 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   const bool defer = v.defers_kernel_symbols() && machine_->kernel_symbols_pending();
   rs.loc = machine_->resolve(t, rs.cpumode, sample_.ip, defer);
   if (opts_.resolve_callchains && (sample_.sample_type & kSampleCallchain)) {
-    resolve_callchain(sample_, t, defer);
+    if (!(desc.attr.branch_sample_type & kBranchCallStack) ||
+        !resolve_lbr_callchain(sample_, t, defer))
+      resolve_callchain(sample_, t, defer);
     constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
     if (opts_.unwinder && (sample_.sample_type & kUserStack) == kUserStack)
       unwind_user_stack(sample_, t);

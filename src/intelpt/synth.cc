@@ -142,6 +142,36 @@ Synthesizer::Synthesizer(const ItraceOptions& opts, const PtConfig& cfg, SampleS
                 !o_.callchain && !o_.last_branch;
 }
 
+// perf's intel_pt_next_period: the instructions to walk before the
+// estimated time (walk time plus one tick per instruction) reaches the next
+// multiple of the period; the first walk only finds where it is.
+std::uint64_t Synthesizer::next_period() {
+  const std::uint64_t mask = ~(period_ticks_ - 1);
+  std::uint64_t ts = walk_tsc_ + insn_since_tsc_;
+  std::uint64_t masked = ts & mask;
+  if (continuous_period_) {
+    if (masked > last_masked_) return 1;
+  } else {
+    ++ts;
+    masked = ts & mask;
+    if (masked > last_masked_) {
+      last_masked_ = masked;
+      continuous_period_ = true;
+    }
+  }
+  if (masked < last_masked_) return period_ticks_;
+  return period_ticks_ - (ts - masked);
+}
+
+// perf's intel_pt_sample_insn for tick periods.
+void Synthesizer::tick_sampled() {
+  const std::uint64_t masked = (walk_tsc_ + insn_since_tsc_) & ~(period_ticks_ - 1);
+  if (masked > last_masked_)
+    last_masked_ = masked;
+  else
+    last_masked_ += period_ticks_;
+}
+
 bool Synthesizer::skip() { return o_.initial_skip && events_++ < o_.initial_skip; }
 
 void Synthesizer::emit(SynthSample& out, std::uint64_t tsc) {
@@ -339,21 +369,22 @@ void Synthesizer::run(const Step& s) {
     }
   } else if (o_.instructions) {
     std::uint64_t ip = s.ip;
+    if (period_ticks_) {
+      // A walk starts: perf's decoder time only moves between walks.
+      if (s.timestamp != walk_tsc_) walk_tsc_ = s.timestamp, insn_since_tsc_ = 0;
+      walk_left_ = 0;
+    }
     for (std::uint32_t i = 0; i < s.ninsn; ++i) {
       const bool last = i + 1 == s.ninsn;
       const std::uint64_t tsc = last ? s.last_timestamp : s.timestamp;
       ++insn_since_sample_;
-      if (tsc != last_tsc_) {
-        last_tsc_ = tsc;
-        insn_since_tsc_ = 0;
-      }
-      ++insn_since_tsc_;
       bool take = false;
       if (period_ticks_) {
-        std::uint64_t est = (tsc + insn_since_tsc_) & ~(period_ticks_ - 1);
-        if (est > next_tick_) {
-          take = next_tick_ != 0;
-          next_tick_ = est;
+        if (!walk_left_) walk_left_ = next_period();
+        ++insn_since_tsc_;
+        if (--walk_left_ == 0) {
+          take = true;
+          tick_sampled();
         }
       } else {
         take = insn_since_sample_ >= o_.period;
@@ -377,6 +408,7 @@ void Synthesizer::run(const Step& s) {
   if (s.end == RunEnd::kBranch) {
     branch(s.from, s.to, insn_op_flags(s.last.op), s.last.length, s, s.last_timestamp, insn_total_);
   } else if (s.end == RunEnd::kDisabled) {
+    continuous_period_ = false;  // perf's TIP.PGD
     branch(s.from, s.to, insn_op_flags(s.last.op) | kFlagBranch | kFlagTraceEnd, s.last.length, s,
            s.last_timestamp, insn_total_);
   }
@@ -490,13 +522,18 @@ void Synthesizer::on_step(const Step& s) {
       run(s);
       return;
     case StepKind::kBegin:
-      // A begin at a PSB is part of the PSB's state (the event that follows).
-      if (s.from_psb) return;
+      // A begin at a PSB is part of the PSB's state (the event that follows);
+      // perf's sync there restarts tick periods.
+      if (s.from_psb) {
+        continuous_period_ = false;
+        return;
+      }
       ipc_state(s, true);
       branch(0, s.to, kFlagBranch | kFlagTraceBegin, 0, s, s.timestamp, insn_total_);
       return;
     case StepKind::kAsync:
       ipc_state(s, true);
+      if (s.end == RunEnd::kDisabled) continuous_period_ = false;
       if (s.end == RunEnd::kDisabled)
         branch(s.from, s.to, kFlagBranch | kFlagTraceEnd, 0, s, s.timestamp, insn_total_);
       else

@@ -164,8 +164,15 @@ class Synthesizer : public FlowSink {
   std::uint64_t insn_total_ = 0;
   std::uint64_t insn_since_sample_ = 0;  // since the last period ended
   std::uint64_t insns_sampled_ = 0;      // insn_total_ at the last instruction sample
-  std::uint64_t next_tick_ = 0;
-  std::uint64_t last_tsc_ = 0, insn_since_tsc_ = 0;
+  // Tick periods, as perf's decoder counts them: every instruction adds a
+  // tick to the time of its walk (a run), samples fall where that estimate
+  // crosses a multiple of the period (last_masked_), and the instructions
+  // left before the next one are fixed when a walk starts.
+  std::uint64_t walk_tsc_ = 0, insn_since_tsc_ = 0;
+  std::uint64_t last_masked_ = 0, walk_left_ = 0;
+  bool continuous_period_ = false;
+  std::uint64_t next_period();
+  void tick_sampled();
   std::uint64_t events_ = 0;
   bool in_tx_ = false;
   std::vector<std::uint64_t> stack_;  // return addresses (g)

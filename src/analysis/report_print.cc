@@ -136,8 +136,9 @@ void Printer::compute_widths() {
           c.width = std::max(c.width, e.thread->comm->size());
           break;
         case SortKey::kPid:
-          if (e.comm->size() > comm_len)
-            comm_len = e.comm->size(), c.width = std::max(c.width, comm_len + 8);
+          // Also from the thread's last command (perf's HISTC_THREAD).
+          if (e.thread->comm->size() > comm_len)
+            comm_len = e.thread->comm->size(), c.width = std::max(c.width, comm_len + 8);
           break;
         case SortKey::kDso:
           if (e.dso_name) c.width = std::max(c.width, e.dso_name->size());

@@ -236,7 +236,9 @@ TEST(ReportOptions, NoSamplesLeftIsPerfsError) {
   EXPECT_NE(k.out.find("# Samples:"), std::string::npos) << k.out;
 }
 
-// Every mode of the Done-when list, and the default (children, call graph).
+// Every mode of the Done-when list, the default (children, call graph),
+// --stats, and the Pid:Command column (sized from each thread's last
+// command, like Command).
 TEST(ReportCorpus, SameAsPerfInEveryMode) {
   PK_SKIP_WITHOUT_PERF();
   PK_SKIP_WITHOUT_CORPUS();
@@ -249,7 +251,8 @@ TEST(ReportCorpus, SameAsPerfInEveryMode) {
     // (diff_report skips files perf cannot read or refuses)
     ++compared;
     bool all_same = true;
-    for (const char* mode : {kModes[0], kModes[1], kModes[2], kModes[3], "", "--stats"}) {
+    for (const char* mode :
+         {kModes[0], kModes[1], kModes[2], kModes[3], "", "--stats", "--sort pid,sym"}) {
       // A damaged fuzz file: perf --stats counts the records before the
       // damage, perfkit refuses the file naming the offset.
       if (std::string(mode) == "--stats" && file.find("quipper-fuzz/") != std::string::npos)

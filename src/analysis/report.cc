@@ -399,6 +399,9 @@ void Report::settle_from_events() {
     has_cg |= (d.attr.sample_type & kSampleCallchain) != 0;
   // perf decides --children before a stream's attrs are known: off for pipes.
   children_ = has_cg && opts_.children != 0 && !session_->reader().is_pipe();
+  acc_col_ = children_ && (!opts_.fields_given || opts_.field_children);
+  self_col_ = !opts_.fields_given || opts_.field_overhead;
+  na_acc_col_ = !children_ && opts_.fields_given && opts_.field_children;
   use_callchain_ = has_cg && opts_.chain_mode != ChainMode::kNone;
   no_callchains_for_parent_ = !has_cg && has_key_[static_cast<int>(SortKey::kParent)] &&
                               opts_.parent_refused_without_callchains &&

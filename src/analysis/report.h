@@ -42,7 +42,11 @@ enum class ChainValue : std::uint8_t { kPercent, kPeriod, kCount };
 
 struct ReportOptions {
   std::vector<SortKey> sort = {SortKey::kComm, SortKey::kDso, SortKey::kSym};
-  bool sort_given = false;  // --sort was given (affects the "sym" first-line elision)
+  // -F: only the columns named; Children and Overhead (not "Self") only
+  // when listed, and entries ordered by the listed ones.
+  bool fields_given = false, field_children = false, field_overhead = false;
+  bool field_self_first = false;  // -F lists overhead before overhead_children
+  bool sort_given = false;        // --sort was given (affects the "sym" first-line elision)
   bool sort_starts_with_sym = false;
   int children = -1;  // -1: perf's default (on with callchains)
   ChainMode chain_mode = ChainMode::kGraphAbs;

@@ -257,6 +257,9 @@ class Report : public SampleVisitor {
   mutable std::unordered_map<std::uint64_t, std::uint32_t> prefix_counts_;
   bool children_ = false;
   bool use_callchain_ = false;
+  // The percentage columns shown and sorted on (-F can leave them out).
+  bool acc_col_ = false, self_col_ = true;
+  bool na_acc_col_ = false;   // -F overhead_children where nothing accumulates: "N/A"
   bool need_chains_ = false;  // the session resolves callchains
   bool has_key_[16] = {};
   std::vector<Hists> hists_;

@@ -88,24 +88,37 @@ std::vector<std::uint32_t> rbtree_order(std::vector<Node>& nodes, GoLeft go_left
 
 }  // namespace
 
+// perf's Children tie-break: within one thread, by callchain depth (callers
+// first); none across threads.
+int depth_cmp(const Report& r, std::int32_t ta, std::int32_t tb, std::uint32_t da,
+              std::uint32_t db) {
+  if (!r.use_callchain_ || ta != tb || da == db) return 0;
+  bool a_first = r.opts_.caller_order ? da > db : da < db;
+  return a_first ? -1 : 1;
+}
+
 int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry& b) {
   const bool group = h.members.size() > 1;
-  if (r.children_) {
+  auto acc = [&]() -> int {
+    if (!r.acc_col_) return 0;
     if (a.acc_period != b.acc_period) return a.acc_period > b.acc_period ? -1 : 1;
     if (group)
       for (std::size_t m = 1; m < h.members.size(); ++m)
         if (h.group_acc(a)[m] != h.group_acc(b)[m])
           return h.group_acc(a)[m] > h.group_acc(b)[m] ? -1 : 1;
-    if (r.use_callchain_ && a.tid == b.tid && a.max_depth != b.max_depth) {
-      bool a_first = r.opts_.caller_order ? a.max_depth > b.max_depth : a.max_depth < b.max_depth;
-      return a_first ? -1 : 1;
-    }
-  }
-  if (a.period != b.period) return a.period > b.period ? -1 : 1;
-  if (group)
-    for (std::size_t m = 1; m < h.members.size(); ++m)
-      if (h.group_period(a)[m] != h.group_period(b)[m])
-        return h.group_period(a)[m] > h.group_period(b)[m] ? -1 : 1;
+    return depth_cmp(r, a.tid, b.tid, a.max_depth, b.max_depth);
+  };
+  auto self = [&]() -> int {
+    if (!r.self_col_) return 0;
+    if (a.period != b.period) return a.period > b.period ? -1 : 1;
+    if (group)
+      for (std::size_t m = 1; m < h.members.size(); ++m)
+        if (h.group_period(a)[m] != h.group_period(b)[m])
+          return h.group_period(a)[m] > h.group_period(b)[m] ? -1 : 1;
+    return 0;
+  };
+  if (int c = r.opts_.field_self_first ? self() : acc()) return c;
+  if (int c = r.opts_.field_self_first ? acc() : self()) return c;
   for (SortKey k : r.opts_.sort) {
     int c = 0;
     switch (k) {
@@ -356,14 +369,16 @@ std::int64_t row_perf_cmp(const Report& r, const EntryStore& entries, const Tree
 
 // compare_output over rows (no event group).
 int row_output_cmp(const Report& r, const SortRow& a, const SortRow& b) {
-  if (r.children_) {
+  auto acc = [&]() -> int {
+    if (!r.acc_col_) return 0;
     if (a.acc != b.acc) return a.acc > b.acc ? -1 : 1;
-    if (r.use_callchain_ && a.tid == b.tid && a.max_depth != b.max_depth) {
-      bool a_first = r.opts_.caller_order ? a.max_depth > b.max_depth : a.max_depth < b.max_depth;
-      return a_first ? -1 : 1;
-    }
-  }
-  if (a.period != b.period) return a.period > b.period ? -1 : 1;
+    return depth_cmp(r, a.tid, b.tid, a.max_depth, b.max_depth);
+  };
+  auto self = [&]() -> int {
+    return r.self_col_ && a.period != b.period ? (a.period > b.period ? -1 : 1) : 0;
+  };
+  if (int c = r.opts_.field_self_first ? self() : acc()) return c;
+  if (int c = r.opts_.field_self_first ? acc() : self()) return c;
   for (SortKey k : r.opts_.sort) {
     int c = 0;
     switch (k) {
@@ -448,7 +463,7 @@ void Report::finish() {
     // The output sort on top of the tree's order. With children and call
     // graphs perf's comparison is not a consistent order (callchain depth
     // only between entries of one thread), so its output tree is simulated.
-    const bool simulate = children_ && use_callchain_;
+    const bool simulate = acc_col_ && use_callchain_;
     if (h.members.size() > 1) {
       auto cmp = [&](std::uint32_t x, std::uint32_t y) {
         return compare_output(*this, h, h.entries[x], h.entries[y]);

@@ -188,8 +188,12 @@ void Printer::compute_widths() {
 void Printer::print_headers() {
   std::vector<std::pair<const char*, std::size_t>> heads;
   std::size_t pw = std::max<std::size_t>(8, 8 * std::max<std::size_t>(1, h_.members.size()));
-  if (r_.children_) heads.push_back({"Children", pw});
-  heads.push_back({r_.children_ ? "Self" : "Overhead", pw});
+  const bool acc = r_.acc_col_ || r_.na_acc_col_;
+  const bool self_first = r_.opts_.field_self_first;
+  if (acc && !self_first) heads.push_back({"Children", pw});
+  if (r_.self_col_)
+    heads.push_back({r_.children_ && !r_.opts_.fields_given ? "Self" : "Overhead", pw});
+  if (acc && self_first) heads.push_back({"Children", pw});
   if (r_.opts_.show_nr_samples) heads.push_back({"Samples", 12});
   if (r_.opts_.show_period) heads.push_back({"Period", 12});
   out_.write("# ");
@@ -266,9 +270,16 @@ void Printer::print_entry(const Entry& e) {
     for (std::size_t m = 0; m < h_.members.size(); ++m) pct(g[m], member_totals_[m], m == 0);
   };
   const bool grouped = h_.members.size() > 1;
-  if (r_.children_)
-    values(grouped ? h_.group_acc(e) : std::span<const std::uint64_t>(), e.acc_period);
-  values(grouped ? h_.group_period(e) : std::span<const std::uint64_t>(), e.period);
+  auto acc = [&] {
+    if (r_.acc_col_)
+      values(grouped ? h_.group_acc(e) : std::span<const std::uint64_t>(), e.acc_period);
+    if (r_.na_acc_col_) out_.write("       N/A");  // -F overhead_children without call graphs
+  };
+  const bool self_first = r_.opts_.field_self_first;
+  if (!self_first) acc();
+  if (r_.self_col_)
+    values(grouped ? h_.group_period(e) : std::span<const std::uint64_t>(), e.period);
+  if (self_first) acc();
   if (r_.opts_.show_nr_samples) outf(out_, "   %11" PRIu64, e.nr_events);
   if (r_.opts_.show_period) outf(out_, "   %11" PRIu64, e.period);
   for (std::size_t i = 0; i < cols_.size(); ++i) {

@@ -206,7 +206,11 @@ int cmd_report(int argc, char** argv) {
     // "period" is a column of its own, in -F's order (SortKey::kPeriod);
     // "sample" is the -n column.
     std::string keys_list;
+    opts.fields_given = true;
     for (const auto& f : split_list(fields)) {
+      opts.field_self_first |= f == "overhead" && !opts.field_children;
+      opts.field_children |= f == "overhead_children";
+      opts.field_overhead |= f == "overhead";
       if (f == "sample") {
         opts.show_nr_samples = true;
         continue;

@@ -150,6 +150,23 @@ TEST(ReportOptions, TraceOutputKeyMatchesPerf) {
     EXPECT_NE(k.out.find("   100.00%  (55d1db02856\n"), std::string::npos) << k.out;
 }
 
+// -F: only the listed columns, in their order; "Overhead" keeps its name
+// beside Children, entries sort by the listed percentages, and Children
+// without call graphs is "N/A".
+TEST(ReportOptions, FieldListsMatchPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* fx : {"fp.data", "syswide_g.data", "nocg.data"}) {
+    std::string f = test::fixture(fx);
+    if (f.empty()) continue;
+    for (const char* args : {"-F overhead,comm,dso", "-F comm,dso",
+                             "-F overhead_children,overhead,comm,dso", "-F overhead,sym -g none",
+                             "-F overhead,overhead_children,sym", "-F overhead_children,comm"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << fx << " " << args << ":\n" << d;
+    }
+  }
+}
+
 TEST(ReportOptions, FiltersAndLimitsMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("syswide.data");

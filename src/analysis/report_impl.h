@@ -244,6 +244,7 @@ class Report : public SampleVisitor {
   void print(Session& session, FdWriter& out);
   void print_elided(FdWriter& out) const;
   bool elided(SortKey k) const;
+  std::vector<SortKey> output_sort_;  // the sort keys perf's output sort compares
 
   ReportOptions opts_;
   std::vector<TimeRange> time_ranges_;

@@ -119,7 +119,7 @@ int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry&
   };
   if (int c = r.opts_.field_self_first ? self() : acc()) return c;
   if (int c = r.opts_.field_self_first ? acc() : self()) return c;
-  for (SortKey k : r.opts_.sort) {
+  for (SortKey k : r.output_sort_) {
     int c = 0;
     switch (k) {
       case SortKey::kComm:
@@ -379,7 +379,7 @@ int row_output_cmp(const Report& r, const SortRow& a, const SortRow& b) {
   };
   if (int c = r.opts_.field_self_first ? self() : acc()) return c;
   if (int c = r.opts_.field_self_first ? acc() : self()) return c;
-  for (SortKey k : r.opts_.sort) {
+  for (SortKey k : r.output_sort_) {
     int c = 0;
     switch (k) {
       case SortKey::kComm:
@@ -447,6 +447,10 @@ std::vector<std::uint32_t> tree_order(const Report& r, const Hists& h, const Ran
 }  // namespace
 
 void Report::finish() {
+  // perf's output sort skips the keys whose column is elided.
+  output_sort_.clear();
+  for (SortKey k : opts_.sort)
+    if (!elided(k)) output_sort_.push_back(k);
   for (Hists& h : hists_) apply_comm_renames(h);
   setup_groups();
   for (Hists& h : hists_) {

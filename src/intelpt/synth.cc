@@ -370,8 +370,10 @@ void Synthesizer::run(const Step& s) {
   } else if (o_.instructions) {
     std::uint64_t ip = s.ip;
     if (period_ticks_) {
-      // A walk starts: perf's decoder time only moves between walks.
-      if (s.timestamp != walk_tsc_) walk_tsc_ = s.timestamp, insn_since_tsc_ = 0;
+      // A walk starts. perf's decoder has read the packets up to the one
+      // that ends the walk (the run's last time), and timing packets among
+      // them restart its count of instructions since the time.
+      if (s.last_timestamp != walk_tsc_) walk_tsc_ = s.last_timestamp, insn_since_tsc_ = 0;
       walk_left_ = 0;
     }
     for (std::uint32_t i = 0; i < s.ninsn; ++i) {

@@ -299,7 +299,7 @@ TEST_F(PtScriptTest, IpcEstimatedFromMtc) {
 // Periods in time: perf's decoder adds a tick per instruction walked to the
 // time of the walk, samples where that crosses a multiple of the period
 // (rounded down to a power of two), and starts over where tracing resumes.
-// (With MTC or CYC timing perfkit's walk times still differ: a known gap.)
+// (With MTC or CYC timing some samples still differ: a known gap.)
 TEST_F(PtScriptTest, TickPeriodsLikePerf) {
   PK_SKIP_WITHOUT_PERF();
   for (const char* opts : {"--itrace=i64t --ns", "--itrace=i1000t --ns", "--itrace=i3t --ns",

@@ -110,16 +110,33 @@ Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
 // One chain word as perf's add_callchain_ip takes it: a context marker
 // switches the mode, anything else is a frame in the current mode.
 // (Resolved later: the mode waits in loc.level.)
-void Session::add_frame(std::uint64_t ip, std::uint8_t& cpumode) {
+// False for an unknown marker: a corrupt chain, which perf drops whole.
+bool Session::add_frame(std::uint64_t ip, std::uint8_t& cpumode) {
   if (ip >= kContextMax) {
-    if (ip == kContextHv) cpumode = kMiscHypervisor;
-    if (ip == kContextKernel) cpumode = kMiscKernel;
-    if (ip == kContextUser) cpumode = kMiscUser;
-    return;
+    switch (ip) {
+      case kContextHv:
+        cpumode = kMiscHypervisor;
+        return true;
+      case kContextKernel:
+        cpumode = kMiscKernel;
+        return true;
+      case kContextUser:
+        cpumode = kMiscUser;
+        return true;
+      default:
+        frames_.clear();
+        return false;
+    }
   }
-  Frame& f = frames_.emplace_back();
+  Frame& f = frames_.emplace_back();  // in place: a copy stalls on store forwarding
   f.ip = ip;
-  f.loc.level = static_cast<char>(cpumode);
+  f.loc.level = static_cast<char>(cpumode);  // the mode, until resolved
+  return true;
+}
+
+void Session::resolve_frames(machine::Thread& t, bool defer_kernel) {
+  for (Frame& f : frames_)
+    f.loc = machine_->resolve(t, static_cast<std::uint8_t>(f.loc.level), f.ip, defer_kernel);
 }
 
 // --call-graph lbr (branch_sample_type CALL_STACK): perf takes the user
@@ -139,15 +156,15 @@ bool Session::resolve_lbr_callchain(const record::Sample& s, machine::Thread& t,
   const record::BranchStack& lbr = s.branch_stack;
   const bool has_lbr = (s.sample_type & kSampleBranchStack) && lbr.nr > 0;
   std::uint8_t mode = kMiscUser;
-  for (std::size_t i = 0; i <= user; ++i) add_frame(chain[i], mode);
+  for (std::size_t i = 0; i <= user; ++i)
+    if (!add_frame(chain[i], mode)) return true;
   mode = kMiscUser;
   if (has_lbr) {
     add_frame(lbr.at(0).to, mode);
     for (std::uint64_t i = 0; i < lbr.nr; ++i) add_frame(lbr.at(i).from, mode);
   }
   if (opts_.caller_order) std::reverse(frames_.begin(), frames_.end());
-  for (Frame& f : frames_)
-    f.loc = machine_->resolve(t, static_cast<std::uint8_t>(f.loc.level), f.ip, defer_kernel);
+  resolve_frames(t, defer_kernel);
   return true;
 }
 
@@ -157,34 +174,12 @@ void Session::resolve_callchain(const record::Sample& s, machine::Thread& t, boo
   // First pass, callee first: each ip with the cpumode of the nearest
   // context marker before it (perf starts in user mode).
   std::uint8_t cpumode = kMiscUser;
-  for (std::uint64_t i = 0; i < chain.size(); ++i) {
-    std::uint64_t ip = chain[i];
-    if (ip >= kContextMax) {
-      switch (ip) {
-        case kContextHv:
-          cpumode = kMiscHypervisor;
-          break;
-        case kContextKernel:
-          cpumode = kMiscKernel;
-          break;
-        case kContextUser:
-          cpumode = kMiscUser;
-          break;
-        default:  // a corrupt chain: perf drops it all
-          frames_.clear();
-          return;
-      }
-      continue;
-    }
-    Frame& f = frames_.emplace_back();  // in place: a copy stalls on store forwarding
-    f.ip = ip;
-    f.loc.level = static_cast<char>(cpumode);  // the mode, until resolved below
-  }
+  for (std::uint64_t i = 0; i < chain.size(); ++i)
+    if (!add_frame(chain[i], cpumode)) return;
   if (opts_.caller_order) std::reverse(frames_.begin(), frames_.end());
   if (frames_.size() > static_cast<std::size_t>(opts_.max_stack))
     frames_.resize(static_cast<std::size_t>(std::max(opts_.max_stack, 0)));
-  for (Frame& f : frames_)
-    f.loc = machine_->resolve(t, static_cast<std::uint8_t>(f.loc.level), f.ip, defer_kernel);
+  resolve_frames(t, defer_kernel);
 }
 
 // perf appends the unwound user frames after the recorded (kernel) chain,

@@ -145,7 +145,8 @@ class Session {
   Status on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v);
   void resolve_callchain(const record::Sample& s, machine::Thread& t, bool defer_kernel);
   bool resolve_lbr_callchain(const record::Sample& s, machine::Thread& t, bool defer_kernel);
-  void add_frame(std::uint64_t ip, std::uint8_t& cpumode);
+  bool add_frame(std::uint64_t ip, std::uint8_t& cpumode);
+  void resolve_frames(machine::Thread& t, bool defer_kernel);
   void unwind_user_stack(const record::Sample& s, machine::Thread& t);
 
   SessionOptions opts_;

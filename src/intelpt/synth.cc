@@ -535,12 +535,13 @@ void Synthesizer::on_step(const Step& s) {
       return;
     case StepKind::kAsync:
       ipc_state(s, true);
-      if (s.end == RunEnd::kDisabled) continuous_period_ = false;
-      if (s.end == RunEnd::kDisabled)
+      if (s.end == RunEnd::kDisabled) {
+        continuous_period_ = false;  // perf's TIP.PGD
         branch(s.from, s.to, kFlagBranch | kFlagTraceEnd, 0, s, s.timestamp, insn_total_);
-      else
+      } else {
         branch(s.from, s.to, kFlagBranch | kFlagCall | kFlagAsync | kFlagInterrupt, 0, s,
                s.timestamp, insn_total_);
+      }
       return;
     case StepKind::kEvent:
       event(s);

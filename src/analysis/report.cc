@@ -208,11 +208,40 @@ Entry Report::make_entry(const ResolvedSample& s, const machine::Location& loc, 
   return e;
 }
 
+std::uint32_t Report::live_entry(Hists& h, const EntryKey& key, const ResolvedSample& s,
+                                 const machine::Location& loc, char level, bool filtered) {
+  std::uint32_t first = h.index.find(key, h.entries);
+  if (first != EntryIndex::kNone && h.live_on && h.live_seen[first] == h.live_rotations)
+    return h.live_found[first];
+  auto at = static_cast<std::uint32_t>(h.entries.size());
+  h.entries.push_back(make_entry(s, loc, level, key));
+  std::uint32_t found = live_find_or_link(*this, h, at);
+  if (found != at) {
+    h.entries.pop_back();
+  } else {
+    h.entries.back().filtered = filtered;
+    if (use_callchain_) h.entries.back().chain = arena_.new_root();
+    h.live_found.resize(h.entries.size());
+    h.live_seen.resize(h.entries.size());
+    if (first == EntryIndex::kNone) h.index.insert(at, key), first = at;
+  }
+  if (first != EntryIndex::kNone) {
+    h.live_found[first] = found;
+    h.live_seen[first] = h.live_rotations;
+  }
+  return found;
+}
+
 std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const ResolvedSample& s,
                                 const machine::Location& loc, char level, bool filtered, bool self,
                                 std::uint64_t period, std::uint32_t count) {
-  std::uint32_t at = h.index.find(key, h.entries);
-  if (at == EntryIndex::kNone) {
+  std::uint32_t at = EntryIndex::kNone;
+  // Inline symbols, and symbols compared by DSO name without a DSO key,
+  // make perf's comparison inconsistent: then entries are found as perf's
+  // tree search finds them (from the first inline symbol on).
+  if (h.live_on || key.inlined || sym_without_dso()) {
+    at = live_entry(h, key, s, loc, level, filtered);
+  } else if (at = h.index.find(key, h.entries); at == EntryIndex::kNone) {
     at = static_cast<std::uint32_t>(h.entries.size());
     h.entries.push_back(make_entry(s, loc, level, key));
     h.entries.back().filtered = filtered;
@@ -248,7 +277,7 @@ void Report::decide_fold() {
   if (!settled_) settle_from_events();
   // Keys of the sample itself (time, srcline...) and unwound user stacks
   // make each sample its own.
-  if (opts_.fold_max_kept == 0 || ext_->active()) return;
+  if (opts_.fold_max_kept == 0 || ext_->active() || sym_without_dso()) return;
   // READ samples are split among the events by their counter values; the
   // chains of unwound user stacks and LBR call stacks are not in the key.
   constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
@@ -564,6 +593,16 @@ void Report::apply_comm_renames(Hists& h) {
     k.max_depth = std::max(k.max_depth, e.max_depth);
   }
   h.entries = std::move(kept);
+}
+
+void Report::collapse_merge(Hists& h, std::uint32_t kept, std::uint32_t merged) {
+  Entry& k = h.entries[kept];
+  const Entry& m = h.entries[merged];
+  k.period += m.period;
+  k.nr_events += m.nr_events;
+  k.acc_period += m.acc_period;
+  k.acc_nr_events += m.acc_nr_events;
+  if (k.chain != UINT32_MAX && m.chain != UINT32_MAX) arena_.merge(k.chain, m.chain);
 }
 
 // A signature of the values entry `e` has for the sort keys before the

@@ -36,6 +36,23 @@ void ChainArena::append(std::uint32_t root, std::span<const ChainEntry> path, st
   append_children(root, path, 0, period, count);
 }
 
+void ChainArena::merge(std::uint32_t dst, std::uint32_t src) {
+  std::vector<ChainEntry> path;
+  std::vector<std::pair<std::uint32_t, std::size_t>> todo;  // node, path length above it
+  for (std::uint32_t c = nodes_[src].first_child; c != UINT32_MAX; c = nodes_[c].next_sibling)
+    todo.emplace_back(c, 0);
+  while (!todo.empty()) {
+    auto [n, above] = todo.back();
+    todo.pop_back();
+    path.resize(above);
+    std::span<const ChainEntry> v = val(n);
+    path.insert(path.end(), v.begin(), v.end());  // copied: appending may move the pool
+    if (nodes_[n].hit) append(dst, path, nodes_[n].hit, 1);
+    for (std::uint32_t c = nodes_[n].first_child; c != UINT32_MAX; c = nodes_[c].next_sibling)
+      todo.emplace_back(c, path.size());
+  }
+}
+
 void ChainArena::append_children(std::uint32_t node, std::span<const ChainEntry> path,
                                  std::size_t pos, std::uint64_t period, std::uint32_t count) {
   ChildKey k = child_key(node, path[pos]);

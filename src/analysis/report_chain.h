@@ -45,6 +45,9 @@ class ChainArena {
   // depend on the order paths come in, so repeats may be added at once).
   void append(std::uint32_t root, std::span<const ChainEntry> path, std::uint64_t period,
               std::uint32_t count = 1);
+  // perf's callchain_merge: every path of the tree at `src` that ends in a
+  // node with hits is appended to the tree at `dst`, as one sample.
+  void merge(std::uint32_t dst, std::uint32_t src);
   const ChainNode& at(std::uint32_t i) const { return nodes_[i]; }
   std::span<const ChainEntry> val(std::uint32_t i) const {
     return std::span<const ChainEntry>(pool_).subspan(nodes_[i].val_begin, nodes_[i].val_size);

@@ -89,6 +89,9 @@ struct alignas(64) Entry {
   std::uint64_t ip = 0;
   char level = '.';
   bool filtered = false;
+  // perf formats a tracepoint entry's trace output when a comparison first
+  // reaches the trace key; only then does the entry widen the column.
+  bool trace_formatted = false;
   // With --group, the leader's entries carry each member's values in
   // Hists::group_values (Hists::group_period/group_acc).
   std::uint32_t group_row = UINT32_MAX;
@@ -166,6 +169,9 @@ class EntryStore {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   Entry& back() { return (*this)[size_ - 1]; }
+  void pop_back() {
+    if (--size_ % kChunk == 0) chunks_.pop_back();
+  }
   void push_back(const Entry& e) {
     if (size_ % kChunk == 0) chunks_.push_back(std::make_unique<Entry[]>(kChunk));
     (*this)[size_++] = e;
@@ -196,9 +202,32 @@ class EntryStore {
   std::size_t size_ = 0;
 };
 
+// An entry as perf's input-tree comparison reads it, with the tree links.
+struct LiveRow {
+  std::uint32_t left = 0, right = 0, parent = 0;
+  const std::string* comm = nullptr;
+  const std::string* key_dso = nullptr;
+  const std::string* dso_name = nullptr;
+  std::uint32_t cpu = 0, idx = 0;
+  std::int32_t tid = 0;
+  bool has_sym = false, inlined = false, red = false;
+  std::uint64_t ip = 0, sym_start = 0, sym_end = 0;
+};
+
 struct Hists {
   EntryStore entries;
   EntryIndex index;
+  // perf's input tree, kept while entries are added once inline symbols
+  // make its comparison inconsistent: an entry's search can then miss an
+  // equal entry and add a second one, as perf's does.
+  std::vector<LiveRow> live;
+  std::uint32_t live_root = UINT32_MAX;
+  bool live_on = false;
+  // A search's answer stands until a rotation changes the tree's paths:
+  // by the first entry of a key (index), what its last search found, and
+  // the rotation count then.
+  std::vector<std::uint32_t> live_found, live_seen;
+  std::uint32_t live_rotations = 0;
   std::uint64_t nr_samples = 0, nr_non_filtered_samples = 0;
   std::uint64_t total_period = 0, total_non_filtered_period = 0;
   std::uint64_t callchain_period = 0, callchain_non_filtered_period = 0;
@@ -234,6 +263,9 @@ class Report : public SampleVisitor {
   void settle_from_events();
   void setup_groups();
   void merge_group(Hists& leader);
+  // perf's collapse of entry `merged` into the equal entry `kept`: counts
+  // and call graph added; `kept` keeps its callchain depth.
+  void collapse_merge(Hists& h, std::uint32_t kept, std::uint32_t merged);
   void apply_comm_renames(Hists& h);
   bool settled_ = false;
   std::uint64_t folded_ = 0;    // samples a fold counted with an earlier one
@@ -241,6 +273,14 @@ class Report : public SampleVisitor {
   bool no_callchains_for_g_ = false;
   bool no_callchains_for_parent_ = false;
   void finish();
+  // A symbol key without a DSO key: perf compares resolved and unresolved
+  // symbols by DSO name first, unresolved ones among themselves by address,
+  // which is not a consistent order.
+  bool sym_without_dso() const {
+    return (has_key_[static_cast<int>(SortKey::kSym)] ||
+            has_key_[static_cast<int>(SortKey::kSymoff)]) &&
+           !has_key_[static_cast<int>(SortKey::kDso)];
+  }
   void print(Session& session, FdWriter& out);
   void print_elided(FdWriter& out) const;
   bool elided(SortKey k) const;
@@ -268,6 +308,10 @@ class Report : public SampleVisitor {
   Session* session_ = nullptr;
 
  private:
+  // The entry of `key` as perf's tree search finds it (Hists::live), new
+  // ones made from the sample and `loc`.
+  std::uint32_t live_entry(Hists& h, const EntryKey& key, const ResolvedSample& s,
+                           const machine::Location& loc, char level, bool filtered);
   // Adds `period` to the entry of `key`, made from the sample and `loc` when new.
   std::uint32_t add_entry(Hists& h, const EntryKey& key, const ResolvedSample& s,
                           const machine::Location& loc, char level, bool filtered, bool self,
@@ -300,5 +344,9 @@ class Report : public SampleVisitor {
 };
 
 int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry& b);
+// Adds entry `idx` (the last) to perf's input tree of `h`, starting the tree
+// from the earlier entries when it is not kept yet. Returns the entry perf's
+// search finds equal, or idx when it links the new one.
+std::uint32_t live_find_or_link(const Report& r, Hists& h, std::uint32_t idx);
 
 }  // namespace perfkit::analysis

@@ -76,14 +76,24 @@ namespace {
 // one, going left when go_left_of(node entry, new entry).
 // Nodes carry their links (left, right, parent, red) so that a descent
 // reads one node per level.
-template <class Node, class GoLeft>
-std::vector<std::uint32_t> rbtree_order(std::vector<Node>& nodes, GoLeft go_left_of) {
+// `inserted(z)` runs after node z is linked.
+template <class Node, class GoLeft, class Inserted>
+std::vector<std::uint32_t> rbtree_order(std::vector<Node>& nodes, GoLeft go_left_of,
+                                        Inserted inserted) {
   std::uint32_t root = base::kRbNil;
-  for (std::uint32_t z = 0; z < nodes.size(); ++z) base::rb_insert(nodes, root, z, go_left_of);
+  for (std::uint32_t z = 0; z < nodes.size(); ++z) {
+    base::rb_insert(nodes, root, z, go_left_of);
+    inserted(z);
+  }
   std::vector<std::uint32_t> out;
   out.reserve(nodes.size());
   base::rb_in_order(nodes, root, [&out](std::uint32_t i) { out.push_back(i); });
   return out;
+}
+
+template <class Node, class GoLeft>
+std::vector<std::uint32_t> rbtree_order(std::vector<Node>& nodes, GoLeft go_left_of) {
+  return rbtree_order(nodes, go_left_of, [](std::uint32_t) {});
 }
 
 }  // namespace
@@ -218,22 +228,28 @@ struct Ranks {
   }
 };
 
+// The fields of perf's entry comparison other than names (TreeRow, LiveRow).
+template <class Row>
+void fill_row(Row& r, const Entry& e, std::uint32_t idx) {
+  r.cpu = e.cpu;
+  r.idx = idx;
+  r.tid = e.tid;
+  r.has_sym = e.key.has_sym;
+  r.inlined = e.inlined;
+  r.ip = e.ip;
+  r.sym_start = e.key.sym_start;
+  r.sym_end = e.key.sym_end;
+}
+
 std::vector<TreeRow> tree_rows(const EntryStore& entries, const Ranks& ranks) {
   std::vector<TreeRow> rows(entries.size());
   std::uint32_t i = 0;
   for (const Entry& e : entries) {
     TreeRow& r = rows[i];
+    fill_row(r, e, i++);
     r.comm = ranks.comms.rank(e.comm);
     r.key_dso = ranks.dsos.rank(e.key.dso);
     r.dso_name = ranks.dsos.rank(e.dso_name);
-    r.cpu = e.cpu;
-    r.idx = i++;
-    r.tid = e.tid;
-    r.has_sym = e.key.has_sym;
-    r.inlined = e.inlined;
-    r.ip = e.ip;
-    r.sym_start = e.key.sym_start;
-    r.sym_end = e.key.sym_end;
   }
   return rows;
 }
@@ -296,23 +312,43 @@ std::int64_t ext_perf_cmp(const Report& r, SortKey k, std::uint32_t xl, std::uin
   }
 }
 
+// Marks entries `a` and `b` (by index) as having their trace output
+// formatted, as perf's trace comparison does for tracepoint entries.
+void mark_traced(const Report& r, std::uint32_t xa, std::uint32_t xb, std::uint32_t a,
+                 std::uint32_t b, std::vector<char>& traced) {
+  if (r.ext_->at(xa).trace && r.ext_->at(xb).trace) traced[a] = traced[b] = 1;
+}
+
 // perf's hist_entry__cmp(existing, incoming) with perf's signs: the incoming
 // entry goes left of `l` when this is negative. Not a consistent order when
 // resolved and unresolved symbols mix (DSO first, then null last), which is
 // why the tree perf builds is simulated rather than sorted. Name ranks order
 // as their strings do; inline symbols' names are read from the entries.
-std::int64_t row_perf_cmp(const Report& r, const EntryStore& entries, const TreeRow& l,
-                          const TreeRow& n) {
-  auto dso_cmp = [](std::uint32_t ld, std::uint32_t nd) -> std::int64_t {
-    if (ld == nd) return 0;
-    if (ld == kNoName || nd == kNoName) return ld == kNoName ? -1 : 1;
-    return sign_of(nd, ld);
-  };
+// `traced` (by entry) marks the entries whose trace output the comparison
+// formats: both sides, when it reaches a trace key of tracepoint entries.
+// Rows name their comm and DSOs by rank (TreeRow) or by string (LiveRow).
+std::int64_t name_sign(std::uint32_t n, std::uint32_t l) { return sign_of(n, l); }
+std::int64_t name_sign(const std::string* n, const std::string* l) { return text_sign(n, l); }
+// perf's DSO comparison: no DSO first.
+std::int64_t dso_cmp(std::uint32_t ld, std::uint32_t nd) {
+  if (ld == nd) return 0;
+  if (ld == kNoName || nd == kNoName) return ld == kNoName ? -1 : 1;
+  return sign_of(nd, ld);
+}
+std::int64_t dso_cmp(const std::string* ld, const std::string* nd) {
+  if (ld == nd) return 0;
+  if (!ld || !nd) return !ld ? -1 : 1;
+  return text_sign(nd, ld);
+}
+
+template <class Row>
+std::int64_t row_perf_cmp(const Report& r, const EntryStore& entries, const Row& l, const Row& n,
+                          std::vector<char>* traced) {
   for (SortKey k : r.opts_.sort) {
     std::int64_t c = 0;
     switch (k) {
       case SortKey::kComm:
-        c = sign_of(n.comm, l.comm);
+        c = name_sign(n.comm, l.comm);
         break;
       case SortKey::kPid:
         c = static_cast<std::int64_t>(n.tid) - l.tid;
@@ -359,6 +395,8 @@ std::int64_t row_perf_cmp(const Report& r, const EntryStore& entries, const Tree
         c = static_cast<std::int64_t>(n.cpu) - l.cpu;
         break;
       default:
+        if (k == SortKey::kTrace && traced)
+          mark_traced(r, entries[l.idx].key.ext, entries[n.idx].key.ext, l.idx, n.idx, *traced);
         c = ext_perf_cmp(r, k, entries[l.idx].key.ext, entries[n.idx].key.ext);
         break;
     }
@@ -367,8 +405,50 @@ std::int64_t row_perf_cmp(const Report& r, const EntryStore& entries, const Tree
   return 0;
 }
 
+LiveRow live_row(const Entry& e, std::uint32_t idx) {
+  LiveRow r;
+  fill_row(r, e, idx);
+  r.comm = e.comm;
+  r.key_dso = e.key.dso;
+  r.dso_name = e.dso_name;
+  return r;
+}
+
+}  // namespace
+
+std::uint32_t live_find_or_link(const Report& r, Hists& h, std::uint32_t idx) {
+  auto cmp = [&](const LiveRow& node, const LiveRow& in) {
+    return row_perf_cmp(r, h.entries, node, in, nullptr);
+  };
+  if (!h.live_on) {
+    // Until now perf's comparison was a consistent order: every entry is
+    // where its tree holds it.
+    h.live_on = true;
+    h.live.clear();
+    h.live_root = base::kRbNil;
+    for (std::uint32_t i = 0; i < idx; ++i) {
+      h.live.push_back(live_row(h.entries[i], i));
+      base::rb_insert(h.live, h.live_root, i,
+                      [&](const LiveRow& node, const LiveRow& in) { return cmp(node, in) < 0; });
+    }
+    h.live_found.assign(idx, 0);
+    h.live_seen.assign(idx, UINT32_MAX);
+    ++h.live_rotations;
+  }
+  h.live.push_back(live_row(h.entries[idx], idx));
+  bool rotated = false;
+  std::uint32_t found = base::rb_find_or_link(
+      h.live, h.live_root, idx, [&](const LiveRow& node) { return cmp(node, h.live[idx]); },
+      &rotated);
+  if (found != idx) h.live.pop_back();
+  if (rotated) ++h.live_rotations;
+  return found;
+}
+
+namespace {
+
 // compare_output over rows (no event group).
-int row_output_cmp(const Report& r, const SortRow& a, const SortRow& b) {
+int row_output_cmp(const Report& r, const SortRow& a, const SortRow& b, std::vector<char>& traced) {
   auto acc = [&]() -> int {
     if (!r.acc_col_) return 0;
     if (a.acc != b.acc) return a.acc > b.acc ? -1 : 1;
@@ -402,6 +482,7 @@ int row_output_cmp(const Report& r, const SortRow& a, const SortRow& b) {
         c = cmp_num(a.cpu, b.cpu);
         break;
       default:
+        if (k == SortKey::kTrace) mark_traced(r, a.ext, b.ext, a.idx, b.idx, traced);
         c = ext_output_cmp(r, k, a.ext, b.ext);
         break;
     }
@@ -429,19 +510,83 @@ void permute(std::vector<Row>& rows, std::vector<std::uint32_t>& order) {
 }
 
 // perf's input tree, then (with a comm key) its collapse tree: the entry
-// indexes in the order the last tree holds them.
-std::vector<std::uint32_t> tree_order(const Report& r, const Hists& h, const Ranks& ranks) {
+// indexes in the order the last tree holds them. Where the input tree kept
+// two entries perf's collapse finds equal, the later one is merged into
+// the earlier: `merges` gets (kept, merged) and only the kept is in order.
+std::vector<std::uint32_t> tree_order(
+    const Report& r, const Hists& h, const Ranks& ranks, std::vector<char>& traced,
+    std::vector<std::pair<std::uint32_t, std::uint32_t>>& merges) {
   std::vector<TreeRow> rows = tree_rows(h.entries, ranks);
-  auto go_left = [&](const TreeRow& node, const TreeRow& incoming) {
-    return row_perf_cmp(r, h.entries, node, incoming) < 0;
+  auto cmp = [&](const TreeRow& node, const TreeRow& incoming) {
+    return row_perf_cmp(r, h.entries, node, incoming, &traced);
   };
+  auto go_left = [&](const TreeRow& node, const TreeRow& in) { return cmp(node, in) < 0; };
   std::vector<std::uint32_t> order = rbtree_order(rows, go_left);
   if (r.has_key_[static_cast<int>(SortKey::kComm)]) {
     permute(rows, order);
-    order = rbtree_order(rows, go_left);
+    if (h.live_on) {
+      std::uint32_t root = base::kRbNil;
+      for (std::uint32_t z = 0; z < rows.size(); ++z) {
+        std::uint32_t f = base::rb_find_or_link(
+            rows, root, z, [&](const TreeRow& node) { return cmp(node, rows[z]); });
+        if (f != z) merges.emplace_back(rows[f].idx, rows[z].idx);
+      }
+      order.clear();
+      base::rb_in_order(rows, root, [&order](std::uint32_t i) { order.push_back(i); });
+    } else {
+      order = rbtree_order(rows, go_left);
+    }
   }
   for (std::uint32_t& o : order) o = rows[o].idx;
   return order;
+}
+
+// perf's output sort over `order` (the last input tree's order). With
+// children and call graphs its comparison is not a consistent order
+// (callchain depth only between entries of one thread), and with a trace
+// key what it compares decides which entries widen the column: then its
+// output tree is simulated, else a stable sort gives the same order.
+void output_order(const Report& r, Hists& h, std::vector<std::uint32_t>& order, const Ranks& ranks,
+                  std::vector<char>& traced) {
+  const bool simulate =
+      (r.acc_col_ && r.use_callchain_) || r.has_key_[static_cast<int>(SortKey::kTrace)];
+  // perf sizes the columns from each entry as it joins the output tree.
+  auto joined = [&](std::uint32_t idx) { h.entries[idx].trace_formatted = traced[idx] != 0; };
+  if (h.members.size() > 1) {
+    auto cmp = [&](std::uint32_t x, std::uint32_t y) {
+      return compare_output(r, h, h.entries[x], h.entries[y]);
+    };
+    if (simulate) {
+      std::vector<IndexNode> nodes(order.size());
+      for (std::size_t i = 0; i < order.size(); ++i) nodes[i].idx = order[i];
+      std::vector<std::uint32_t> in = rbtree_order(
+          nodes,
+          [&](const IndexNode& node, const IndexNode& n) { return cmp(n.idx, node.idx) < 0; },
+          [&](std::uint32_t z) { joined(nodes[z].idx); });
+      for (std::size_t i = 0; i < in.size(); ++i) order[i] = nodes[in[i]].idx;
+    } else {
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::uint32_t x, std::uint32_t y) { return cmp(x, y) < 0; });
+    }
+    return;
+  }
+  std::vector<SortRow> rows(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    rows[i] = sort_row(h.entries[order[i]], order[i], ranks);
+  if (simulate) {
+    std::vector<std::uint32_t> in = rbtree_order(
+        rows,
+        [&](const SortRow& node, const SortRow& n) {
+          return row_output_cmp(r, n, node, traced) < 0;
+        },
+        [&](std::uint32_t z) { joined(rows[z].idx); });
+    for (std::size_t i = 0; i < in.size(); ++i) order[i] = rows[in[i]].idx;
+  } else {
+    std::stable_sort(rows.begin(), rows.end(), [&](const SortRow& x, const SortRow& y) {
+      return row_output_cmp(r, x, y, traced) < 0;
+    });
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = rows[i].idx;
+  }
 }
 
 }  // namespace
@@ -463,43 +608,15 @@ void Report::finish() {
     if (h.members.size() > 1) merge_group(h);
   for (Hists& h : hists_) {
     const Ranks ranks(h.entries);
-    std::vector<std::uint32_t> order = tree_order(*this, h, ranks);
-    // The output sort on top of the tree's order. With children and call
-    // graphs perf's comparison is not a consistent order (callchain depth
-    // only between entries of one thread), so its output tree is simulated.
-    const bool simulate = acc_col_ && use_callchain_;
-    if (h.members.size() > 1) {
-      auto cmp = [&](std::uint32_t x, std::uint32_t y) {
-        return compare_output(*this, h, h.entries[x], h.entries[y]);
-      };
-      if (simulate) {
-        std::vector<IndexNode> nodes(order.size());
-        for (std::size_t i = 0; i < order.size(); ++i) nodes[i].idx = order[i];
-        std::vector<std::uint32_t> in = rbtree_order(
-            nodes,
-            [&](const IndexNode& node, const IndexNode& n) { return cmp(n.idx, node.idx) < 0; });
-        for (std::size_t i = 0; i < in.size(); ++i) order[i] = nodes[in[i]].idx;
-      } else {
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::uint32_t x, std::uint32_t y) { return cmp(x, y) < 0; });
-      }
-    } else {
-      std::vector<SortRow> rows(order.size());
-      for (std::size_t i = 0; i < order.size(); ++i)
-        rows[i] = sort_row(h.entries[order[i]], order[i], ranks);
-      if (simulate) {
-        std::vector<std::uint32_t> in =
-            rbtree_order(rows, [&](const SortRow& node, const SortRow& n) {
-              return row_output_cmp(*this, n, node) < 0;
-            });
-        for (std::size_t i = 0; i < in.size(); ++i) order[i] = rows[in[i]].idx;
-      } else {
-        std::stable_sort(rows.begin(), rows.end(), [&](const SortRow& x, const SortRow& y) {
-          return row_output_cmp(*this, x, y) < 0;
-        });
-        for (std::size_t i = 0; i < order.size(); ++i) order[i] = rows[i].idx;
-      }
-    }
+    // Entries found again on insertion were compared whole; with children
+    // each sample's entries are compared with one another.
+    std::vector<char> traced(h.entries.size(), 0);
+    for (std::size_t i = 0; i < h.entries.size(); ++i)
+      traced[i] = children_ || h.entries[i].nr_events >= 2;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> merges;
+    std::vector<std::uint32_t> order = tree_order(*this, h, ranks, traced, merges);
+    for (auto [kept, merged] : merges) collapse_merge(h, kept, merged);
+    output_order(*this, h, order, ranks, traced);
     h.sorted.clear();
     for (std::uint32_t i : order)
       if (!h.entries[i].filtered) h.sorted.push_back(i);

@@ -167,11 +167,9 @@ void Printer::compute_widths() {
             c.width = std::max(c.width, r_.ext_->at(e.key.ext).srcfile->size());
           break;
         case SortKey::kTrace:
-          // perf formats an entry's trace output when it first compares
-          // two entries: never with a single sample, whose column then
-          // keeps the header's width.
-          if (const std::string* t = r_.ext_->at(e.key.ext).trace;
-              t && (h_.nr_samples > 1 || r_.children_))
+          // perf formats an entry's trace output when a comparison first
+          // reaches it; entries it never formatted keep the header's width.
+          if (const std::string* t = r_.ext_->at(e.key.ext).trace; t && e.trace_formatted)
             c.width = std::max(c.width, t->size());
           break;
         default:

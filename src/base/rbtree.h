@@ -99,25 +99,20 @@ void erase_color(std::vector<Node>& t, std::uint32_t& root, std::uint32_t node,
 
 }  // namespace rb_detail
 
-// Links node `z` into the tree: from the root, left while
-// go_left(existing node, t[z]), else right (equal keys go right); then the
-// kernel's insert rebalancing.
-template <class Node, class GoLeft>
-void rb_insert(std::vector<Node>& t, std::uint32_t& root, std::uint32_t z, GoLeft go_left) {
-  std::uint32_t y = kRbNil, x = root;
-  bool left = false;
-  while (x != kRbNil) {
-    y = x;
-    left = go_left(t[x], t[z]);
-    x = left ? t[x].left : t[x].right;
-  }
+// Hangs node `z` under `parent` (kRbNil: as the root), on its left when
+// `left`, then rebalances as the kernel's rb_insert_color does. True when
+// that rotated nodes (which can change other keys' search paths; a new
+// leaf alone changes none).
+template <class Node>
+bool rb_link(std::vector<Node>& t, std::uint32_t& root, std::uint32_t z, std::uint32_t parent,
+             bool left) {
   t[z].left = t[z].right = kRbNil;
-  t[z].parent = y;
+  t[z].parent = parent;
   t[z].red = true;
-  if (y == kRbNil)
+  if (parent == kRbNil)
     root = z;
   else
-    (left ? t[y].left : t[y].right) = z;
+    (left ? t[parent].left : t[parent].right) = z;
   std::uint32_t k = z;
   while (t[k].parent != kRbNil && t[t[k].parent].red) {
     std::uint32_t p = t[k].parent, g = t[p].parent;
@@ -137,8 +132,47 @@ void rb_insert(std::vector<Node>& t, std::uint32_t& root, std::uint32_t z, GoLef
     t[p].red = false;
     t[g].red = true;
     rb_detail::rotate(t, root, g, !p_left);
+    t[root].red = false;
+    return true;
   }
   t[root].red = false;
+  return false;
+}
+
+// Searches as perf's findnew functions do: from the root, cmp(existing
+// node) < 0 goes left, > 0 right, 0 finds it. Returns the first node found,
+// else links `z` where the search ended and returns z (`rotated`, when
+// given, says whether linking it rotated nodes).
+template <class Node, class Cmp>
+std::uint32_t rb_find_or_link(std::vector<Node>& t, std::uint32_t& root, std::uint32_t z, Cmp cmp,
+                              bool* rotated = nullptr) {
+  std::uint32_t y = kRbNil, x = root;
+  bool left = false;
+  while (x != kRbNil) {
+    auto c = cmp(t[x]);
+    if (c == 0) return x;
+    y = x;
+    left = c < 0;
+    x = left ? t[x].left : t[x].right;
+  }
+  bool r = rb_link(t, root, z, y, left);
+  if (rotated) *rotated = r;
+  return z;
+}
+
+// Links node `z` into the tree: from the root, left while
+// go_left(existing node, t[z]), else right (equal keys go right); then the
+// kernel's insert rebalancing.
+template <class Node, class GoLeft>
+void rb_insert(std::vector<Node>& t, std::uint32_t& root, std::uint32_t z, GoLeft go_left) {
+  std::uint32_t y = kRbNil, x = root;
+  bool left = false;
+  while (x != kRbNil) {
+    y = x;
+    left = go_left(t[x], t[z]);
+    x = left ? t[x].left : t[x].right;
+  }
+  rb_link(t, root, z, y, left);
 }
 
 // Unlinks node `z` as lib/rbtree.c's rb_erase does: a node with two

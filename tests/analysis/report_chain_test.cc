@@ -78,5 +78,25 @@ TEST(ChainArena, OrderOfPathsDoesNotChangeTheTree) {
   EXPECT_NE(first.find("hit=1/1"), std::string::npos) << first;
 }
 
+// perf's callchain_merge (collapsing two entries): each path that ends in a
+// node with hits joins the other tree with those hits, as one sample.
+TEST(ChainArena, MergeAddsEveryPathWithItsHits) {
+  const Path p = {frame(0x10, 0x10), frame(0x24, 0x20), frame(0x31, 0x30)};
+  const Path q = {frame(0x10, 0x10), frame(0x25, 0x20)};
+  const Path s = {frame(0x50, 0x50)};
+  ChainArena a;
+  std::uint32_t dst = a.new_root(), src = a.new_root(), want = a.new_root();
+  a.append(dst, s, 5);
+  a.append(src, p, 30, 3);
+  a.append(src, q, 14, 2);  // ends inside p's path: a node with its own hits
+  a.merge(dst, src);
+  a.append(want, s, 5);
+  a.append(want, p, 30, 1);
+  a.append(want, q, 14, 1);
+  EXPECT_EQ(tree(a, dst), tree(a, want));
+  EXPECT_EQ(a.at(dst).children_hit, 49u);
+  EXPECT_EQ(a.at(dst).children_count, 3u);
+}
+
 }  // namespace
 }  // namespace perfkit::analysis

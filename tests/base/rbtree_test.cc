@@ -97,5 +97,31 @@ TEST(RbTree, KernelShapes) {
   EXPECT_TRUE(!u[0].red && !u[2].red && !u[3].red);
 }
 
+// perf's findnew search: the first node on the path that compares equal is
+// found; an inconsistent comparison can pass an equal node by and link a
+// second one, which is what the search of a consistent one never does.
+TEST(RbTree, FindOrLinkFindsOnTheSearchPathOnly) {
+  std::vector<N> t;
+  std::uint32_t root = kRbNil;
+  auto add = [&](int key, auto cmp) {
+    auto z = static_cast<std::uint32_t>(t.size());
+    t.push_back(N{.key = key});
+    std::uint32_t f = rb_find_or_link(t, root, z, [&](const N& at) { return cmp(at, t[z]); });
+    if (f != z) t.pop_back();
+    return f;
+  };
+  auto by = [](const N& at, const N& n) { return n.key - at.key; };
+  for (int k : {50, 20, 80, 10, 30}) add(k, by);
+  EXPECT_EQ(add(30, by), 4u);  // found, nothing linked
+  EXPECT_EQ(t.size(), 5u);
+  EXPECT_EQ(add(60, by), 5u);  // linked
+  check(t, root, kRbNil);
+  // A comparison that sends 30 right at the root never meets node 4 (30):
+  // a second 30 is linked.
+  auto skewed = [](const N& at, const N& n) { return at.key == 50 ? 1 : n.key - at.key; };
+  EXPECT_EQ(add(30, skewed), 6u);
+  check(t, root, kRbNil);
+}
+
 }  // namespace
 }  // namespace perfkit::base

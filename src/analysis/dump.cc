@@ -30,6 +30,7 @@ Status run_dump(perfdata::Reader& reader, const DumpOptions& opts, FdWriter& out
   if (opts.report_stats) {
     RecordPrinterOptions ro = opts.records;
     ro.attr_names_only = reader.is_pipe();
+    ro.per_sample_counts = true;
     RecordPrinter tally(reader, ro);
     perfdata::RecordStreamOptions so;
     so.ordered = opts.ordered && RecordPrinter::perf_orders(reader);

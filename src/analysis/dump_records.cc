@@ -85,7 +85,7 @@ PrinterState::PrinterState(const perfdata::Reader& r, RecordPrinterOptions o)
   file_path = pipe ? "pipe" : r.name();
   // perf report sorts by branch when the file says samples have branch
   // stacks (never for streams: their features arrive too late for it).
-  if (!pipe && r.feature(kFeatBranchStack)) {
+  if (!pipe && !opts.per_sample_counts && r.feature(kFeatBranchStack)) {
     std::uint64_t combined = 0;
     for (const auto& e : r.events().events()) combined |= e.attr.sample_type;
     branch_mode = !(combined & kSampleStackUser);

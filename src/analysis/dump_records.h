@@ -50,6 +50,9 @@ struct RecordPrinterOptions {
   // Event names from the attrs alone: perf report --stats does not apply a
   // pipe's feature records (EVENT_DESC), so it names events as their attrs say.
   bool attr_names_only = false;
+  // Samples counted one by one even where perf report would add an entry
+  // per branch (perf report --stats adds no entries at all).
+  bool per_sample_counts = false;
 };
 
 class RecordPrinter {

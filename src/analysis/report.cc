@@ -7,6 +7,7 @@
 
 #include "abi/perf_event.h"
 #include "analysis/dump_records_impl.h"
+#include "analysis/report_branch.h"
 #include "analysis/report_fold.h"
 #include "analysis/report_impl.h"
 #include "analysis/report_keys.h"
@@ -62,6 +63,16 @@ Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list) {
       keys.push_back(SortKey::kSrcfile);
     else if (k == "trace")
       keys.push_back(SortKey::kTrace);
+    else if (k == "dso_from")
+      keys.push_back(SortKey::kDsoFrom);
+    else if (k == "dso_to")
+      keys.push_back(SortKey::kDsoTo);
+    else if (k == "symbol_from")
+      keys.push_back(SortKey::kSymFrom);
+    else if (k == "symbol_to")
+      keys.push_back(SortKey::kSymTo);
+    else if (k == "cycles")
+      keys.push_back(SortKey::kCycles);
     else if (k == "overhead" || k == "overhead_children")
       continue;
     else
@@ -165,6 +176,7 @@ EntryKey Report::make_key(const ResolvedSample& s, const machine::Location& loc,
         break;
       case SortKey::kSym:
       case SortKey::kSymoff:
+      case SortKey::kIpcLbr:
         k.has_sym = loc.symbol >= 0;
         if (k.has_sym) {
           const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
@@ -277,7 +289,7 @@ void Report::decide_fold() {
   if (!settled_) settle_from_events();
   // Keys of the sample itself (time, srcline...) and unwound user stacks
   // make each sample its own.
-  if (opts_.fold_max_kept == 0 || ext_->active() || sym_without_dso()) return;
+  if (opts_.fold_max_kept == 0 || ext_->active() || sym_without_dso() || branch_mode_) return;
   // READ samples are split among the events by their counter values; the
   // chains of unwound user stacks and LBR call stacks are not in the key.
   constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
@@ -342,11 +354,37 @@ Status Report::drain_fold() {
   return ok();
 }
 
+// Branch mode: one entry per branch, of period 1, at the branch's target
+// (perf's iter_add_next_branch_entry); samples without a stack add none.
+void Report::add_branches(Hists& h, const ResolvedSample& s) {
+  const record::Sample& smp = *s.sample;
+  if (!(smp.sample_type & kSampleBranchStack)) return;
+  machine::Machine& m = session_->machine();
+  for (std::uint64_t i = 0; i < smp.branch_stack.nr; ++i) {
+    record::BranchEntry be = smp.branch_stack.at(i);
+    BranchInfo b = branches_.resolve(m, *s.thread, be.from, be.to, be.flags);
+    if (ext_->active()) ext_->set_branch(branches_.key(b));
+    machine::Location loc = m.resolve(*s.thread, abi::kMiscUser, be.to);
+    if (!loc.map) loc = m.resolve(*s.thread, abi::kMiscKernel, be.to);
+    loc.addr = be.to;  // perf's entry ip: the target as recorded
+    bool filtered = is_filtered(s, loc);
+    std::uint32_t idx = add_entry(h, make_key(s, loc), s, loc, s.loc.level, filtered, true, 1, 1);
+    if (h.entries[idx].branch == UINT32_MAX) h.entries[idx].branch = branches_.full(b);
+    h.nr_samples += 1;
+    if (!filtered) h.nr_non_filtered_samples += 1;
+  }
+}
+
 Status Report::add_sample(const ResolvedSample& s, std::uint64_t period, std::uint32_t count) {
   const auto& smp = *s.sample;
   if (s.event >= hists_.size()) hists_.resize(s.event + 1);
   if (!settled_) settle_from_events();
   Hists& h = hists_[s.event];
+  if (branch_mode_) {
+    if (ext_->active()) ext_->begin_sample(s);
+    add_branches(h, s);
+    return ok();
+  }
   bool filtered = is_filtered(s, s.loc);
   if (s.loc.dso) s.loc.dso->hit = true;
   h.nr_samples += count;
@@ -427,11 +465,12 @@ void Report::settle_from_events() {
   for (const auto& d : session_->reader().events().events())
     has_cg |= (d.attr.sample_type & kSampleCallchain) != 0;
   // perf decides --children before a stream's attrs are known: off for pipes.
-  children_ = has_cg && opts_.children != 0 && !session_->reader().is_pipe();
+  // perf's branch mode accumulates nothing and appends no callchains.
+  children_ = has_cg && !branch_mode_ && opts_.children != 0 && !session_->reader().is_pipe();
   acc_col_ = children_ && (!opts_.fields_given || opts_.field_children);
   self_col_ = !opts_.fields_given || opts_.field_overhead;
   na_acc_col_ = !children_ && opts_.fields_given && opts_.field_children;
-  use_callchain_ = has_cg && opts_.chain_mode != ChainMode::kNone;
+  use_callchain_ = has_cg && !branch_mode_ && opts_.chain_mode != ChainMode::kNone;
   no_callchains_for_parent_ = !has_cg && has_key_[static_cast<int>(SortKey::kParent)] &&
                               opts_.parent_refused_without_callchains &&
                               !session_->reader().is_pipe();
@@ -439,22 +478,46 @@ void Report::settle_from_events() {
                          opts_.chain_mode != ChainMode::kNone && !session_->reader().is_pipe();
 }
 
+// perf's branch mode: on by default when the header says samples carry
+// branch stacks (unless they carry user stacks too), never for a pipe.
+Status Report::settle_branch_mode(Session& session) {
+  perfdata::Reader& reader = session.reader();
+  bool user_stacks = false;
+  for (const auto& d : reader.events().events())
+    user_stacks |= (d.attr.sample_type & kSampleStackUser) != 0;
+  const bool has_br =
+      !reader.is_pipe() && reader.feature(kFeatBranchStack).has_value() && !user_stacks;
+  if (opts_.branch_mode == 1 && !has_br)
+    return make_error("Selected -b but no branch data. Did you call perf record without -b?");
+  branch_mode_ = opts_.branch_mode == 1 || (opts_.branch_mode == -1 && has_br);
+  if (!branch_mode_)
+    for (SortKey k : opts_.sort)
+      if (is_branch_key(k)) return make_error("Invalid --sort key: `{}'", branch_key_name(k));
+  return ok();
+}
+
 void Report::settle(Session& session) {
   session_ = &session;
   const auto& ev = session.reader().events();
   hists_.assign(ev.size(), Hists{});
+  setup_status_ = settle_branch_mode(session);
   // perf's default sort when every event is a tracepoint (known before the
   // records only in file mode): the formatted payload.
   if (!opts_.sort_given && !session.reader().is_pipe() && ev.size() > 0 &&
       std::all_of(ev.events().begin(), ev.events().end(),
                   [](const auto& d) { return d.attr.type == kTypeTracepoint; }))
     opts_.sort = {SortKey::kTrace};
+  else if (branch_mode_ && !opts_.sort_given)
+    opts_.sort = {SortKey::kComm, SortKey::kDsoFrom, SortKey::kSymFrom, SortKey::kSymTo,
+                  SortKey::kCycles};
+  if (opts_.ipc_column) opts_.sort.push_back(branch_mode_ ? SortKey::kIpcLbr : SortKey::kIpcNull);
   for (SortKey k : opts_.sort) has_key_[static_cast<int>(k)] = true;
+  branches_.setup(opts_.sort);
   // A stream's attrs come with its records: settle at the first sample then.
   if (!session.reader().is_pipe()) settle_from_events();
   auto lines =
       std::make_shared<symbol::SourceLines>(session.symbolizer(), symbol::SourceLineOptions{});
-  setup_status_ = ext_->setup(session, opts_, lines);
+  if (setup_status_) setup_status_ = ext_->setup(session, opts_, lines);
   if (setup_status_ && !opts_.time_str.empty()) {
     // Percent ranges are of the first..last sample time perf record wrote.
     std::uint64_t first = 0, last = 0;
@@ -625,6 +688,7 @@ std::uint64_t Report::prefix_signature(const Entry& e) const {
         break;
       case SortKey::kSym:
       case SortKey::kSymoff:
+      case SortKey::kIpcLbr:
         add(reinterpret_cast<std::uintptr_t>(e.key.dso));
         add(e.key.has_sym ? e.key.sym_start : e.ip);
         add(e.key.sym_end ^ reinterpret_cast<std::uintptr_t>(e.key.inlined));

@@ -36,6 +36,16 @@ enum class SortKey : std::uint8_t {
   kSocket,
   kTrace,   // a tracepoint's formatted payload (perf's "trace")
   kPeriod,  // a "Period" column; no part of an entry's identity
+  // branch-stack mode (report_branch.h)
+  kDsoFrom,
+  kDsoTo,
+  kSymFrom,
+  kSymTo,
+  kCycles,
+  // perf's "IPC   [IPC Coverage]" column, appended to a --sort naming
+  // "symbol": in branch mode compared as sym (ipc_lbr), else never (ipc_null).
+  kIpcLbr,
+  kIpcNull,
 };
 enum class ChainMode : std::uint8_t { kNone, kGraphAbs, kGraphRel, kFlat, kFolded };
 enum class ChainValue : std::uint8_t { kPercent, kPeriod, kCount };
@@ -64,6 +74,10 @@ struct ReportOptions {
   bool show_nr_samples = false;
   bool show_period = false;
   bool group = false;
+  // Branch-stack mode: -1 perf's default (on when the file says its
+  // samples carry branch stacks), 1 -b/--branch-stack, 0 --no-branch-stack.
+  int branch_mode = -1;
+  bool ipc_column = false;  // --sort named "symbol" (SortKey::kIpcLbr / kIpcNull)
   std::vector<std::string> comms, dsos, symbols;
   std::vector<std::int32_t> pids, tids;
   std::vector<std::uint32_t> cpus;

@@ -11,6 +11,7 @@
 
 #include "analysis/flat_map.h"
 #include "analysis/report.h"
+#include "analysis/report_branch.h"
 #include "analysis/report_chain.h"
 
 namespace perfkit::analysis {
@@ -43,6 +44,7 @@ struct ExtKey {
   std::uint64_t time = 0;                // the sample time, in time-quantum bins
   std::uint64_t symoff_ip = 0;           // the entry's ip, for symoff
   std::int32_t socket = -1;
+  std::uint32_t branch = UINT32_MAX;  // the branch's BranchTable::key; none outside branch mode
   bool operator==(const ExtKey&) const = default;
 };
 
@@ -50,7 +52,7 @@ struct ExtKeyHash {
   std::uint64_t operator()(const ExtKey& k) const {
     std::uint64_t h = mix64(reinterpret_cast<std::uintptr_t>(k.srcline) ^ k.time);
     h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.srcfile) ^ k.symoff_ip);
-    h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.trace));
+    h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.trace) ^ k.branch);
     return mix64(h ^ reinterpret_cast<std::uintptr_t>(k.parent) ^
                  static_cast<std::uint32_t>(k.socket));
   }
@@ -92,6 +94,8 @@ struct alignas(64) Entry {
   // perf formats a tracepoint entry's trace output when a comparison first
   // reaches the trace key; only then does the entry widen the column.
   bool trace_formatted = false;
+  // Branch-stack mode: the entry's first branch (BranchTable::at).
+  std::uint32_t branch = UINT32_MAX;
   // With --group, the leader's entries carry each member's values in
   // Hists::group_values (Hists::group_period/group_acc).
   std::uint32_t group_row = UINT32_MAX;
@@ -248,6 +252,7 @@ struct Hists {
 };
 
 class ExtKeys;
+class TracepointFormatter;
 class SampleFold;
 
 class Report : public SampleVisitor {
@@ -273,16 +278,25 @@ class Report : public SampleVisitor {
   bool no_callchains_for_g_ = false;
   bool no_callchains_for_parent_ = false;
   void finish();
+  // Branch-stack mode (report_branch.h).
+  bool branch_mode_ = false;
+  BranchTable branches_;
+  Status settle_branch_mode(Session& session);
+  void add_branches(Hists& h, const ResolvedSample& s);
   // A symbol key without a DSO key: perf compares resolved and unresolved
   // symbols by DSO name first, unresolved ones among themselves by address,
   // which is not a consistent order.
   bool sym_without_dso() const {
     return (has_key_[static_cast<int>(SortKey::kSym)] ||
-            has_key_[static_cast<int>(SortKey::kSymoff)]) &&
+            has_key_[static_cast<int>(SortKey::kSymoff)] ||
+            has_key_[static_cast<int>(SortKey::kIpcLbr)]) &&
            !has_key_[static_cast<int>(SortKey::kDso)];
   }
   void print(Session& session, FdWriter& out);
   void print_elided(FdWriter& out) const;
+  std::string event_label(Session& session, std::size_t i);
+  std::unique_ptr<TracepointFormatter> tp_names_;
+  bool tp_names_tried_ = false;
   bool elided(SortKey k) const;
   std::vector<SortKey> output_sort_;  // the sort keys perf's output sort compares
 
@@ -302,7 +316,7 @@ class Report : public SampleVisitor {
   bool acc_col_ = false, self_col_ = true;
   bool na_acc_col_ = false;   // -F overhead_children where nothing accumulates: "N/A"
   bool need_chains_ = false;  // the session resolves callchains
-  bool has_key_[16] = {};
+  bool has_key_[32] = {};
   std::vector<Hists> hists_;
   ChainArena arena_;
   Session* session_ = nullptr;

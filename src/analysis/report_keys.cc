@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "abi/perf_event.h"
+#include "analysis/report_branch.h"
 #include "perfdata/features.h"
 
 namespace perfkit::analysis {
@@ -34,7 +35,8 @@ Status ExtKeys::setup(Session& session, const ReportOptions& o,
   srcfile_ = has(o, SortKey::kSrcfile);
   symoff_ = has(o, SortKey::kSymoff);
   trace_ = has(o, SortKey::kTrace);
-  active_ = time_ || socket_ || parent_ || srcline_ || srcfile_ || symoff_ || trace_;
+  for (SortKey k : o.sort) branch_ |= is_branch_key(k);
+  active_ = time_ || socket_ || parent_ || srcline_ || srcfile_ || symoff_ || trace_ || branch_;
   quantum_ = o.time_quantum;
   lines_ = std::move(lines);
   keys_.assign(1, ExtKey{});

@@ -55,6 +55,8 @@ class ExtKeys {
 
   // The values shared by every entry of sample `s`: time bin, socket, parent.
   void begin_sample(const ResolvedSample& s);
+  // Branch-stack mode: the branch the next entries are of.
+  void set_branch(std::uint32_t key) { sample_.branch = key; }
   // The interned ExtKey of an entry of the current sample at `loc`
   // (`inlined`: an inline frame's function name), resolving its source line
   // `lookups` times as perf does. `srcline`: the frame's own source line
@@ -104,7 +106,7 @@ class ExtKeys {
 
   Session* session_ = nullptr;
   bool active_ = false, time_ = false, socket_ = false, parent_ = false;
-  bool srcline_ = false, srcfile_ = false, symoff_ = false, trace_ = false;
+  bool srcline_ = false, srcfile_ = false, symoff_ = false, trace_ = false, branch_ = false;
   // The tracing data's formats, made at the first tracepoint sample.
   std::unique_ptr<TracepointFormatter> tracepoints_;
   bool tracepoints_tried_ = false;

@@ -56,8 +56,26 @@ int ext_output_cmp(const Report& r, SortKey k, std::uint32_t xa, std::uint32_t x
     case SortKey::kSymoff:
       return cmp_num(b.symoff_ip, a.symoff_ip);
     default:
+      if (is_branch_key(k)) {
+        // no se_sort: first where perf's se_cmp(a, b) is positive
+        std::int64_t c = branch_se_cmp(k, r.branches_.at(a.branch), r.branches_.at(b.branch));
+        return c > 0 ? -1 : (c < 0 ? 1 : 0);
+      }
       return 0;
   }
+}
+
+// perf's output order of its IPC column with branch stacks (ipc_lbr, whose
+// se_cmp is sym's sort__sym_cmp): unresolved entries by address first,
+// then by DSO name (`dso`: the DSO comparison, no DSO last) when there is
+// no DSO key, resolved symbols by address, unresolved last.
+template <class Row>
+int ipc_output_cmp(const Report& r, const Row& a, const Row& b, int dso) {
+  if (!a.has_sym && !b.has_sym) return cmp_num(a.ip, b.ip);
+  if (!r.has_key_[static_cast<int>(SortKey::kDso)] && dso) return dso;
+  if (!a.has_sym || !b.has_sym) return !a.has_sym ? 1 : -1;
+  if (a.sym_start != b.sym_start) return cmp_num(a.sym_start, b.sym_start);
+  return cmp_num(a.sym_end, b.sym_end);
 }
 
 // The symbol part of perf's output comparison (sort__sym_sort): by name,
@@ -151,6 +169,16 @@ int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry&
       case SortKey::kCpu:
         c = cmp_num(a.cpu, b.cpu);
         break;
+      case SortKey::kIpcLbr: {
+        struct View {
+          bool has_sym;
+          std::uint64_t ip, sym_start, sym_end;
+        };
+        View va{a.key.has_sym, a.ip, a.key.sym_start, a.key.sym_end};
+        View vb{b.key.has_sym, b.ip, b.key.sym_start, b.key.sym_end};
+        c = ipc_output_cmp(r, va, vb, cmp_str(a.dso_name, b.dso_name));
+        break;
+      }
       default:
         c = ext_output_cmp(r, k, a.key.ext, b.key.ext);
         break;
@@ -211,8 +239,10 @@ struct SortRow {
   std::uint64_t acc = 0, period = 0;
   std::string_view sym_name;
   std::uint32_t max_depth = 0, comm = 0, key_dso = 0, cpu = 0, idx = 0, ext = 0;
+  std::uint32_t dso_name = 0;
   std::int32_t tid = 0;
   bool has_sym = false;
+  std::uint64_t ip = 0, sym_start = 0, sym_end = 0;  // the IPC column's order
 };
 
 struct Ranks {
@@ -267,6 +297,10 @@ SortRow sort_row(const Entry& e, std::uint32_t idx, const Ranks& ranks) {
   r.tid = e.tid;
   r.has_sym = e.key.has_sym;
   r.ext = e.key.ext;
+  r.dso_name = ranks.dsos.rank(e.dso_name);
+  r.ip = e.ip;
+  r.sym_start = e.key.sym_start;
+  r.sym_end = e.key.sym_end;
   return r;
 }
 
@@ -308,6 +342,8 @@ std::int64_t ext_perf_cmp(const Report& r, SortKey k, std::uint32_t xl, std::uin
     case SortKey::kTrace:
       return l.trace && n.trace ? text_sign(n.trace, l.trace) : 0;
     default:
+      if (is_branch_key(k))
+        return branch_se_cmp(k, r.branches_.at(l.branch), r.branches_.at(n.branch));
       return 0;
   }
 }
@@ -358,6 +394,7 @@ std::int64_t row_perf_cmp(const Report& r, const EntryStore& entries, const Row&
         break;
       case SortKey::kSym:
       case SortKey::kSymoff:
+      case SortKey::kIpcLbr:  // perf compares it as sym
         if (!l.has_sym && !n.has_sym) {
           c = static_cast<std::int64_t>(n.ip - l.ip);
           if (!c && k == SortKey::kSymoff)
@@ -480,6 +517,9 @@ int row_output_cmp(const Report& r, const SortRow& a, const SortRow& b, std::vec
         break;
       case SortKey::kCpu:
         c = cmp_num(a.cpu, b.cpu);
+        break;
+      case SortKey::kIpcLbr:
+        c = ipc_output_cmp(r, a, b, cmp_num(a.dso_name, b.dso_name));
         break;
       default:
         if (k == SortKey::kTrace) mark_traced(r, a.ext, b.ext, a.idx, b.idx, traced);

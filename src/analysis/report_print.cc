@@ -85,9 +85,47 @@ const char* header_of(SortKey k) {
       return "Trace output";
     case SortKey::kPeriod:
       return "Period";
+    case SortKey::kDsoFrom:
+      return "Source Shared Object";
+    case SortKey::kDsoTo:
+      return "Target Shared Object";
+    case SortKey::kSymFrom:
+      return "Source Symbol";
+    case SortKey::kSymTo:
+      return "Target Symbol";
+    case SortKey::kCycles:
+      return "Basic Block Cycles";
+    case SortKey::kIpcLbr:
+    case SortKey::kIpcNull:
+      return "IPC   [IPC Coverage]";
     default:
       return "?";
   }
+}
+
+// perf's _hist_entry__sym_snprintf: "[level] name" cut to the width (an
+// object's name with its offset from `ip`), or the address when there is
+// no symbol. Returns the untruncated length, as snprintf.
+int sym_cell(char* buf, std::size_t cap, char level, std::string_view name, std::uint8_t type,
+             bool inlined, std::uint64_t ip, std::uint64_t start_abs, int w) {
+  buf[0] = '[', buf[1] = level, buf[2] = ']', buf[3] = ' ';
+  int n = 4;
+  if (name.empty()) return n + std::snprintf(buf + n, cap - n, "%-#.*" PRIx64, 16, ip);
+  if (type == symbol::kTypeObject)
+    return n + std::snprintf(buf + n, cap - n, "%.*s+0x%" PRIx64, static_cast<int>(name.size()),
+                             name.data(), ip - start_abs);
+  int room = std::max(0, w - n);
+  // As snprintf: n counts what did not fit in buf.
+  auto len = std::min(static_cast<std::size_t>(room), name.size());
+  std::memcpy(buf + n, name.data(), std::min(len, cap - 1 - n));
+  n += static_cast<int>(len);
+  if (inlined) {
+    constexpr std::string_view kInl = " (inlined)";
+    if (static_cast<std::size_t>(n) < cap - 1)
+      std::memcpy(buf + n, kInl.data(), std::min(kInl.size(), cap - 1 - n));
+    n += static_cast<int>(kInl.size());
+  }
+  return n;
 }
 
 class Printer {
@@ -100,6 +138,8 @@ class Printer {
   void print_headers();
   void print_entry(const Entry& e);
   int ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
+  int branch_cell(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
+  void branch_widths(const Entry& e);
   void print_chain(const Entry& e);
   std::vector<std::uint32_t> sorted_children(std::uint32_t node, std::uint64_t min_hit) const;
   void graph(const std::vector<std::uint32_t>& kids, std::uint64_t total, int depth, int depth_mask,
@@ -176,6 +216,7 @@ void Printer::compute_widths() {
           break;
       }
     }
+    branch_widths(e);
     // An unresolved symbol widens the DSO column even when sym is not a key.
     if (e.sym_name.empty() && r_.opts_.dsos.empty())
       for (Column& c : cols_)
@@ -256,6 +297,45 @@ int Printer::ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t
   }
 }
 
+// perf's branch columns: the source's or target's DSO and symbol (at its
+// map-relative address and resolution level), and the cycles ("-": none).
+int Printer::branch_cell(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const {
+  const BranchInfo& b = r_.branches_.at(e.branch);
+  const BranchEnd& end = k == SortKey::kDsoFrom || k == SortKey::kSymFrom ? b.from : b.to;
+  switch (k) {
+    case SortKey::kDsoFrom:
+    case SortKey::kDsoTo:
+      return put_left(buf, cap, end.dso ? std::string_view(*end.dso) : "[unknown]", w);
+    case SortKey::kSymFrom:
+    case SortKey::kSymTo:
+      return sym_cell(buf, cap, end.level, end.sym_name, end.sym_type, false, end.al_addr,
+                      end.sym_start_abs, w);
+    default:
+      if (b.cycles == 0) return std::snprintf(buf, cap, "%-*s", w, "-");
+      return std::snprintf(buf, cap, "%-*hd", w, static_cast<short>(b.cycles));
+  }
+}
+
+// perf's hists__calc_col_len for an entry's branch: a resolved end widens
+// its symbol and DSO columns by its name, an unresolved one its symbol
+// column to an address and its DSO column to 16.
+void Printer::branch_widths(const Entry& e) {
+  if (e.branch == UINT32_MAX) return;
+  const BranchInfo& b = r_.branches_.at(e.branch);
+  for (Column& c : cols_) {
+    if (!is_branch_key(c.key) || c.key == SortKey::kCycles) continue;
+    const bool from = c.key == SortKey::kDsoFrom || c.key == SortKey::kSymFrom;
+    const BranchEnd& end = from ? b.from : b.to;
+    const bool dso = c.key == SortKey::kDsoFrom || c.key == SortKey::kDsoTo;
+    if (end.has_sym)
+      c.width = std::max(c.width, dso ? (end.dso ? end.dso->size() : 0) : end.sym_name.size() + 4);
+    else if (dso && r_.opts_.dsos.empty())
+      c.width = std::max<std::size_t>(c.width, 16);
+    else if (!dso)
+      c.width = std::max<std::size_t>(c.width, 22);
+  }
+}
+
 void Printer::print_entry(const Entry& e) {
   auto pct = [&](std::uint64_t v, std::uint64_t total, bool first) {
     double p = total ? 100.0 * static_cast<double>(v) / static_cast<double>(total) : 0.0;
@@ -312,32 +392,24 @@ void Printer::print_entry(const Entry& e) {
       case SortKey::kPeriod:
         n = ext_column(e, c.key, w, buf, sizeof buf);
         break;
-      case SortKey::kSym: {
-        buf[0] = '[', buf[1] = e.level, buf[2] = ']', buf[3] = ' ';
-        n = 4;
-        if (!e.sym_name.empty()) {
-          if (e.sym_type == symbol::kTypeObject) {
-            n += std::snprintf(buf + n, sizeof buf - n, "%.*s+0x%" PRIx64,
-                               static_cast<int>(e.sym_name.size()), e.sym_name.data(),
-                               e.ip - e.sym_start_abs);
-          } else {
-            int room = std::max(0, w - n);
-            // As snprintf: n counts what did not fit in buf.
-            auto len = std::min(static_cast<std::size_t>(room), e.sym_name.size());
-            std::memcpy(buf + n, e.sym_name.data(), std::min(len, sizeof buf - 1 - n));
-            n += static_cast<int>(len);
-            if (e.inlined) {
-              constexpr std::string_view kInl = " (inlined)";
-              if (static_cast<std::size_t>(n) < sizeof buf - 1)
-                std::memcpy(buf + n, kInl.data(), std::min(kInl.size(), sizeof buf - 1 - n));
-              n += static_cast<int>(kInl.size());
-            }
-          }
-        } else {
-          n += std::snprintf(buf + n, sizeof buf - n, "%-#.*" PRIx64, 16, e.ip);
-        }
+      case SortKey::kSym:
+        n = sym_cell(buf, sizeof buf, e.level, e.sym_name, e.sym_type, e.inlined, e.ip,
+                     e.sym_start_abs, w);
         break;
-      }
+      case SortKey::kDsoFrom:
+      case SortKey::kDsoTo:
+      case SortKey::kSymFrom:
+      case SortKey::kSymTo:
+      case SortKey::kCycles:
+        n = branch_cell(e, c.key, w, buf, sizeof buf);
+        break;
+      case SortKey::kIpcNull:
+        n = std::snprintf(buf, sizeof buf, "%-*s", w, "-      -");
+        break;
+      case SortKey::kIpcLbr:
+        // perf's annotation IPC, never computed by its stdio report: 0
+        n = std::snprintf(buf, sizeof buf, "%-*s", w, e.sym_name.empty() ? "-" : "0.00  [  0.0%]");
+        break;
       default:
         break;
     }
@@ -612,7 +684,7 @@ void Report::print(Session& session, FdWriter& out) {
     char unit = ' ';
     for (char u : {'K', 'M', 'G'})
       if (nr > 1000) nr /= 1000, unit = u;
-    std::string name = h.members.size() > 1 ? h.group_name : session.event_name(i);
+    std::string name = h.members.size() > 1 ? h.group_name : event_label(session, i);
     outf(out, "# Samples: %" PRIu64 "%c of event%s '%s'", nr, unit, h.members.size() > 1 ? "s" : "",
          name.c_str());
     if (!opts_.time_str.empty()) outf(out, " (time slices: %s)", opts_.time_str.c_str());
@@ -624,6 +696,22 @@ void Report::print(Session& session, FdWriter& out) {
     out.write("\n\n");
   }
   outf(out, "#\n# (%s)\n#\n", opts_.tip.c_str());
+}
+
+// A tracepoint event the file does not name (a pipe without event
+// descriptions) takes "sys:name" from the tracing data's format, as perf's
+// tracing-data handler names it.
+std::string Report::event_label(Session& session, std::size_t i) {
+  std::string name = session.event_name(i);
+  const auto& d = session.reader().events()[i];
+  if (d.attr.type != 2 || !(d.name.empty() || d.name == "unknown tracepoint")) return name;
+  if (!tp_names_tried_) {
+    tp_names_tried_ = true;
+    tp_names_ = session_tracepoint_formatter(session, [](const std::string&) {});
+  }
+  if (tp_names_)
+    if (std::string tp = tp_names_->event_name(d.attr.config); !tp.empty()) name = tp;
+  return name;
 }
 
 }  // namespace perfkit::analysis

@@ -105,7 +105,8 @@ int cmd_report(int argc, char** argv) {
   app.add_flag("--stdio", stdio, "Use the stdio interface (the only one)");
   app.add_option("-s,--sort", sort,
                  "Sort by key(s): comm, pid, tid, dso, sym, symoff, cpu, socket, parent, "
-                 "srcline, srcfile, time, period");
+                 "srcline, srcfile, time, period; with branch stacks dso_from, dso_to, "
+                 "symbol_from, symbol_to, cycles");
   app.add_option("-F,--fields", fields, "Output fields: overhead, sample, period and sort keys");
   app.add_flag("--children", children, "Accumulate callchains of children into parent entries");
   app.add_flag("--no-children", no_children, "Do not accumulate callchains of children");
@@ -141,6 +142,11 @@ int cmd_report(int argc, char** argv) {
   app.add_flag("--no-demangle", no_demangle, "Do not demangle C++ symbol names");
   app.add_flag("--demangle-kernel", demangle_kernel, "Demangle kernel symbol names");
   app.add_flag("--group", opts.group, "Show event group members side by side");
+  bool branch_stack = false, no_branch_stack = false;
+  app.add_flag("-b,--branch-stack", branch_stack,
+               "Report per branch of the sampled branch stacks (the default when samples "
+               "carry them)");
+  app.add_flag("--no-branch-stack", no_branch_stack, "Report sampled IPs, not branches");
   app.add_flag("-f,--force", force, "Do not complain, do it");
   app.add_flag("-q,--quiet", quiet_progress, "No progress bar or warnings");
   app.add_flag("-v,--verbose", verbose, "More messages");
@@ -201,6 +207,8 @@ int cmd_report(int argc, char** argv) {
     opts.sort = *keys;
     opts.sort_given = true;
     opts.sort_starts_with_sym = sort.starts_with("sym");
+    // perf appends an IPC column to a --sort that names "symbol" anywhere.
+    opts.ipc_column = fields.empty() && sort.find("symbol") != std::string::npos;
   }
   if (!fields.empty()) {
     // "period" is a column of its own, in -F's order (SortKey::kPeriod);
@@ -222,6 +230,8 @@ int cmd_report(int argc, char** argv) {
     opts.parent_refused_without_callchains = sort.find("parent") != std::string::npos;
     opts.sort_given = true;
   }
+  if (branch_stack) opts.branch_mode = 1;
+  if (no_branch_stack) opts.branch_mode = 0;
   if (children) opts.children = 1;
   if (no_children) opts.children = 0;
   // perf settles --children before a stream's attrs arrive: off for a

@@ -12,11 +12,38 @@ namespace {
 bool is_open(char c) { return c == '(' || c == '<' || c == '[' || c == '{'; }
 bool is_close(char c) { return c == ')' || c == '>' || c == ']' || c == '}'; }
 
-// Whether position `i` is the '<' or '>' of an operator name, not a bracket.
+bool is_op_char(char c) {
+  return c == '<' || c == '>' || c == '=' || c == '-' || c == '!' || c == '+' || c == '*' ||
+         c == '/' || c == '%' || c == '^' || c == '&' || c == '|' || c == '~' || c == ',';
+}
+
+// The length of the C++ operator token at the start of `s` (longest match:
+// "operator-<int*>" is operator- of a template, which the demangler writes
+// as "operator< <int>" where the operator itself is '<').
+std::size_t operator_token(std::string_view s) {
+  static constexpr std::string_view kTokens[] = {
+      "<=>", "<<=", ">>=", "->*", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++",
+      "--",  "+=",  "-=",  "*=",  "/=", "%=", "&=", "|=", "^=", "->", "<",  ">",  "+",
+      "-",   "*",   "/",   "%",   "^",  "&",  "|",  "~",  "!",  "=",  ","};
+  for (std::string_view t : kTokens)
+    if (s.starts_with(t)) return t.size();
+  return 0;
+}
+
+// Whether position `i` is a character of an operator's name ("operator<"),
+// not a bracket.
 bool operator_char(std::string_view s, std::size_t i) {
   std::size_t k = i;
-  while (k > 0 && (s[k - 1] == '<' || s[k - 1] == '>' || s[k - 1] == '=' || s[k - 1] == '-')) --k;
-  return k >= 8 && s.substr(k - 8, 8) == "operator";
+  while (k > 0 && is_op_char(s[k - 1])) --k;
+  if (k < 8 || s.substr(k - 8, 8) != "operator") return false;
+  return i < k + operator_token(s.substr(k));
+}
+
+// Whether `s` ends with an operator's name ("operator", "operator<").
+bool ends_with_operator(std::string_view s) {
+  std::size_t k = s.size();
+  while (k > 0 && is_op_char(s[k - 1])) --k;
+  return k >= 8 && s.substr(k - 8, 8) == "operator" && k + operator_token(s.substr(k)) == s.size();
 }
 
 }  // namespace
@@ -51,7 +78,8 @@ std::string strip_parameters(std::string_view s) {
     if (is_open(c)) --depth;
     if (c == ' ' && depth == 0) {
       std::string_view before = name.substr(0, i);
-      if (before.ends_with("operator")) continue;  // "operator new", "operator delete"
+      // "operator new", and "operator< <T>" (a template of operator<)
+      if (ends_with_operator(before)) continue;
       return std::string(name.substr(i + 1));
     }
   }

@@ -117,6 +117,15 @@ TEST(Demangle, LikePerfWithoutParameters) {
   EXPECT_EQ(demangle("_ZN2ns1fEi", true), "ns::f(int)");
   EXPECT_EQ(demangle("main"), "main");
   EXPECT_EQ(demangle("_Znwm"), "operator new");
+  // Templates of operators: the operator's own '<' is no bracket, and a
+  // return type before the name goes (as perf's names have them).
+  EXPECT_EQ(demangle("_ZStltIcSt11char_traitsIcESaIcEEbRKNSt7__cxx1112basic_stringIT_T0_T1_EESA_"),
+            "std::operator< <char, std::char_traits<char>, std::allocator<char> >");
+  EXPECT_EQ(
+      demangle("_ZN9__gnu_cxxmiIPiSt6vectorIiSaIiEEEENS_17__normal_iteratorIT_T0_E15difference_"
+               "typeERKS8_SB_"),
+      "__gnu_cxx::operator-<int*, std::vector<int, std::allocator<int> > >");
+  EXPECT_EQ(demangle("_ZlsRSoRKi"), "operator<<");
   EXPECT_EQ(demangle("_Z3bad_not_mangled"), "_Z3bad_not_mangled");
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/rbtree.h"
+
 namespace perfkit::analysis {
 
 std::uint32_t ChainArena::new_root() {
@@ -21,13 +23,11 @@ std::uint32_t ChainArena::add_child(std::span<const ChainEntry> rest, std::uint6
   return static_cast<std::uint32_t>(nodes_.size() - 1);
 }
 
-void ChainArena::link_child(std::uint32_t parent, std::uint32_t child) {
-  ChainNode& p = nodes_[parent];
-  if (p.last_child == UINT32_MAX)
-    p.first_child = child;
-  else
-    nodes_[p.last_child].next_sibling = child;
-  p.last_child = child;
+void ChainArena::link_child(std::uint32_t parent, std::uint32_t child, std::uint32_t at,
+                            bool left) {
+  std::uint32_t root = nodes_[parent].kids;
+  base::rb_link(nodes_, root, child, at, left);
+  nodes_[parent].kids = root;
 }
 
 void ChainArena::append(std::uint32_t root, std::span<const ChainEntry> path, std::uint64_t period,
@@ -36,33 +36,42 @@ void ChainArena::append(std::uint32_t root, std::span<const ChainEntry> path, st
   append_children(root, path, 0, period, count);
 }
 
-void ChainArena::merge(std::uint32_t dst, std::uint32_t src) {
-  std::vector<ChainEntry> path;
-  std::vector<std::pair<std::uint32_t, std::size_t>> todo;  // node, path length above it
-  for (std::uint32_t c = nodes_[src].first_child; c != UINT32_MAX; c = nodes_[c].next_sibling)
-    todo.emplace_back(c, 0);
-  while (!todo.empty()) {
-    auto [n, above] = todo.back();
-    todo.pop_back();
-    path.resize(above);
-    std::span<const ChainEntry> v = val(n);
-    path.insert(path.end(), v.begin(), v.end());  // copied: appending may move the pool
-    if (nodes_[n].hit) append(dst, path, nodes_[n].hit, 1);
-    for (std::uint32_t c = nodes_[n].first_child; c != UINT32_MAX; c = nodes_[c].next_sibling)
-      todo.emplace_back(c, path.size());
-  }
+// perf's merge_chain_branch: a node's own path first (when it has hits),
+// then its children in their tree's order.
+void ChainArena::merge_branch(std::uint32_t dst, std::uint32_t src, std::vector<ChainEntry>& path) {
+  const std::size_t above = path.size();
+  std::span<const ChainEntry> v = val(src);
+  path.insert(path.end(), v.begin(), v.end());  // copied: appending may move the pool
+  if (nodes_[src].hit) append(dst, path, nodes_[src].hit, 1);
+  for (std::uint32_t c : ordered_children(src)) merge_branch(dst, c, path);
+  path.resize(above);
 }
 
+void ChainArena::merge(std::uint32_t dst, std::uint32_t src) {
+  std::vector<ChainEntry> path;
+  for (std::uint32_t c : ordered_children(src)) merge_branch(dst, c, path);
+}
+
+// perf's append_chain_children: the children's tree is searched from its
+// root; a child whose first frame matches takes the path, else a new child
+// is linked where the search ended (going left past a child that sorts
+// before the frame).
 void ChainArena::append_children(std::uint32_t node, std::span<const ChainEntry> path,
                                  std::size_t pos, std::uint64_t period, std::uint32_t count) {
-  ChildKey k = child_key(node, path[pos]);
-  std::uint32_t found = index_.find(k);
-  if (found != FlatMap<ChildKey, ChildKeyHash>::kNone) {
-    append_chain(found, path, pos, period, count);
+  std::uint32_t x = nodes_[node].kids, at = base::kRbNil;
+  bool left = false;
+  while (x != base::kRbNil) {
+    int c = chain_cmp(front(x), path[pos]);
+    if (c == 0) break;
+    at = x;
+    left = c < 0;
+    x = left ? nodes_[x].left : nodes_[x].right;
+  }
+  if (x != base::kRbNil) {
+    append_chain(x, path, pos, period, count);
   } else {
     std::uint32_t child = add_child(path.subspan(pos), period, count);
-    link_child(node, child);
-    index_.insert(k, child);
+    link_child(node, child, at, left);
   }
   nodes_[node].children_hit += period;
   nodes_[node].children_count += count;
@@ -70,10 +79,7 @@ void ChainArena::append_children(std::uint32_t node, std::span<const ChainEntry>
 
 std::vector<std::uint32_t> ChainArena::ordered_children(std::uint32_t node) const {
   std::vector<std::uint32_t> kids;
-  for (std::uint32_t c = nodes_[node].first_child; c != UINT32_MAX; c = nodes_[c].next_sibling)
-    kids.push_back(c);
-  std::sort(kids.begin(), kids.end(),
-            [&](std::uint32_t a, std::uint32_t b) { return chain_cmp(front(b), front(a)) < 0; });
+  base::rb_in_order(nodes_, nodes_[node].kids, [&kids](std::uint32_t c) { kids.push_back(c); });
   return kids;
 }
 
@@ -105,9 +111,6 @@ void ChainArena::split(std::uint32_t node, std::span<const ChainEntry> path, std
     tail.val_begin = p.val_begin + static_cast<std::uint32_t>(local);
     tail.val_size = p.val_size - static_cast<std::uint32_t>(local);
     p.val_size = static_cast<std::uint32_t>(local);
-    tail.first_child = p.first_child;
-    tail.last_child = p.last_child;
-    p.first_child = p.last_child = UINT32_MAX;
     tail.hit = p.hit;
     tail.children_hit = p.children_hit;
     tail.count = p.count;
@@ -115,24 +118,22 @@ void ChainArena::split(std::uint32_t node, std::span<const ChainEntry> path, std
     p.children_hit = tail.cumul();
     p.children_count = tail.count + tail.children_count;
   }
+  tail.kids = nodes_[node].kids;  // the children's tree moves whole
+  nodes_[node].kids = base::kRbNil;
   nodes_.push_back(tail);
   auto tail_index = static_cast<std::uint32_t>(nodes_.size() - 1);
-  // The moved children now hang below the tail.
-  for (std::uint32_t c = tail.first_child; c != UINT32_MAX; c = nodes_[c].next_sibling) {
-    index_.erase(child_key(node, front(c)));
-    index_.insert(child_key(tail_index, front(c)), c);
-  }
-  link_child(node, tail_index);
-  index_.insert(child_key(node, front(tail_index)), tail_index);
+  // perf's split_add_child: the tail is the parent's first child, the rest
+  // of the path its second, on the side its first frame's order gives.
+  link_child(node, tail_index, base::kRbNil, false);
   if (pos < path.size()) {
     ChainNode& p = nodes_[node];
     p.hit = 0;
     p.children_hit += period;
     p.count = 0;
     p.children_count += count;
+    const bool left = chain_cmp(front(tail_index), path[pos]) < 0;
     std::uint32_t child = add_child(path.subspan(pos), period, count);
-    link_child(node, child);
-    index_.insert(child_key(node, path[pos]), child);
+    link_child(node, child, tail_index, left);
   } else {
     nodes_[node].hit = period;
     nodes_[node].count = count;

@@ -10,8 +10,6 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/flat_map.h"
-
 namespace perfkit::analysis {
 
 struct ChainEntry {
@@ -29,9 +27,14 @@ struct ChainNode {
   // The node's frames: a range of the arena's frame pool (ChainArena::val).
   // A split shortens the range; frames are never copied.
   std::uint32_t val_begin = 0, val_size = 0;
-  // Children in insertion order, as a list; perf's rb_root_in order is
-  // descending by the first entry (chain_cmp), which ordered_children() gives.
-  std::uint32_t first_child = UINT32_MAX, last_child = UINT32_MAX, next_sibling = UINT32_MAX;
+  // Children in perf's rb_root_in: a Linux rbtree searched with perf's
+  // match_chain (chain_cmp), whose order is not consistent where resolved
+  // and unresolved frames meet (symbol start against address), so it is
+  // simulated: a search can miss an equal child and add a second, as
+  // perf's does. `left`, `right`, `parent` and `red` link a node among its
+  // siblings; `kids` is its children's root.
+  std::uint32_t left = UINT32_MAX, right = UINT32_MAX, parent = UINT32_MAX, kids = UINT32_MAX;
+  bool red = false;
   std::uint64_t hit = 0, children_hit = 0;
   std::uint32_t count = 0, children_count = 0;
   std::uint64_t cumul() const { return hit + children_hit; }
@@ -57,26 +60,6 @@ class ChainArena {
   std::vector<std::uint32_t> ordered_children(std::uint32_t node) const;
 
  private:
-  struct ChildKey {
-    std::uint32_t parent;
-    std::uint32_t dso_rank;
-    std::uint64_t key;    // symbol start when resolved, else the address; top bit: resolved
-    const char* inlined;  // an inlined function's interned name (then the rest is 0)
-    bool operator==(const ChildKey&) const = default;
-  };
-  struct ChildKeyHash {
-    std::size_t operator()(const ChildKey& k) const {
-      return static_cast<std::size_t>(
-          mix64((static_cast<std::uint64_t>(k.parent) << 32 | k.dso_rank) ^
-                mix64(k.key ^ reinterpret_cast<std::uintptr_t>(k.inlined))));
-    }
-  };
-  static ChildKey child_key(std::uint32_t parent, const ChainEntry& first) {
-    if (first.inlined) return {parent, 0, 0, first.name.data()};
-    return {parent, first.dso_rank, first.has_sym ? (first.key | (1ULL << 63)) : first.ip, nullptr};
-  }
-  FlatMap<ChildKey, ChildKeyHash> index_;
-
   void append_children(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
                        std::uint64_t period, std::uint32_t count);
   void append_chain(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
@@ -85,7 +68,10 @@ class ChainArena {
              std::size_t local, std::uint64_t period, std::uint32_t count);
   std::uint32_t add_child(std::span<const ChainEntry> rest, std::uint64_t period,
                           std::uint32_t count);
-  void link_child(std::uint32_t parent, std::uint32_t child);
+  // Links `child` into parent's tree below `at` (kRbNil: as the root), on
+  // its left when `left`.
+  void link_child(std::uint32_t parent, std::uint32_t child, std::uint32_t at, bool left);
+  void merge_branch(std::uint32_t dst, std::uint32_t src, std::vector<ChainEntry>& path);
   const ChainEntry& front(std::uint32_t i) const { return pool_[nodes_[i].val_begin]; }
 
   std::vector<ChainNode> nodes_;

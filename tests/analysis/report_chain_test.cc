@@ -98,5 +98,27 @@ TEST(ChainArena, MergeAddsEveryPathWithItsHits) {
   EXPECT_EQ(a.at(dst).children_count, 3u);
 }
 
+// perf's children tree compares two resolved frames by symbol start but a
+// resolved and an unresolved one by address: not a consistent order, so a
+// frame's search can pass its function's node by and add a second one.
+TEST(ChainArena, MixedFramesCanSplitAFunctionAsPerfsTreeDoes) {
+  ChainArena a;
+  std::uint32_t root = a.new_root();
+  a.append(root, Path{frame(0x200, 0)}, 1);      // unresolved: the tree's root
+  a.append(root, Path{frame(0x150, 0x100)}, 1);  // below it by address: right
+  a.append(root, Path{frame(0x250, 0x100)}, 1);  // same function, but left of 0x200
+  std::vector<std::uint32_t> kids = a.ordered_children(root);
+  ASSERT_EQ(kids.size(), 3u);
+  EXPECT_EQ(a.val(kids[0])[0].ip, 0x250u);
+  EXPECT_EQ(a.val(kids[1])[0].ip, 0x200u);
+  EXPECT_EQ(a.val(kids[2])[0].ip, 0x150u);
+  // Without the unresolved frame both land on one node.
+  ChainArena b;
+  std::uint32_t r2 = b.new_root();
+  b.append(r2, Path{frame(0x150, 0x100)}, 1);
+  b.append(r2, Path{frame(0x250, 0x100)}, 1);
+  EXPECT_EQ(b.ordered_children(r2).size(), 1u);
+}
+
 }  // namespace
 }  // namespace perfkit::analysis

@@ -362,10 +362,9 @@ void Report::add_branches(Hists& h, const ResolvedSample& s) {
   machine::Machine& m = session_->machine();
   for (std::uint64_t i = 0; i < smp.branch_stack.nr; ++i) {
     record::BranchEntry be = smp.branch_stack.at(i);
-    BranchInfo b = branches_.resolve(m, *s.thread, be.from, be.to, be.flags);
+    machine::Location loc;  // the entry's: the branch target
+    BranchInfo b = branches_.resolve(m, *s.thread, be.from, be.to, be.flags, loc);
     if (ext_->active()) ext_->set_branch(branches_.key(b));
-    machine::Location loc = m.resolve(*s.thread, abi::kMiscUser, be.to);
-    if (!loc.map) loc = m.resolve(*s.thread, abi::kMiscKernel, be.to);
     loc.addr = be.to;  // perf's entry ip: the target as recorded
     bool filtered = is_filtered(s, loc);
     std::uint32_t idx = add_entry(h, make_key(s, loc), s, loc, s.loc.level, filtered, true, 1, 1);

@@ -38,11 +38,12 @@ void BranchTable::setup(const std::vector<SortKey>& sort) {
 
 // perf's thread__find_cpumode_addr_location: the user maps first, then the
 // kernel's; guest modes find nothing on a host and leave level 'H'.
-BranchEnd BranchTable::end_at(machine::Machine& m, machine::Thread& thread, std::uint64_t addr) {
+BranchEnd BranchTable::end_at(machine::Machine& m, machine::Thread& thread, std::uint64_t addr,
+                              machine::Location& loc) {
   BranchEnd e;
   e.addr = e.al_addr = addr;
   for (std::uint8_t mode : {abi::kMiscUser, abi::kMiscKernel}) {
-    machine::Location loc = m.resolve(thread, mode, addr);
+    loc = m.resolve(thread, mode, addr);
     if (!loc.map) continue;
     e.level = mode == abi::kMiscKernel ? 'k' : '.';
     e.al_addr = loc.addr;
@@ -62,10 +63,11 @@ BranchEnd BranchTable::end_at(machine::Machine& m, machine::Thread& thread, std:
 }
 
 BranchInfo BranchTable::resolve(machine::Machine& m, machine::Thread& thread, std::uint64_t from,
-                                std::uint64_t to, std::uint64_t flags) {
+                                std::uint64_t to, std::uint64_t flags, machine::Location& to_loc) {
   BranchInfo b;
-  b.from = end_at(m, thread, from);
-  b.to = end_at(m, thread, to);
+  machine::Location from_loc;
+  b.from = end_at(m, thread, from, from_loc);
+  b.to = end_at(m, thread, to, to_loc);
   b.cycles = static_cast<std::uint16_t>(flags >> 4);  // perf_branch_entry: 4 flag bits, then cycles
   return b;
 }

@@ -62,16 +62,18 @@ class BranchTable {
  public:
   // The branch keys among `sort` decide what an entry's key keeps.
   void setup(const std::vector<SortKey>& sort);
-  // Resolves branch `from` -> `to` in `thread` as perf does.
+  // Resolves branch `from` -> `to` in `thread` as perf does; `to_loc`
+  // gets where the target resolved (the last mode tried when none maps it).
   BranchInfo resolve(machine::Machine& m, machine::Thread& thread, std::uint64_t from,
-                     std::uint64_t to, std::uint64_t flags);
+                     std::uint64_t to, std::uint64_t flags, machine::Location& to_loc);
   // The interned index of `b`, and of `b` reduced to the active keys.
   std::uint32_t full(const BranchInfo& b) { return intern(b); }
   std::uint32_t key(const BranchInfo& b);
   const BranchInfo& at(std::uint32_t i) const { return infos_[i]; }
 
  private:
-  BranchEnd end_at(machine::Machine& m, machine::Thread& thread, std::uint64_t addr);
+  BranchEnd end_at(machine::Machine& m, machine::Thread& thread, std::uint64_t addr,
+                   machine::Location& loc);
   std::uint32_t intern(const BranchInfo& b);
   bool dso_from_ = false, dso_to_ = false, sym_from_ = false, sym_to_ = false, cycles_ = false;
   std::vector<BranchInfo> infos_;

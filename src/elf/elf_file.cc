@@ -126,6 +126,11 @@ const Section* ElfFile::section_at(std::size_t index) const {
   return nullptr;
 }
 
+bool ElfFile::has_contents(std::string_view name) const {
+  const Section* s = section(name);
+  return s && s->type != SHT_NOBITS;
+}
+
 Bytes ElfFile::section_data(const Section& s) const {
   if (s.type == SHT_NOBITS) return {};
   Elf_Scn* scn = elf_getscn(elf_, s.index);

@@ -73,12 +73,15 @@ class ElfFile {
   // section, or xz data that does not decode.
   Expected<ElfFile> mini_debuginfo() const;
 
-  bool has_symtab() const { return section(".symtab") != nullptr; }
-  bool has_dynsym() const { return section(".dynsym") != nullptr; }
+  // Whether the table is there with its contents: a separate debug file
+  // keeps the runtime sections (.dynsym among them) as SHT_NOBITS headers.
+  bool has_symtab() const { return has_contents(".symtab"); }
+  bool has_dynsym() const { return has_contents(".dynsym"); }
   Elf* handle() const { return elf_; }
 
  private:
   ElfFile() = default;
+  bool has_contents(std::string_view name) const;
   Status init();
 
   std::string path_;

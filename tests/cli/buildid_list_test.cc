@@ -3,6 +3,7 @@
 // deleted one is found in the build-id cache.
 #include <gtest/gtest.h>
 
+#include "report_compare.h"
 #include "support/test_support.h"
 
 namespace perfkit {
@@ -171,6 +172,39 @@ TEST(InjectBuildIds, SameTableAsPerfInject) {
   auto b = test::run("perf buildid-list -i " + test::sh(ours) + " 2>/dev/null");
   EXPECT_FALSE(a.out.empty());
   EXPECT_EQ(a.out, b.out);
+}
+
+// A stripped binary whose symbols are in a separate debug file (found by
+// its .gnu_debuglink in DIR/.debug), with no build-id cache: the symbols
+// come from the debug file, the layout of the mapping from the binary (the
+// debug file's segments have other file offsets, its .dynsym is NOBITS).
+TEST(BuildIdReport, SeparateDebugFileWithoutTheCacheLikePerf) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  std::string src = std::string(PERFKIT_SOURCE_DIR) + "/tests/workloads/cpuloop.c";
+  std::string bin = dir.path("loop");
+  std::string dbg = dir.path(".debug/loop.debug");
+  auto cc = test::run(
+      "cc -O1 -g -fno-omit-frame-pointer -fno-inline-functions-called-once -o " + test::sh(bin) +
+      " " + test::sh(src) + " && mkdir -p " + test::sh(dir.path(".debug")) +
+      " && objcopy --only-keep-debug " + test::sh(bin) + " " + test::sh(dbg) +
+      " && objcopy --strip-all --add-gnu-debuglink=" + test::sh(dbg) + " " + test::sh(bin));
+  ASSERT_EQ(cc.status, 0) << cc.err;
+  std::string data = dir.path("perf.data");
+  std::string env = "HOME=" + test::sh(dir.path("home")) + " ";
+  ASSERT_EQ(test::run("mkdir -p " + test::sh(dir.path("home"))).status, 0);
+  auto rec = test::run(env + "perf record -q -o " + test::sh(data) + " " + test::sh(bin) +
+                       " 100 >/dev/null 2>&1");
+  ASSERT_EQ(rec.status, 0);
+  ASSERT_EQ(test::run("rm -rf " + test::sh(dir.path("home/.debug"))).status, 0);
+  for (const char* mode : {"--no-children --sort dso,sym", "--sort sym"}) {
+    std::string args = std::string(" report --stdio -i ") + test::sh(data) + " " + mode;
+    auto p = test::run(env + "perf" + args + " 2>/dev/null");
+    auto k = test::run(env + test::perfkit_bin() + args + " 2>/dev/null");
+    ASSERT_EQ(k.status, 0) << k.err;
+    EXPECT_NE(k.out.find("[.] spin"), std::string::npos) << k.out;
+    EXPECT_EQ(test::report_mismatches(p.out, k.out), "") << mode;
+  }
 }
 
 }  // namespace

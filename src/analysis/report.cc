@@ -313,6 +313,14 @@ bool Report::take_raw(const RawSample& r) {
 Status Report::on_sample(const ResolvedSample& s) {
   if (fold_) {
     fold_->keep(s, session_->machine().generation());
+    // From a sample on whose chain can make a call-graph level mix frames
+    // that perf compares inconsistently, repeats are counted one by one:
+    // the tree a later repeat searches may miss the node an earlier made.
+    if (mixes_chain_kinds(s)) {
+      PK_TRY(drain_fold());
+      fold_.reset();
+      return ok();
+    }
     return fold_->full() ? drain_fold() : ok();
   }
   if (!accepts(*s.sample)) return ok();
@@ -343,15 +351,36 @@ Status Report::add_read_sample(const ResolvedSample& s) {
 
 Status Report::drain_fold() {
   if (!fold_) return ok();
-  const bool paying = fold_->paying();
+  bool paying = fold_->paying();
   folded_ += fold_->repeats();
   PK_TRY(fold_->drain(session_->machine(),
-                      [this](const ResolvedSample& s, std::uint64_t period, std::uint32_t count) {
+                      [&](const ResolvedSample& s, std::uint64_t period, std::uint32_t count) {
+                        // kernel frames kept before kallsyms had loaded
+                        if (mixes_chain_kinds(s)) paying = false;
                         return add_sample(s, period, count);
                       }));
   // Samples that seldom repeat are cheaper one at a time.
   if (!paying) fold_.reset();
   return ok();
+}
+
+// perf's match_chain compares two resolved frames by symbol start, but a
+// resolved frame and an unresolved one of the same DSO by address, and an
+// inlined frame by name: where one level of a call graph holds both kinds
+// its children's order is inconsistent, and which node a chain lands in
+// depends on when it came. Whether `s` makes some DSO's chain frames mixed
+// (kernel frames whose symbols are still pending are looked at on drain).
+bool Report::mixes_chain_kinds(const ResolvedSample& s) {
+  if (!use_callchain_) return false;
+  for (const Frame& f : s.callchain) {
+    if (f.inlined) return true;
+    if (!f.loc.dso || f.loc.symbol == machine::kSymbolPending) continue;
+    const std::size_t i = f.loc.dso->index;
+    if (i >= chain_kinds_.size()) chain_kinds_.resize(i + 1, 0);
+    chain_kinds_[i] |= f.loc.symbol >= 0 ? 1 : 2;
+    if (chain_kinds_[i] == 3) return true;
+  }
+  return false;
 }
 
 // Branch mode: one entry per branch, of period 1, at the branch's target

@@ -264,6 +264,7 @@ class Report : public SampleVisitor {
   bool defers_kernel_symbols() const override { return fold_ != nullptr; }
   // Adds what the folded samples still hold to the histograms.
   Status drain_fold();
+  bool mixes_chain_kinds(const ResolvedSample& s);
   void settle(Session& session);
   void settle_from_events();
   void setup_groups();
@@ -273,7 +274,9 @@ class Report : public SampleVisitor {
   void collapse_merge(Hists& h, std::uint32_t kept, std::uint32_t merged);
   void apply_comm_renames(Hists& h);
   bool settled_ = false;
-  std::uint64_t folded_ = 0;    // samples a fold counted with an earlier one
+  std::uint64_t folded_ = 0;  // samples a fold counted with an earlier one
+  // per DSO index: 1 when a chain frame resolved in it, 2 when one did not
+  std::vector<std::uint8_t> chain_kinds_;
   Status setup_status_ = ok();  // a bad parent regex or --time string
   bool no_callchains_for_g_ = false;
   bool no_callchains_for_parent_ = false;

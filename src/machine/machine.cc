@@ -168,9 +168,16 @@ Dso& Machine::findnew_dso(std::string_view long_name, DsoKind kind) {
 void Machine::add_build_id(std::string_view filename, const elf::BuildId& id, bool kernel) {
   ++generation_;
   DsoKind kind = kind_of(filename);
-  if (kernel && kind == DsoKind::kUser) kind = DsoKind::kModule;
+  // A kernel-space entry that is not a module (perf inject --vmlinux
+  // writes the vmlinux's path) is the kernel when it comes first, as perf's
+  // kernel MMAP takes the first such DSO; a "vmlinux" shows as
+  // [kernel.vmlinux].
+  if (kernel && kind == DsoKind::kUser) kind = kernel_dso_ ? DsoKind::kModule : DsoKind::kKernel;
   Dso& d = findnew_dso(filename, kind);
-  if (kind == DsoKind::kKernel) kernel_dso_ = &d;
+  if (kind == DsoKind::kKernel && !kernel_dso_) {
+    kernel_dso_ = &d;
+    if (filename.find("vmlinux") != std::string_view::npos) d.short_name = "[kernel.vmlinux]";
+  }
   d.build_id = id;
   d.header_build_id = true;
 }

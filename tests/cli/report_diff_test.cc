@@ -239,10 +239,6 @@ TEST(ReportOptions, FiltersAndLimitsMatchPerf) {
 // tools must agree on the unresolved addresses. Files perf itself cannot
 // report on are skipped. Known differences, by file:
 const char* kCorpusExceptions[] = {
-    // an arm64 kernel whose MMAP perf names [kernel.vmlinux] and leaves
-    // without symbols (the build-id matches no kernel here); perfkit takes
-    // the host's kallsyms
-    "autofdo/perf-vmlinux.data",
     // --call-graph lbr: for kernel samples with an empty LBR call stack perf
     // reads an entry past the record (the next record's bytes) as a user
     // frame, which perfkit leaves out (ReportLbr covers the other modes)

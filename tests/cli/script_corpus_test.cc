@@ -19,21 +19,9 @@ struct Exception {
 // Differences that are not script's: they come from machine state the
 // report engineer owns (Machine, Symbolizer) or from features not built yet.
 const Exception kExceptions[] = {
-    {"autofdo/perf-vmlinux.data",
-     "perf names the kernel DSO from the build-id table ([kernel.vmlinux], /tmp/vmlinux); the "
-     "Machine resolves it through kallsyms"},
     {"perfparser/vector_static_gcc/perf.lbr.data",
      "LBR call-stack stitching of callchains (perf's resolve_lbr_callchain_sample) is not built"},
     {"quipper/perf.data.intel_pt-4.14", "needs --itrace decoding (the Intel PT pipeline)"},
-    {"simpleperf/perf_display_bitmaps.data",
-     "arm64 kernel addresses outside the host kernel map: perf leaves them unmapped, the Machine "
-     "maps every kernel address when the recording has no kernel MMAP"},
-    {"simpleperf/perf_merge1.data", "as perf_display_bitmaps.data"},
-    {"simpleperf/perf_merge2.data", "as perf_display_bitmaps.data"},
-    {"simpleperf/perf_with_interpreter_frames.data", "as perf_display_bitmaps.data"},
-    {"simpleperf/perf_with_jit_symbol.data", "as perf_display_bitmaps.data"},
-    {"simpleperf/perf_with_kernel_symbols_available_false.data", "as perf_display_bitmaps.data"},
-    {"simpleperf/wrong_ip_callchain_perf.data", "as perf_display_bitmaps.data"},
 };
 
 const char* exception_for(const std::string& path) {

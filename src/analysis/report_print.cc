@@ -150,6 +150,7 @@ class Printer {
   // A frame's name as perf prints it; valid until the next call.
   std::string_view entry_name(const ChainEntry& c, char* buf, std::size_t n) const;
   mutable std::string inline_name_;
+  std::vector<char> cell_;  // an entry line's cell
 
   Report& r_;
   Hists& h_;
@@ -365,22 +366,26 @@ void Printer::print_entry(const Entry& e) {
     bool last = i + 1 == cols_.size();
     int w = static_cast<int>(c.width);
     out_.write("  ");
-    char buf[1024];
+    // perf sizes its line from the columns' widths: a cell is never cut
+    // short of its width (long C++ names).
+    const std::size_t cap = std::max<std::size_t>(1024, static_cast<std::size_t>(w) + 64);
+    if (cell_.size() < cap) cell_.resize(cap);
+    char* buf = cell_.data();
     int n = 0;
     switch (c.key) {
       case SortKey::kComm:
-        n = put_left(buf, sizeof buf, *e.comm, w);
+        n = put_left(buf, cap, *e.comm, w);
         break;
       case SortKey::kPid: {
         int cw = std::max(7, w) - 8;
-        n = std::snprintf(buf, sizeof buf, "%7d:%-*.*s", e.tid, cw, cw, e.thread->comm->c_str());
+        n = std::snprintf(buf, cap, "%7d:%-*.*s", e.tid, cw, cw, e.thread->comm->c_str());
         break;
       }
       case SortKey::kDso:
-        n = put_left(buf, sizeof buf, e.dso_name ? std::string_view(*e.dso_name) : "[unknown]", w);
+        n = put_left(buf, cap, e.dso_name ? std::string_view(*e.dso_name) : "[unknown]", w);
         break;
       case SortKey::kCpu:
-        n = std::snprintf(buf, sizeof buf, "%*.*d", w, w, static_cast<int>(e.cpu));
+        n = std::snprintf(buf, cap, "%*.*d", w, w, static_cast<int>(e.cpu));
         break;
       case SortKey::kSymoff:
       case SortKey::kSocket:
@@ -390,30 +395,30 @@ void Printer::print_entry(const Entry& e) {
       case SortKey::kSrcfile:
       case SortKey::kTrace:
       case SortKey::kPeriod:
-        n = ext_column(e, c.key, w, buf, sizeof buf);
+        n = ext_column(e, c.key, w, buf, cap);
         break;
       case SortKey::kSym:
-        n = sym_cell(buf, sizeof buf, e.level, e.sym_name, e.sym_type, e.inlined, e.ip,
-                     e.sym_start_abs, w);
+        n = sym_cell(buf, cap, e.level, e.sym_name, e.sym_type, e.inlined, e.ip, e.sym_start_abs,
+                     w);
         break;
       case SortKey::kDsoFrom:
       case SortKey::kDsoTo:
       case SortKey::kSymFrom:
       case SortKey::kSymTo:
       case SortKey::kCycles:
-        n = branch_cell(e, c.key, w, buf, sizeof buf);
+        n = branch_cell(e, c.key, w, buf, cap);
         break;
       case SortKey::kIpcNull:
-        n = std::snprintf(buf, sizeof buf, "%-*s", w, "-      -");
+        n = std::snprintf(buf, cap, "%-*s", w, "-      -");
         break;
       case SortKey::kIpcLbr:
         // perf's annotation IPC, never computed by its stdio report: 0
-        n = std::snprintf(buf, sizeof buf, "%-*s", w, e.sym_name.empty() ? "-" : "0.00  [  0.0%]");
+        n = std::snprintf(buf, cap, "%-*s", w, e.sym_name.empty() ? "-" : "0.00  [  0.0%]");
         break;
       default:
         break;
     }
-    n = std::min<int>(n, static_cast<int>(sizeof buf) - 1);
+    n = std::min<int>(n, static_cast<int>(cap) - 1);
     out_.write(std::string_view(buf, static_cast<std::size_t>(n)));
     for (int pad = last ? 0 : w - n; pad > 0; pad -= 32)
       out_.write(std::string_view("                                ", std::min(pad, 32)));

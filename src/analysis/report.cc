@@ -251,7 +251,8 @@ std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const ResolvedSam
   // Inline symbols, and symbols compared by DSO name without a DSO key,
   // make perf's comparison inconsistent: then entries are found as perf's
   // tree search finds them (from the first inline symbol on).
-  if (h.live_on || key.inlined || sym_without_dso()) {
+  if (!key.has_sym) ips_wrap_ |= note_unresolved(loc, loc.addr);
+  if (h.live_on || key.inlined || sym_without_dso() || ips_wrap_) {
     at = live_entry(h, key, s, loc, level, filtered);
   } else if (at = h.index.find(key, h.entries); at == EntryIndex::kNone) {
     at = static_cast<std::uint32_t>(h.entries.size());
@@ -316,7 +317,7 @@ Status Report::on_sample(const ResolvedSample& s) {
     // From a sample on whose chain can make a call-graph level mix frames
     // that perf compares inconsistently, repeats are counted one by one:
     // the tree a later repeat searches may miss the node an earlier made.
-    if (mixes_chain_kinds(s)) {
+    if (mixes_chain_kinds(s) || sample_wraps_ips(s)) {
       PK_TRY(drain_fold());
       fold_.reset();
       return ok();
@@ -362,6 +363,36 @@ Status Report::drain_fold() {
   // Samples that seldom repeat are cheaper one at a time.
   if (!paying) fold_.reset();
   return ok();
+}
+
+bool Report::AddressArc::add(std::uint64_t ip) {
+  constexpr std::uint64_t kHalf = std::uint64_t{1} << 63;
+  if (ip < kHalf) {
+    lo_min = lo ? std::min(lo_min, ip) : ip;
+    lo_max = lo ? std::max(lo_max, ip) : ip;
+    lo = true;
+  } else {
+    hi_min = hi ? std::min(hi_min, ip) : ip;
+    hi_max = hi ? std::max(hi_max, ip) : ip;
+    hi = true;
+  }
+  // Within each half the span is below 2^63; the whole lies within half
+  // the circle when one of the two gaps between the halves exceeds it.
+  return lo && hi && hi_min - lo_max <= kHalf && lo_min - hi_max <= kHalf;
+}
+
+bool Report::note_unresolved(const machine::Location& loc, std::uint64_t ip) {
+  return loc.symbol < 0 && unresolved_ips_.add(ip);
+}
+
+// Whether the entries of `s` (kept by a fold; kernel symbols may still be
+// pending, counted as unresolved) take perf's entry comparison past an
+// order: then from `s` on repeats are counted one by one.
+bool Report::sample_wraps_ips(const ResolvedSample& s) {
+  bool wraps = note_unresolved(s.loc, s.loc.addr);
+  if (children_)
+    for (const Frame& f : s.callchain) wraps |= note_unresolved(f.loc, f.ip);
+  return wraps;
 }
 
 // perf's match_chain compares two resolved frames by symbol start, but a

@@ -277,6 +277,21 @@ class Report : public SampleVisitor {
   std::uint64_t folded_ = 0;  // samples a fold counted with an earlier one
   // per DSO index: 1 when a chain frame resolved in it, 2 when one did not
   std::vector<std::uint8_t> chain_kinds_;
+  // The addresses of unresolved entries, which perf compares by their
+  // difference as a signed 64-bit number: an order only while they lie
+  // within half of the address circle (garbage frames of a -a -g recording
+  // can span it). Past that, entries are found as perf's tree search finds
+  // them (Hists::live).
+  struct AddressArc {
+    bool lo = false, hi = false;  // below or from 2^63
+    std::uint64_t lo_min = 0, lo_max = 0, hi_min = 0, hi_max = 0;
+    // Adds `ip`; whether the addresses no longer lie within half the circle.
+    bool add(std::uint64_t ip);
+  };
+  AddressArc unresolved_ips_;
+  bool ips_wrap_ = false;
+  bool note_unresolved(const machine::Location& loc, std::uint64_t ip);
+  bool sample_wraps_ips(const ResolvedSample& s);
   Status setup_status_ = ok();  // a bad parent regex or --time string
   bool no_callchains_for_g_ = false;
   bool no_callchains_for_parent_ = false;

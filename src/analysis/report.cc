@@ -248,9 +248,10 @@ std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const ResolvedSam
                                 const machine::Location& loc, char level, bool filtered, bool self,
                                 std::uint64_t period, std::uint32_t count) {
   std::uint32_t at = EntryIndex::kNone;
-  // Inline symbols, and symbols compared by DSO name without a DSO key,
-  // make perf's comparison inconsistent: then entries are found as perf's
-  // tree search finds them (from the first inline symbol on).
+  // Inline symbols, symbols compared by DSO name without a DSO key, and
+  // unresolved addresses round more than half the address circle make
+  // perf's comparison inconsistent: then entries are found as perf's tree
+  // search finds them (from the first such entry on).
   if (!key.has_sym) ips_wrap_ |= note_unresolved(loc, loc.addr);
   if (h.live_on || key.inlined || sym_without_dso() || ips_wrap_) {
     at = live_entry(h, key, s, loc, level, filtered);

@@ -65,7 +65,7 @@ void synth_raw(const intelpt::SynthSample& s, std::uint32_t max_non_turbo,
       break;
     case SampleKind::kCbr:
       put32(raw, (s.aux & 0xff) | ((max_non_turbo & 0xff) << 16));
-      put32(raw, s.cbr_freq_mhz * 1000);
+      put32(raw, s.cbr_freq_khz);
       put32(raw, 0);
       break;
     case SampleKind::kPsb:

@@ -423,6 +423,7 @@ void Synthesizer::error(PtError code, const Step& s) {
   SynthSample out;
   out.kind = SampleKind::kError;
   out.ip = s.from;
+  out.image = s.image;
   out.error = code;
   out.error_msg = pt_error_message(code);
   out.offset = s.offset;
@@ -484,8 +485,10 @@ void Synthesizer::event(const Step& s) {
       std::uint64_t tsc_hz = cfg_.perf_time_to_tsc(cfg_.time_zero + 1000000000ULL);
       std::uint32_t mnt = cfg_.max_non_turbo_ratio ? cfg_.max_non_turbo_ratio : 1;
       std::uint64_t khz_per_cbr = tsc_hz / mnt / 1000;
-      out.cbr_freq_mhz = static_cast<std::uint32_t>((s.aux * khz_per_cbr + 500) / 1000);
-      out.cbr_percent = s.aux * 100 / mnt;
+      out.cbr_freq_khz = static_cast<std::uint32_t>(s.aux * khz_per_cbr);
+      out.cbr_freq_mhz = (out.cbr_freq_khz + 500) / 1000;
+      // perf rounds the percentage of the max non-turbo ratio to the nearest.
+      out.cbr_percent = (5 + 1000 * s.aux / mnt) / 10;
       emit(out, s.timestamp);
       return;
     }
@@ -510,6 +513,7 @@ void Synthesizer::event(const Step& s) {
       if (!o_.pwr_events) return;
       out.kind = SampleKind::kPsb;
       out.payload = s.offset;
+      out.addr = s.to;  // with IP 0: where decoding goes on (its cpumode)
       break;
     default:
       return;
@@ -531,13 +535,23 @@ void Synthesizer::on_step(const Step& s) {
         return;
       }
       ipc_state(s, true);
-      branch(0, s.to, kFlagBranch | kFlagTraceBegin, 0, s, s.timestamp, insn_total_);
+      {
+        // perf's trace begin carries no transaction flag.
+        const bool tx = in_tx_;
+        in_tx_ = false;
+        branch(0, s.to, kFlagBranch | kFlagTraceBegin, 0, s, s.timestamp, insn_total_);
+        in_tx_ = tx;
+      }
       return;
     case StepKind::kAsync:
       ipc_state(s, true);
       if (s.end == RunEnd::kDisabled) {
-        continuous_period_ = false;  // perf's TIP.PGD
-        branch(s.from, s.to, kFlagBranch | kFlagTraceEnd, 0, s, s.timestamp, insn_total_);
+        // perf's TIP.PGD after a FUP: an asynchronous trace end (an
+        // interrupt when it names where to).
+        continuous_period_ = false;
+        const std::uint32_t how = s.to ? kFlagCall | kFlagInterrupt : 0u;
+        branch(s.from, s.to, kFlagBranch | kFlagAsync | kFlagTraceEnd | how, 0, s, s.timestamp,
+               insn_total_);
       } else {
         branch(s.from, s.to, kFlagBranch | kFlagCall | kFlagAsync | kFlagInterrupt, 0, s,
                s.timestamp, insn_total_);

@@ -86,12 +86,14 @@ struct SynthSample {
   std::uint64_t period = 1;
   std::uint32_t flags = 0;  // IpFlag bits
   std::uint8_t insn_len = 0;
-  std::uint64_t payload = 0;  // ptwrite/mwait/pwre/pwrx payload; psb: trace offset
-  std::uint32_t aux = 0;      // cbr: ratio; ptwrite/exstop: the IP bit
+  std::uint64_t payload = 0;       // ptwrite/mwait/pwre/pwrx payload; psb: trace offset
+  std::uint32_t aux = 0;           // cbr: ratio; ptwrite/exstop: the IP bit
+  std::uint32_t cbr_freq_khz = 0;  // cbr: ratio times the kHz per ratio step
   std::uint32_t cbr_freq_mhz = 0;
   std::uint32_t cbr_percent = 0;
   PtError error = PtError::kNone;  // kError
   const char* error_msg = nullptr;
+  std::uint32_t image = 0;   // kError: Step::image
   std::uint64_t offset = 0;  // trace offset of the packet behind the sample
   // IPC: instructions and cycles since the last sample of this kind that had
   // them (branches and instructions only; 0 and 0: none).

@@ -23,7 +23,7 @@ struct Batch {
   struct Entry {
     std::uint64_t ip, addr, tsc, time, period, offset;
     std::uint32_t flags;
-    std::int32_t pid, tid;
+    std::int32_t pid, tid, cpu;
     std::uint32_t full;  // index in `full`, or kCompact
     intelpt::SampleKind kind;
     std::uint8_t insn_len;
@@ -34,7 +34,6 @@ struct Batch {
   std::vector<std::uint64_t> chains;
   std::vector<intelpt::BranchRecord> branches;
   std::vector<std::uint32_t> chain_at, branch_at;  // by index in `full`
-  std::int32_t cpu = -1;
 
   void clear() {
     samples.clear();
@@ -44,9 +43,9 @@ struct Batch {
     chain_at.clear();
     branch_at.clear();
   }
-  void add(const intelpt::SynthSample& s, std::int32_t pid, std::int32_t tid) {
-    Entry e{s.ip,    s.addr, s.tsc, s.time,   s.period, s.offset,
-            s.flags, pid,    tid,   kCompact, s.kind,   s.insn_len};
+  void add(const intelpt::SynthSample& s, std::int32_t pid, std::int32_t tid, std::int32_t cpu) {
+    Entry e{s.ip, s.addr, s.tsc, s.time,   s.period, s.offset,  s.flags,
+            pid,  tid,    cpu,   kCompact, s.kind,   s.insn_len};
     const bool compact = (s.kind == intelpt::SampleKind::kInstructions ||
                           s.kind == intelpt::SampleKind::kBranches) &&
                          !s.callchain_nr && !s.branch_nr && !s.insn_cnt && !s.cyc_cnt;
@@ -64,6 +63,11 @@ struct Batch {
   ItraceSample at(std::size_t i, intelpt::SynthSample& tmp) const {
     const Entry& e = samples[i];
     if (e.full == kCompact) {
+      // What a compact entry leaves out is zero (tmp may hold a whole
+      // sample from before).
+      tmp.insn_cnt = tmp.cyc_cnt = 0;
+      tmp.callchain_nr = tmp.branch_nr = 0;
+      tmp.payload = tmp.aux = 0;
       tmp.kind = e.kind;
       tmp.ip = e.ip;
       tmp.addr = e.addr;
@@ -78,7 +82,7 @@ struct Batch {
       tmp.callchain = tmp.callchain_nr ? chains.data() + chain_at[e.full] : nullptr;
       tmp.branch_stack = tmp.branch_nr ? branches.data() + branch_at[e.full] : nullptr;
     }
-    return ItraceSample{&tmp, e.pid, e.tid, cpu};
+    return ItraceSample{&tmp, e.pid, e.tid, e.cpu};
   }
 };
 
@@ -177,7 +181,7 @@ class CpuSpaces : public intelpt::SpaceProvider {
   CpuSpaces(const PtRecording& rec, std::int32_t cpu) : rec_(rec), cpu_(cpu) {}
   const intelpt::AddressSpace* space_at(std::uint64_t tsc, std::uint64_t& next) override {
     ThreadSpan t = rec_.thread_on(cpu_, tsc, &next);
-    return t.pid >= 0 ? rec_.space_of(t.pid) : nullptr;
+    return rec_.space_of(t.pid);
   }
 
  private:
@@ -208,8 +212,7 @@ class QueueSink : public intelpt::SampleSink {
     }
     std::int32_t pid, tid;
     thread_of(s.tsc, pid, tid);
-    batch_.cpu = q_.cpu;
-    batch_.add(s, pid, tid);
+    batch_.add(s, pid, tid, q_.cpu);
     if (batch_.samples.size() >= kBatchSamples) flush();
   }
   void flush() {
@@ -409,8 +412,20 @@ bool has_auxtrace(const perfdata::Reader& reader) {
 }
 
 Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecodeOptions& opts,
-                                    const ItraceVisitor& visit) {
+                                    const ItraceVisitor& visit_all) {
   PK_ASSIGN(auto rec, read_pt_recording(reader, opts));
+  // Failures to read an image's code are reported as perf reports them:
+  // the first ones in time order, then none (PtRecording::unreadable).
+  std::unordered_map<std::uint32_t, unsigned> failures;
+  ItraceVisitor budgeted = [&](const ItraceSample& is) -> Status {
+    const intelpt::SynthSample& s = *is.sample;
+    if (s.kind == intelpt::SampleKind::kError && s.image) {
+      auto it = rec->unreadable.find(s.image - 1);
+      if (it != rec->unreadable.end() && failures[s.image]++ >= it->second) return ok();
+    }
+    return visit_all(is);
+  };
+  const ItraceVisitor& visit = rec->unreadable.empty() ? visit_all : budgeted;
   ItraceStats stats;
   stats.queues = rec->queues.size();
   for (const auto& q : rec->queues) stats.trace_bytes += q.bytes;
@@ -452,6 +467,120 @@ Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecode
   }
   progress.report();
   return stats;
+}
+
+struct ItraceStream::Impl {
+  Impl() : tokens(1), chan(kMaxBatchesInFlight, &tokens) {}
+  Tokens tokens;
+  Channel chan;
+  std::thread worker;
+  std::atomic<bool> cancel{false};
+  Expected<ItraceStats> result = ItraceStats{};
+  Batch head;
+  std::size_t pos = 0;
+  bool live = true;  // head may still be refilled
+  intelpt::SynthSample tmp;
+  // The caller's progress and warning callbacks run on its thread: the
+  // worker leaves what it has for them here.
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
+  std::function<void(const std::string&)> warn;
+  std::atomic<std::uint64_t> done{0}, total{0};
+  std::mutex warn_mutex;
+  std::vector<std::string> warnings;
+
+  void run(const std::string& path, ItraceDecodeOptions opts) {
+    tokens.acquire();
+    if (opts.progress)
+      opts.progress = [this](std::uint64_t d, std::uint64_t t) {
+        total.store(t, std::memory_order_relaxed);
+        done.store(d, std::memory_order_relaxed);
+      };
+    if (opts.warn)
+      opts.warn = [this](const std::string& m) {
+        std::lock_guard lk(warn_mutex);
+        warnings.push_back(m);
+      };
+    Batch batch = chan.fresh();
+    auto reader = perfdata::Reader::open(path);
+    if (!reader) {
+      result = reader.error();
+    } else {
+      result = decode_itrace(**reader, opts, [&](const ItraceSample& is) -> Status {
+        if (cancel.load(std::memory_order_relaxed)) return make_error("cancelled");
+        batch.add(*is.sample, is.pid, is.tid, is.cpu);
+        if (batch.samples.size() >= kBatchSamples) {
+          chan.push(std::move(batch));
+          batch = chan.fresh();
+        }
+        return ok();
+      });
+    }
+    if (!batch.samples.empty()) chan.push(std::move(batch));
+    chan.close();
+    tokens.release();
+  }
+  // Passes on the worker's warnings and progress.
+  void report() {
+    if (warn) {
+      std::vector<std::string> w;
+      {
+        std::lock_guard lk(warn_mutex);
+        w.swap(warnings);
+      }
+      for (const auto& m : w) warn(m);
+    }
+    if (progress && total.load(std::memory_order_relaxed))
+      progress(done.load(std::memory_order_relaxed), total.load(std::memory_order_relaxed));
+  }
+};
+
+std::unique_ptr<ItraceStream> ItraceStream::start(std::string path, ItraceDecodeOptions opts) {
+  auto impl = std::make_unique<Impl>();
+  Impl* p = impl.get();
+  p->progress = opts.progress;
+  p->warn = opts.warn;
+  p->worker =
+      std::thread([p, path = std::move(path), opts = std::move(opts)] { p->run(path, opts); });
+  return std::unique_ptr<ItraceStream>(new ItraceStream(std::move(impl)));
+}
+
+ItraceStream::ItraceStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ItraceStream::~ItraceStream() {
+  impl_->cancel = true;
+  impl_->chan.cancel();
+  if (impl_->worker.joinable()) impl_->worker.join();
+}
+
+Status ItraceStream::visit_before(std::uint64_t tsc, const ItraceVisitor& visit) {
+  Impl& m = *impl_;
+  while (true) {
+    if (m.pos >= m.head.samples.size()) {
+      if (!m.live) return ok();
+      m.pos = 0;
+      m.live = m.chan.pop(m.head);
+      m.report();
+      if (!m.live) {
+        m.head.clear();
+        return ok();
+      }
+      continue;
+    }
+    if (m.head.samples[m.pos].tsc >= tsc) return ok();
+    Status st = visit(m.head.at(m.pos, m.tmp));
+    ++m.pos;
+    if (!st) {
+      m.cancel = true;
+      m.chan.cancel();
+      return st;
+    }
+  }
+}
+
+Expected<ItraceStats> ItraceStream::finish() {
+  if (impl_->worker.joinable()) impl_->worker.join();
+  impl_->report();
+  return std::move(impl_->result);
 }
 
 }  // namespace perfkit::analysis

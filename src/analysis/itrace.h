@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "base/error.h"
@@ -64,6 +65,31 @@ using ItraceVisitor = std::function<Status(const ItraceSample&)>;
 // and the visitor's own errors (which stop decoding).
 Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecodeOptions& opts,
                                     const ItraceVisitor& visit);
+
+// The samples of decode_itrace taken a stretch at a time, as perf takes
+// them (intel_pt_process_queues up to each recorded event's time): a worker
+// thread decodes the file at `path` (its own reader) and hands samples over
+// in bounded batches; the caller visits those before a TSC, handles its
+// recorded event, and goes on. Destroying the stream stops the decode.
+class ItraceStream {
+ public:
+  static std::unique_ptr<ItraceStream> start(std::string path, ItraceDecodeOptions opts);
+  ~ItraceStream();
+  ItraceStream(const ItraceStream&) = delete;
+  ItraceStream& operator=(const ItraceStream&) = delete;
+
+  // Visits, in order, the samples not yet visited whose TSC is below `tsc`
+  // (all of them with ~0). Errors: the visitor's, which stop the decode.
+  Status visit_before(std::uint64_t tsc, const ItraceVisitor& visit);
+  // Once every sample is visited: the decode's stats, or its error.
+  Expected<ItraceStats> finish();
+
+  struct Impl;
+
+ private:
+  explicit ItraceStream(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 // Whether the recording has Intel PT data (an AUXTRACE_INFO of type intel_pt
 // must be read first; this only looks at the header's AUXTRACE feature).

@@ -21,6 +21,7 @@
 #include "analysis/script_itrace_impl.h"
 #include "analysis/script_printer.h"
 #include "intelpt/config.h"
+#include "perfdata/record_stream.h"
 #include "record/records.h"
 
 namespace perfkit::analysis {
@@ -56,26 +57,77 @@ std::uint64_t synth_config(SampleKind k) {
 // C's "%#x": no prefix for zero.
 std::string c_hex(std::uint64_t v) { return v ? fmt::format("{:#x}", v) : std::string("0"); }
 
-// The first pass: the side-band into the Machine, and what perf needs to
-// synthesize the attrs (the intel_pt attr, per-cpu or per-thread queues).
-class SideBand : public SampleVisitor {
+// The recording's Intel PT parameters: its first AUXTRACE_INFO of type
+// intel_pt, which perf writes with the first records.
+Expected<intelpt::PtConfig> read_pt_config(const std::string& path) {
+  PK_ASSIGN(auto in, perfdata::Reader::open(path));
+  perfdata::ReadRecord rec;
+  while (true) {
+    PK_ASSIGN(bool got, in->next(rec));
+    if (!got) break;
+    if (rec.view.type != kRecordAuxtraceInfo) continue;
+    PK_ASSIGN(auto info, record::parse_auxtrace_info(rec.view));
+    if (info.type != 1) continue;  // PERF_AUXTRACE_INTEL_PT
+    return intelpt::parse_auxtrace_info(info);
+  }
+  return make_error("no Intel PT AUXTRACE_INFO record to decode with");
+}
+
+// The recording's records as perf script delivers them, with the
+// synthesized samples before each record that carry an earlier time (perf
+// decodes its queues up to each event's timestamp before it handles the
+// event), so the machine is as it was at each sample's time. The decode
+// starts at the AUXTRACE_INFO record, as perf's does: a stream's attrs are
+// known by then.
+class Interleave : public SampleVisitor {
  public:
-  Status on_sample(const ResolvedSample&) override { return ok(); }
+  using Start = std::function<Expected<std::unique_ptr<ItraceStream>>(bool& timeless)>;
+  Interleave(ScriptPrinter& printer, ItraceScript& script, const intelpt::PtConfig& cfg,
+             const perfdata::EventSet& events, Start start)
+      : printer_(printer),
+        cfg_(cfg),
+        events_(events),
+        start_(std::move(start)),
+        visit_([&script](const ItraceSample& s) { return script.on_sample(s); }) {}
+  Status on_sample(const ResolvedSample& s) override {
+    if (s.sample->sample_type & kSampleTime) PK_TRY(drain(s.sample->time));
+    return printer_.on_sample(s);
+  }
   Status before_record(const perfdata::ReadRecord& rec) override {
-    if (rec.view.type != kRecordAuxtraceInfo || have_cfg) return ok();
-    auto info = record::parse_auxtrace_info(rec.view);
-    if (!info) return ok();
-    auto cfg = intelpt::parse_auxtrace_info(*info);
-    if (!cfg) return ok();
-    per_cpu = cfg->per_cpu_mmaps;
-    pmu_type = cfg->pmu_type;
-    tsc_bit = cfg->tsc_bit;
-    have_cfg = true;
+    if (rec.view.type == kRecordAuxtraceInfo && !stream_) {
+      PK_ASSIGN(stream_, start_(timeless_));
+    }
+    PK_TRY(drain(perfdata::record_timestamp(events_, rec.view)));
+    return printer_.before_record(rec);
+  }
+  Status after_record(const perfdata::ReadRecord& rec) override {
+    return printer_.after_record(rec);
+  }
+  bool defers_kernel_symbols() const override { return printer_.defers_kernel_symbols(); }
+  // The samples left, and the decode's outcome.
+  Status finish() {
+    if (!stream_) return make_error("no Intel PT AUXTRACE_INFO record to decode with");
+    PK_TRY(stream_->visit_before(~0ULL, visit_));
+    PK_ASSIGN(auto stats, stream_->finish());
+    (void)stats;
     return ok();
   }
-  bool have_cfg = false, per_cpu = false;
-  std::uint32_t pmu_type = 0;
-  std::uint64_t tsc_bit = 0x400;
+
+ private:
+  Status drain(std::uint64_t time) {
+    // perf decodes up to events with a timestamp; a timeless decode waits
+    // for the end.
+    if (!stream_ || timeless_ || !time || time == perfdata::kNoTimestamp) return ok();
+    return stream_->visit_before(cfg_.perf_time_to_tsc(time), visit_);
+  }
+
+  ScriptPrinter& printer_;
+  const intelpt::PtConfig& cfg_;
+  const perfdata::EventSet& events_;
+  Start start_;
+  std::unique_ptr<ItraceStream> stream_;
+  bool timeless_ = false;
+  ItraceVisitor visit_;
 };
 
 }  // namespace
@@ -518,34 +570,37 @@ Status run_script_itrace(Session& session, ScriptOptions opts, const ScriptItrac
     return make_error(
         "decoding Intel PT from a pipe is not supported: write the recording to a "
         "file (or use --no-itrace)");
-  SideBand sb;
-  PK_TRY(session.run(sb));
-  if (!sb.have_cfg) return make_error("no Intel PT AUXTRACE_INFO record to decode with");
-  EventAttr pt =
-      session.reader().events().empty() ? EventAttr{} : session.reader().events()[0].attr;
-  for (const auto& ev : session.reader().events().events())
-    if (ev.attr.type == sb.pmu_type) {
-      pt = ev.attr;
-      break;
-    }
+  PK_ASSIGN(const intelpt::PtConfig cfg, read_pt_config(path));
   WarnFn warn = opts.warn;
+  const int max_stack = opts.max_stack;
   ScriptPrinter printer(session, std::move(opts), out);
   ItraceScript script(printer, session, it);
-  // perf decodes without timestamps when the trace has no TSC packets or
-  // the event no time.
-  const bool timeless = !(pt.config & sb.tsc_bit) || !(pt.sample_type & kSampleTime);
-  PK_TRY(script.prepare(pt, sb.per_cpu, timeless));
-  auto reader = perfdata::Reader::open(path);
-  if (!reader) return reader.error();
-  ItraceDecodeOptions dopts;
-  dopts.itrace = script.decode_options();
-  dopts.every_branch = script.callindent();
-  dopts.jobs = it.jobs;
-  dopts.warn = warn;
-  dopts.progress = it.progress;
-  auto st =
-      decode_itrace(**reader, dopts, [&](const ItraceSample& s) { return script.on_sample(s); });
-  if (!st) return st.error();
+  auto start = [&](bool& timeless) -> Expected<std::unique_ptr<ItraceStream>> {
+    const auto& events = session.reader().events();
+    EventAttr pt = events.empty() ? EventAttr{} : events[0].attr;
+    for (const auto& ev : events.events())
+      if (ev.attr.type == cfg.pmu_type) {
+        pt = ev.attr;
+        break;
+      }
+    // perf decodes without timestamps when the trace has no TSC packets or
+    // the event no time.
+    timeless = !(pt.config & cfg.tsc_bit) || !(pt.sample_type & kSampleTime);
+    PK_TRY(script.prepare(pt, cfg.per_cpu_mmaps, timeless));
+    session.set_callchains(printer.use_callchain(), false, max_stack);
+    ItraceDecodeOptions dopts;
+    dopts.itrace = script.decode_options();
+    dopts.every_branch = script.callindent();
+    dopts.jobs = it.jobs;
+    dopts.warn = warn;
+    dopts.progress = it.progress;
+    return ItraceStream::start(path, std::move(dopts));
+  };
+  Interleave inter(printer, script, cfg, session.reader().events(), start);
+  Status st = session.run(inter);
+  if (st) st = inter.finish();
+  printer.resolve_pending();
+  PK_TRY(std::move(st));
   PK_TRY(out.flush());
   // perf_session__warn_about_errors.
   if (script.errors() && warn)

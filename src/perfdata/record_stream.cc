@@ -9,7 +9,8 @@ std::uint64_t record_timestamp(const EventSet& events, const record::RecordView&
 }
 
 std::uint64_t record_timestamp(const EventSet& events, const record::RecordView& r, int idx) {
-  if (idx < 0) return kNoTimestamp;
+  // perf's own records (AUXTRACE, ...) carry no sample id.
+  if (idx < 0 || r.type >= kRecordUserTypeStart) return kNoTimestamp;
   const RecordLayout& l = events[static_cast<std::size_t>(idx)].layout;
   const std::uint64_t st = l.sample_type;
   if (!(st & kSampleTime)) return kNoTimestamp;

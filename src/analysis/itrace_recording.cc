@@ -42,7 +42,7 @@ class Builder {
  private:
   std::uint64_t tsc_of(const record::RecordView& v) const {
     std::uint64_t t = perfdata::record_timestamp(reader_.events(), v);
-    if (t == perfdata::kNoTimestamp || !out_.cfg.time_mult) return 0;
+    if (!t || t == perfdata::kNoTimestamp || !out_.cfg.time_mult) return 0;
     return out_.cfg.perf_time_to_tsc(t);
   }
   record::SampleId sample_id(const record::RecordView& v) const {
@@ -64,7 +64,12 @@ class Builder {
   PtRecording& out_;
   bool have_info_ = false;
   std::map<std::uint32_t, std::size_t> queue_of_idx_;
+  // A process's address space, made with the kernel's maps in it.
+  intelpt::AddressSpace& space(std::int32_t pid);
+
   std::unordered_map<std::string, const intelpt::Image*> by_path_;
+  std::vector<intelpt::Mapping> kernel_;  // the kernel's and modules' maps
+  std::set<std::int32_t> typed_;          // processes with a readable DSO mapped
   const intelpt::Image* vdso_ = nullptr;
   bool vdso_tried_ = false;
   std::set<std::string> warned_;
@@ -88,21 +93,51 @@ const intelpt::Image* Builder::image(const std::string& path) {
     else
       warn(fmt::format("{}: cannot read its code, its instructions will not decode", path));
   }
+  // Code that cannot be read is still mapped: perf tells an address in an
+  // image it cannot read from one in no map (see FlowDecoder::no_insn).
+  if (!img) {
+    img = out_.images.add(intelpt::Image::from_bytes(path, {}));
+    out_.unreadable[img->id()] = 2;
+  }
   by_path_[path] = img;
   return img;
 }
 
+intelpt::AddressSpace& Builder::space(std::int32_t pid) {
+  auto [it, fresh] = out_.spaces.try_emplace(pid);
+  if (fresh)
+    for (const auto& k : kernel_) it->second.add(k);
+  return it->second;
+}
+
 void Builder::add_mapping(std::int32_t pid, std::uint64_t start, std::uint64_t len,
                           std::uint64_t pgoff, std::string_view name, std::uint64_t tsc) {
-  const intelpt::Image* img = image(std::string(name));
-  if (!img) return;
+  const bool kernel = pid < 0;
+  // The kernel's code is not read (no kcore): its maps only tell kernel
+  // addresses from unmapped ones.
+  const intelpt::Image* img =
+      kernel ? image("[kernel] " + std::string(name)) : image(std::string(name));
   intelpt::Mapping m;
   m.start = start;
   m.end = start + len;
   m.pgoff = name == "[vdso]" ? 0 : pgoff;
   m.image = img;
   m.time = tsc;
-  out_.spaces[pid].add(m);
+  if (!kernel) {
+    if (!typed_.count(pid)) {
+      if (img->bytes().empty())
+        out_.unreadable[img->id()] = 1;
+      else
+        typed_.insert(pid);
+    }
+    space(pid).add(m);
+    return;
+  }
+  if (img->bytes().empty()) out_.unreadable[img->id()] = 1;
+  // Every process sees the kernel's maps.
+  kernel_.push_back(m);
+  out_.kernel_space.add(m);
+  for (auto& [p, sp] : out_.spaces) sp.add(m);
 }
 
 Status Builder::auxtrace(const perfdata::ReadRecord& rec) {
@@ -138,14 +173,16 @@ Status Builder::record(const perfdata::ReadRecord& rec) {
       return auxtrace(rec);
     case abi::kRecordMmap: {
       PK_ASSIGN(auto m, record::parse_mmap(v));
-      if ((v.misc & abi::kMiscMmapData) || v.cpumode() == abi::kMiscKernel) return ok();
-      add_mapping(static_cast<std::int32_t>(m.pid), m.start, m.len, m.pgoff, m.filename, tsc_of(v));
+      if (v.misc & abi::kMiscMmapData) return ok();
+      add_mapping(v.cpumode() == abi::kMiscKernel ? -1 : static_cast<std::int32_t>(m.pid), m.start,
+                  m.len, m.pgoff, m.filename, tsc_of(v));
       return ok();
     }
     case abi::kRecordMmap2: {
       PK_ASSIGN(auto m, record::parse_mmap2(v));
-      if (!(m.prot & PROT_EXEC) || v.cpumode() == abi::kMiscKernel) return ok();
-      add_mapping(static_cast<std::int32_t>(m.pid), m.start, m.len, m.pgoff, m.filename, tsc_of(v));
+      if (!(m.prot & PROT_EXEC)) return ok();
+      add_mapping(v.cpumode() == abi::kMiscKernel ? -1 : static_cast<std::int32_t>(m.pid), m.start,
+                  m.len, m.pgoff, m.filename, tsc_of(v));
       return ok();
     }
     case abi::kRecordComm: {

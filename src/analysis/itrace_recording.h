@@ -45,15 +45,26 @@ struct PtRecording {
   std::unordered_map<std::int32_t, std::int32_t> pid_of_tid;
   std::map<std::int32_t, std::vector<ThreadSpan>> cpu_timeline;
   std::vector<std::vector<std::uint8_t>> owned;  // copies of pipe-mode buffers
+  // Images whose code cannot be read, by id: how many failures to read it
+  // perf reports (it goes on silently after). Twice, as perf marks a DSO
+  // unreadable at its first failure and stops at its second; once for one
+  // perf found unreadable before decoding: the kernel (no kcore), and a
+  // process's first DSOs, which perf asks for their ELF class as they are
+  // mapped until one answers.
+  std::unordered_map<std::uint32_t, unsigned> unreadable;
 
   std::int32_t pid_of(std::int32_t tid) const {
     auto it = pid_of_tid.find(tid);
     return it == pid_of_tid.end() ? tid : it->second;
   }
+  // A process's address space; one that mapped nothing (or an unknown
+  // thread, pid -1) sees the kernel's maps (`kernel_space`).
   const intelpt::AddressSpace* space_of(std::int32_t pid) const {
     auto it = spaces.find(pid);
-    return it == spaces.end() ? nullptr : &it->second;
+    if (it != spaces.end()) return &it->second;
+    return kernel_space.empty() ? nullptr : &kernel_space;
   }
+  intelpt::AddressSpace kernel_space;
   // The thread on `cpu` at `tsc` (pid -1 if unknown), and when that changes.
   ThreadSpan thread_on(std::int32_t cpu, std::uint64_t tsc, std::uint64_t* next_change) const;
 };

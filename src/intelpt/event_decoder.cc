@@ -77,6 +77,7 @@ Item EventDecoder::ip_item(ItemType t, const Packet& pkt, std::uint64_t offset) 
     last_ip_.update(pkt.count, pkt.payload, ip);
     it.has_ip = true;
     it.ip = ip;
+    it.count = static_cast<std::uint8_t>(pkt.count);  // the IP's compression
   }
   return it;
 }
@@ -159,6 +160,7 @@ void EventDecoder::bind_fup(Item& it) {
       it.has_ip = true;
       it.ip = ip;
       it.mode = mode_;
+      it.count = static_cast<std::uint8_t>(pkt.count);
     }
     last_type_ = PacketType::kFup;
     return;

@@ -51,7 +51,7 @@ struct Item {
   ItemType type = ItemType::kEnd;
   bool has_ip = false;
   ExecMode mode = ExecMode::k64;  // exec mode at `ip`
-  std::uint8_t count = 0;
+  std::uint8_t count = 0;         // kTnt: bits; TIP/FUP items: the IP's compression (IPBytes)
   std::uint16_t aux = 0;
   std::uint64_t bits = 0;  // TNT bits / event payload
   std::uint64_t ip = 0;

@@ -42,6 +42,99 @@ void FlowDecoder::resync() {
   ev_.sync_forward();
 }
 
+void FlowDecoder::no_insn(const char* what, std::uint64_t ip, FlowSink& sink) {
+  std::uint32_t image = 0;
+  if (no_code_) {
+    image = no_code_->image->id() + 1;
+    what = "cannot read the code at this address";
+  }
+  // With no TNT bit left, perf had fetched the packet that asked for the
+  // walk: its timing counts, and it is gone with the IP.
+  const bool trigger = walking_ && tnt_count_ == 0 && have_head_ &&
+                       (head_.type == ItemType::kTnt || head_.type == ItemType::kTip ||
+                        head_.type == ItemType::kTipPgd);
+  if (trigger && head_.timestamp > time_) time_ = head_.timestamp;
+  error(PtError::kNoInsn, what, ip, sink, image);
+  if (trigger) consume();
+  tnt_count_ = 0;
+  in_sync_ = false;
+  no_ip_ = true;
+  have_last_ip_ = false;
+}
+
+void FlowDecoder::scan_for_ip(FlowSink& sink) {
+  const Item& head = peek();
+  if (head.type == ItemType::kOverflow || head.type == ItemType::kError) {
+    no_ip_ = false;  // handled as anywhere else
+    handle_item(sink);
+    return;
+  }
+  Item it = head_;
+  consume();
+  take_clock(it);
+  item_offset_ = it.offset;
+  if (it.type == ItemType::kTsx) {
+    // The transaction state changes; perf makes no sample of it here.
+    Item tx = it;
+    tx.has_ip = false;
+    tx.aux |= 0x100;
+    emit_event(EventKind::kTsx, tx, sink);
+  }
+  switch (it.type) {
+    case ItemType::kTsx:
+    case ItemType::kPtwrite:
+    case ItemType::kExstop:
+    case ItemType::kCfe:
+    case ItemType::kBlockEnd:
+      // Their FUP, if any, gives the IP as a FUP alone does.
+      if (!it.has_ip) return;
+      [[fallthrough]];
+    case ItemType::kTip:
+    case ItemType::kTipPge:
+    case ItemType::kTipPgd:
+    case ItemType::kFup: {
+      if (it.type == ItemType::kTipPgd) enabled_ = false;
+      if (it.type == ItemType::kTip || it.type == ItemType::kTipPge) enabled_ = true;
+      // Without a last IP only a sign-extended 48-bit or a 64-bit IP stands alone.
+      const bool whole = have_last_ip_ || it.count == 3 || it.count == 6;
+      if (!it.has_ip || !whole || !it.ip) return;
+      no_ip_ = false;
+      if (it.type == ItemType::kTipPgd) return;
+      // Decoding goes on from there (perf's branch from 0: a trace begin);
+      // a FUP's event is lost with the IP before it.
+      begin(it.ip, it.mode, it, sink);
+      return;
+    }
+    case ItemType::kPsb:
+      stack_.clear();
+      have_last_ip_ = true;
+      sample_time_ = time_;
+      // perf reports the PSB at IP 0 (the IP it had when it met it), with
+      // the PSB+ FUP as its target.
+      emit_event(EventKind::kPsb,
+                 Item{.type = it.type,
+                      .offset = it.offset,
+                      .timestamp = it.timestamp,
+                      .cycles = it.cycles,
+                      .cycle_marks = it.cycle_marks,
+                      .exact_cycles = it.exact_cycles},
+                 sink, it.has_ip ? it.ip : 0);
+      if (it.has_ip) {
+        no_ip_ = false;
+        begin(it.ip, it.mode, it, sink, true);
+      }
+      return;
+    case ItemType::kCbr:
+      emit_event(EventKind::kCbr, it, sink);
+      return;
+    case ItemType::kTraceStop:
+      enabled_ = false;
+      return;
+    default:
+      return;  // TNT bits and events without an IP to bind them to
+  }
+}
+
 const char* pt_error_message(PtError e) {
   switch (e) {
     case PtError::kBadPacket:
@@ -61,10 +154,12 @@ const char* pt_error_message(PtError e) {
   }
 }
 
-void FlowDecoder::error(PtError code, const char* what, std::uint64_t ip, FlowSink& sink) {
+void FlowDecoder::error(PtError code, const char* what, std::uint64_t ip, FlowSink& sink,
+                        std::uint32_t image) {
   Step s;
   s.kind = StepKind::kError;
   s.code = code;
+  s.image = image;
   s.from = ip;
   s.error = what;
   s.offset = item_offset_;
@@ -89,6 +184,7 @@ const Block* FlowDecoder::block_at(std::uint64_t ip, const Mapping** map) {
     m = space_ ? space_->find(ip, time_) : nullptr;
     last_map_ = m;
     generation_ = space_ ? space_->generation() : 0;
+    no_code_ = nullptr;
     if (!m) return nullptr;
   }
   std::uint32_t key_image = m->image->id();
@@ -98,7 +194,10 @@ const Block* FlowDecoder::block_at(std::uint64_t ip, const Mapping** map) {
     last_cache_key_ = key;
   }
   Bytes code = m->code_at(ip);
-  if (code.empty()) return nullptr;
+  if (code.empty()) {
+    no_code_ = m;
+    return nullptr;
+  }
   *map = m;
   return &last_cache_->get(m->offset_of(ip), code, mode_, insn_decoder_);
 }
@@ -140,10 +239,11 @@ void FlowDecoder::emit_run(const Block& b, std::uint64_t start, std::uint32_t ni
   sink.on_step(s);
 }
 
-void FlowDecoder::emit_event(EventKind k, const Item& it, FlowSink& sink) {
+void FlowDecoder::emit_event(EventKind k, const Item& it, FlowSink& sink, std::uint64_t to) {
   Step s;
   s.kind = StepKind::kEvent;
   s.event = k;
+  s.to = to;
   s.has_ip = it.has_ip || in_sync_;
   s.from = it.has_ip ? it.ip : (in_sync_ ? ip_ : 0);
   s.aux = it.aux;
@@ -279,8 +379,9 @@ bool FlowDecoder::walk(FlowSink& sink) {
     const Mapping* map = nullptr;
     const Block* b = block_at(ip_, &map);
     if (!b) {
-      error(PtError::kNoInsn, "no code mapped at this address", ip_, sink);
-      resync();
+      walking_ = true;
+      no_insn("no code mapped at this address", ip_, sink);
+      walking_ = false;
       return false;
     }
     const std::uint64_t start = ip_;
@@ -289,8 +390,10 @@ bool FlowDecoder::walk(FlowSink& sink) {
       emit_run(*b, start, b->ninsn, RunEnd::kFallThrough, start + b->size, sink);
       ip_ = start + b->size;
       if (b->last.cls == InsnClass::kInvalid) {
-        error(PtError::kNoInsn, "instruction does not decode", ip_, sink);
-        resync();
+        no_code_ = nullptr;
+        walking_ = true;
+        no_insn("instruction does not decode", ip_, sink);
+        walking_ = false;
         return false;
       }
     } else {
@@ -315,8 +418,7 @@ bool FlowDecoder::walk_to(std::uint64_t target, FlowSink& sink, bool resync_on_e
     const Mapping* map = nullptr;
     const Block* b = block_at(ip_, &map);
     if (!b) {
-      error(PtError::kNoInsn, "no code mapped at this address", ip_, sink);
-      if (resync_on_error) resync();
+      no_insn("no code mapped at this address", ip_, sink);
       return false;
     }
     const std::uint64_t start = ip_;
@@ -337,8 +439,8 @@ bool FlowDecoder::walk_to(std::uint64_t target, FlowSink& sink, bool resync_on_e
     }
     if (b->last.cls == InsnClass::kInvalid) {
       emit_run(*b, start, b->ninsn, RunEnd::kFallThrough, start + b->size, sink);
-      error(PtError::kNoInsn, "instruction does not decode", start + b->size, sink);
-      if (resync_on_error) resync();
+      no_code_ = nullptr;
+      no_insn("instruction does not decode", start + b->size, sink);
       return false;
     }
     if (b->last.cls == InsnClass::kOther) {
@@ -441,7 +543,21 @@ void FlowDecoder::handle_item(FlowSink& sink) {
   if (it.type == ItemType::kPsb && tracking && it.has_ip && ip_ != it.ip) {
     // The code up to the PSB's IP ran before the PSB+ and its timing
     // packets (perf walks there first too).
-    if (!walk_to(it.ip, sink, false)) begin(it.ip, it.mode, it, sink, true);
+    if (!walk_to(it.ip, sink, false)) {
+      if (no_ip_) {
+        // perf finds its IP again at the PSB+ FUP: a trace begin there,
+        // and no PSB event.
+        no_ip_ = false;
+        take_clock(it);
+        item_offset_ = it.offset;
+        sample_time_ = time_;
+        stack_.clear();
+        tnt_count_ = 0;
+        begin(it.ip, it.mode, it, sink);
+        return;
+      }
+      begin(it.ip, it.mode, it, sink, true);
+    }
   }
   take_clock(it);
   item_offset_ = it.offset;
@@ -565,6 +681,11 @@ void FlowDecoder::run(FlowSink& sink) {
     return;
   }
   while (!sink.stop()) {
+    if (no_ip_) {
+      if (peek().type == ItemType::kEnd) break;
+      scan_for_ip(sink);
+      continue;
+    }
     if (enabled_ && in_sync_) {
       // A walk that stops at the end of the trace leaves what it could not
       // use (TNT bits for branches past the end): decoding is over.

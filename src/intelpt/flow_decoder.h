@@ -11,7 +11,8 @@
 //            (`to` = 0 with end kDisabled when tracing stopped there)
 //   kEvent   an event at `from` (see EventKind)
 //   kError   the trace could not be followed at `from` (`error`, `offset`); the
-//            decoder goes on at the next PSB. Never silent.
+//            decoder goes on at the next PSB, or, when the instruction could
+//            not be had, at the next packet with a whole IP, as perf does.
 //
 // Return compression keeps a stack of return addresses (cleared at PSB and
 // on overflow, as the hardware clears its own).
@@ -101,7 +102,10 @@ struct Step {
   // kRun: its instructions ran with bits of a TNT packet already used and
   // more left (perf's TNT_CONT state: each updates its sample time).
   bool in_tnt = false;
-  const char* error = nullptr;    // kError: what went wrong, in detail
+  const char* error = nullptr;  // kError: what went wrong, in detail
+  // kError: 1 + the id of the image whose code could not be read (0: none);
+  // perf reports only the first failures of one (see decode_itrace).
+  std::uint32_t image = 0;
   PtError code = PtError::kNone;  // kError: the class of error
   bool from_psb = false;          // kBegin: synchronized at a PSB (perf makes no sample)
 };
@@ -171,8 +175,9 @@ class FlowDecoder {
   bool branch_end(const Block& b, const Mapping& map, std::uint64_t start, FlowSink& sink);
   void emit_run(const Block& b, std::uint64_t start, std::uint32_t ninsn, RunEnd end,
                 std::uint64_t to, FlowSink& sink);
-  void emit_event(EventKind k, const Item& it, FlowSink& sink);
-  void error(PtError code, const char* what, std::uint64_t ip, FlowSink& sink);
+  void emit_event(EventKind k, const Item& it, FlowSink& sink, std::uint64_t to = 0);
+  void error(PtError code, const char* what, std::uint64_t ip, FlowSink& sink,
+             std::uint32_t image = 0);
   void handle_item(FlowSink& sink);
   // An asynchronous event at `fup`'s IP: the next item (TIP, TIP.PGD) says where to.
   void handle_fup(const Item& fup, FlowSink& sink);
@@ -180,6 +185,15 @@ class FlowDecoder {
   void begin(std::uint64_t ip, ExecMode mode, const Item& it, FlowSink& sink,
              bool from_psb = false);
   void resync();
+  // The instruction at `ip` cannot be had (no map, no code, no decode):
+  // reported (with the image when its code cannot be read), and the IP is
+  // lost until a packet gives a whole one (perf's NO_IP state; the call
+  // stack stays).
+  void no_insn(const char* what, std::uint64_t ip, FlowSink& sink);
+  // One item while the IP is lost: a TIP, TIP.PGE or FUP with an IP that
+  // needs no last IP (or any IP after a PSB) gives it back; a PSB reports
+  // itself at IP 0.
+  void scan_for_ip(FlowSink& sink);
   void push_return(std::uint64_t ip);
 
   EventDecoder ev_;
@@ -219,8 +233,12 @@ class FlowDecoder {
   std::uint64_t sample_time_ = 0;  // as of the last instruction reported
   std::uint64_t item_offset_ = 0;
 
-  bool enabled_ = false;  // PacketEn: tracing is on
-  bool in_sync_ = false;  // ip_ is known
+  bool enabled_ = false;              // PacketEn: tracing is on
+  bool in_sync_ = false;              // ip_ is known
+  bool no_ip_ = false;                // lost after an instruction could not be had (scan_for_ip)
+  bool walking_ = false;              // no_insn from walk(): the head item asked for it
+  bool have_last_ip_ = true;          // while no_ip_: a PSB came, so compressed IPs count
+  const Mapping* no_code_ = nullptr;  // block_at found this mapping, but no code in it
   std::uint64_t ip_ = 0;
   ExecMode mode_ = ExecMode::k64;
   std::vector<std::uint64_t> stack_;

@@ -196,15 +196,27 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
       smp.raw = Bytes(raw);
     }
     if (layout.sample_type & kSampleCallchain) {
-      chain.assign(1, kContextUser);
+      // As perf's thread stack writes it: a context marker before the
+      // first address and wherever the addresses cross into the other mode.
+      chain.clear();
+      std::uint64_t context = 0;
+      auto add = [&](std::uint64_t ip) {
+        const std::uint64_t ctx = ip >= (1ULL << 63) ? kContextKernel : kContextUser;
+        if (chain.empty() || ctx != context) chain.push_back(context = ctx);
+        chain.push_back(ip);
+      };
       if (s.callchain_nr)
-        chain.insert(chain.end(), s.callchain, s.callchain + s.callchain_nr);
+        for (std::uint32_t i = 0; i < s.callchain_nr; ++i) add(s.callchain[i]);
       else
-        chain.push_back(s.ip);
+        add(s.ip);
       smp.callchain = record::U64Array(reinterpret_cast<const std::uint8_t*>(chain.data()),
                                        chain.size(), false);
     }
-    auto bytes = record::encode_sample(smp, layout, kMiscUser, false);
+    // perf's intel_pt_cpumode: by the sample's IP, or by its target when
+    // it has none; x86_64 kernel addresses are those from 2^63 up.
+    const std::uint64_t at = s.ip ? s.ip : s.addr;
+    const std::uint16_t misc = at >= (1ULL << 63) ? kMiscKernel : kMiscUser;
+    auto bytes = record::encode_sample(smp, layout, misc, false);
     return writer->write(bytes);
   });
   if (!st) return st.error();

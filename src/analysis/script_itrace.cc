@@ -295,7 +295,8 @@ Status ItraceScript::on_sample_general(const ItraceSample& is) {
   ResolvedSample rs;
   rs.event = static_cast<std::size_t>(ev);
   rs.sample = &sample_;
-  rs.cpumode = s.ip >= kKernelStart ? kMiscKernel : kMiscUser;
+  // perf's cpumode: by the IP, or by the target when there is none.
+  rs.cpumode = (s.ip ? s.ip : s.addr) >= kKernelStart ? kMiscKernel : kMiscUser;
   rs.thread = &t;
   rs.comm = t.comm;
   resolve_ip(t, rs.cpumode, s.ip, rs.loc);

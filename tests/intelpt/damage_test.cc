@@ -30,7 +30,10 @@ struct Collect : intelpt::FlowSink {
       r.errors.push_back(s.error ? s.error : "overflow");
       return;
     }
-    if (s.kind == intelpt::StepKind::kEvent && s.event == intelpt::EventKind::kPsb)
+    // Where decoding stood at a PSB: its event, or, when the walk to its
+    // FUP failed, the trace begin there that perf makes instead.
+    if ((s.kind == intelpt::StepKind::kEvent && s.event == intelpt::EventKind::kPsb) ||
+        s.kind == intelpt::StepKind::kBegin)
       r.psbs.emplace_back(s.offset, r.ips.size());
     if (s.kind != intelpt::StepKind::kRun) return;
     std::uint64_t ip = s.ip;

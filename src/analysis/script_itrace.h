@@ -2,8 +2,12 @@
 // (decode_itrace) and the synthesized samples are printed by the same
 // ScriptPrinter as recorded samples, the way perf 6.1 prints them:
 //
-//   Session (side-band --> Machine) --> synthesized attrs join the event set
-//   decode_itrace --samples by time--> ItraceScript --> ScriptPrinter fields
+//   Session records, in time order --> ScriptPrinter (recorded samples, side-band)
+//     at AUXTRACE_INFO: synthesized attrs join the event set, ItraceStream starts
+//     before each record: ItraceStream samples older than it --> ItraceScript
+//
+// as perf decodes its queues up to each event's time, so comm and maps are
+// as of each sample's time.
 //
 // Branches print as perf prints BTS-like events (ip => addr, optional
 // callindent for --call-trace/--call-ret-trace); power events, psb and

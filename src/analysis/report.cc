@@ -295,6 +295,9 @@ void Report::decide_fold() {
   // READ samples are split among the events by their counter values; the
   // chains of unwound user stacks and LBR call stacks are not in the key.
   constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
+  // Samples without chains take the chain before them (stale_chain_): the
+  // order of samples matters.
+  if (mixed_chains_) return;
   for (const auto& d : session_->reader().events().events()) {
     if (d.attr.sample_type & kSampleRead) return;
     if (need_chains_ && ((d.attr.sample_type & kUserStack) == kUserStack ||
@@ -478,18 +481,27 @@ Status Report::add_sample(const ResolvedSample& s, std::uint64_t period, std::ui
     arena_.append(x.chain, path_, period, count);
     x.max_depth = std::max<std::uint32_t>(x.max_depth, static_cast<std::uint32_t>(path_.size()));
   }
-  if (children_) add_children(h, s, idx, filtered, period, count);
+  if (!children_) return ok();
+  if (has_chain || !s.callchain.empty()) {
+    add_children(h, s, s.callchain, idx, filtered, period, count, use_callchain_);
+    if (mixed_chains_) stale_chain_.assign(s.callchain.begin(), s.callchain.end());
+  } else if (mixed_chains_) {
+    // perf's callchain cursor keeps the last chain resolved: a sample
+    // without one adds the entries of the chain before it (no call graph).
+    add_children(h, s, stale_chain_, idx, filtered, period, count, false);
+  }
   return ok();
 }
 
 // perf's --children: each callchain frame's entry, once per sample.
-void Report::add_children(Hists& h, const ResolvedSample& s, std::uint32_t self, bool filtered,
-                          std::uint64_t period, std::uint32_t count) {
+void Report::add_children(Hists& h, const ResolvedSample& s, std::span<const Frame> chain,
+                          std::uint32_t self, bool filtered, std::uint64_t period,
+                          std::uint32_t count, bool graph) {
   seen_.clear();
   seen_.push_back(self);
   char level = s.loc.level;
-  for (std::size_t i = 0; i < s.callchain.size(); ++i) {
-    const Frame& f = s.callchain[i];
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    const Frame& f = chain[i];
     // perf keeps the previous frame's level for a frame without a map.
     if (f.loc.map) level = f.loc.kernel_maps ? machine::kLevelKernel : machine::kLevelUser;
     machine::Location loc = f.loc;
@@ -510,23 +522,28 @@ void Report::add_children(Hists& h, const ResolvedSample& s, std::uint32_t self,
     if (dup) continue;
     std::uint32_t k = add_entry(h, key, s, loc, level, filtered, false, period, count);
     seen_.push_back(k);
-    if (use_callchain_) {
-      Entry& x = h.entries[k];
-      arena_.append(x.chain, std::span<const ChainEntry>(path_).subspan(i), period, count);
-      x.max_depth =
-          std::max<std::uint32_t>(x.max_depth, static_cast<std::uint32_t>(path_.size() - i));
-    }
+    if (!use_callchain_) continue;
+    Entry& x = h.entries[k];
+    // (Without a graph, perf still orders the entry by its chain's depth.)
+    if (graph) arena_.append(x.chain, std::span<const ChainEntry>(path_).subspan(i), period, count);
+    x.max_depth =
+        std::max<std::uint32_t>(x.max_depth, static_cast<std::uint32_t>(chain.size() - i));
   }
 }
 
 void Report::settle_from_events() {
   settled_ = true;
-  bool has_cg = false;
-  for (const auto& d : session_->reader().events().events())
+  bool has_cg = false, without_cg = false;
+  for (const auto& d : session_->reader().events().events()) {
     has_cg |= (d.attr.sample_type & kSampleCallchain) != 0;
+    // (perf's dummy events carry no samples)
+    const bool dummy = d.attr.type == kTypeSoftware && d.attr.config == 9;
+    without_cg |= !dummy && !(d.attr.sample_type & kSampleCallchain);
+  }
   // perf decides --children before a stream's attrs are known: off for pipes.
   // perf's branch mode accumulates nothing and appends no callchains.
   children_ = has_cg && !branch_mode_ && opts_.children != 0 && !session_->reader().is_pipe();
+  mixed_chains_ = children_ && has_cg && without_cg;
   acc_col_ = children_ && (!opts_.fields_given || opts_.field_children);
   self_col_ = !opts_.fields_given || opts_.field_overhead;
   na_acc_col_ = !children_ && opts_.fields_given && opts_.field_children;

@@ -356,8 +356,15 @@ class Report : public SampleVisitor {
   Status add_read_sample(const ResolvedSample& s);
   // PERF_SAMPLE_READ: each id's last value (perf's sid->period).
   std::unordered_map<std::uint64_t, std::uint64_t> read_last_;
-  void add_children(Hists& h, const ResolvedSample& s, std::uint32_t self, bool filtered,
-                    std::uint64_t period, std::uint32_t count);
+  // The entries of `chain`'s frames, and with `graph` their call graphs.
+  void add_children(Hists& h, const ResolvedSample& s, std::span<const Frame> chain,
+                    std::uint32_t self, bool filtered, std::uint64_t period, std::uint32_t count,
+                    bool graph);
+  // Events with call chains and events without, with --children: perf's
+  // callchain cursor carries a chain over to the samples without
+  // (stale_chain_, the last chain resolved), so samples are taken in order.
+  bool mixed_chains_ = false;
+  std::vector<Frame> stale_chain_;
   // Samples are folded (report_fold.h) unless keys or unwinding make each
   // one its own; decided at the first sample.
   void decide_fold();

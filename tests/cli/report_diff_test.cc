@@ -235,6 +235,21 @@ TEST(ReportOptions, FiltersAndLimitsMatchPerf) {
   }
 }
 
+// One event with call chains and one without: in perf's --children, a
+// sample without a chain adds the entries of the chain resolved before it
+// (perf's callchain cursor keeps it), ordered by that chain's depth but
+// with no call graph.
+TEST(ReportOptions, SamplesWithoutChainsTakeTheChainBeforeLikePerf) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture("mixedcg.data");
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  for (const char* args :
+       {"", "-g callee", "--sort dso,sym", "--children -g none", "--no-children", "-g folded"}) {
+    std::string d = diff_report(f, args);
+    EXPECT_TRUE(d.empty()) << args << ":\n" << d;
+  }
+}
+
 // Corpus files recorded elsewhere: perf lacks their binaries too, so both
 // tools must agree on the unresolved addresses. Files perf itself cannot
 // report on are skipped. Known differences, by file:

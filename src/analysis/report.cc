@@ -533,7 +533,7 @@ void Report::add_children(Hists& h, const ResolvedSample& s, std::span<const Fra
 
 void Report::settle_from_events() {
   settled_ = true;
-  bool has_cg = false, without_cg = false;
+  bool has_cg = opts_.assume_callchains, without_cg = false;
   for (const auto& d : session_->reader().events().events()) {
     has_cg |= (d.attr.sample_type & kSampleCallchain) != 0;
     // (perf's dummy events carry no samples)

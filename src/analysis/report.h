@@ -59,6 +59,9 @@ struct ReportOptions {
   bool sort_given = false;        // --sort was given (affects the "sym" first-line elision)
   bool sort_starts_with_sym = false;
   int children = -1;  // -1: perf's default (on with callchains)
+  // The samples count as having call chains whatever their attrs say: perf's
+  // rule for an Intel PT recording decoded with g or G, or by default.
+  bool assume_callchains = false;
   ChainMode chain_mode = ChainMode::kGraphAbs;
   bool chain_mode_given = false;
   bool caller_order = false;  // -G / "caller"

@@ -177,12 +177,24 @@ int cmd_report(int argc, char** argv) {
     if (!st) return fail("report", st.error());
     if (!peek.spooled.empty()) input = peek.spooled;
   }
-  if (!no_itrace) {
+  // perf's --stats counts the records as they are: nothing is decoded.
+  if (!no_itrace && !stats) {
     intelpt::ItraceOptions it = analysis::report_itrace_defaults();
     if (itrace_opt->count() > 0) {
       it = {};
       auto ps = intelpt::parse_itrace(itrace, false, it);
       if (!ps) return fail("report", ps.error());
+    }
+    // perf counts the samples as having call chains when its itrace options
+    // ask for them, or are its defaults for a recorded (not piped) trace.
+    const bool chains_asked = itrace_opt->count() > 0 && (it.callchain || it.add_callchain);
+    // perf registers its call-chain parameters for the synthesized chains,
+    // which -g none refuses: the samples then get none (g and G dropped).
+    if (app.count("-g")) {
+      analysis::ReportOptions probe;
+      auto st = analysis::parse_callchain_arg(callgraph.empty() ? "graph" : callgraph, probe);
+      if (st && probe.chain_mode == analysis::ChainMode::kNone)
+        it.callchain = it.add_callchain = false;
     }
     // The decode prints nothing on stdout: a bar on a terminal stderr
     // unless -q, wiped before warnings.
@@ -199,6 +211,8 @@ int cmd_report(int argc, char** argv) {
         progress);
     bar.clear();
     if (!f) return fail("report", f.error());
+    opts.assume_callchains =
+        chains_asked || (itrace_opt->count() == 0 && !f->empty() && peek.spooled.empty());
     if (!f->empty()) input = itrace_file.path = *f;
   }
   if (!sort.empty()) {

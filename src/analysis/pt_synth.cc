@@ -16,7 +16,7 @@ namespace perfkit::analysis {
 
 namespace {
 
-constexpr std::uint64_t kPtId = 1, kDummyId = 2;
+constexpr std::uint64_t kPtId = 1, kDummyId = 2, kClockId = 3;
 constexpr std::uint64_t kSampleType =
     abi::kSampleIp | abi::kSampleTid | abi::kSampleTime | abi::kSampleCpu | abi::kSampleIdentifier;
 
@@ -62,6 +62,15 @@ abi::EventAttr make_attr(std::uint32_t type, std::uint64_t config, bool tracking
   return a;
 }
 
+// The recorded event of PtSynthOptions::sample_every.
+abi::EventAttr clock_attr() {
+  abi::EventAttr a = make_attr(abi::kTypeSoftware, 0 /* cpu-clock */, false);
+  a.sample_period = 250000;
+  a.sample_type |= abi::kSamplePeriod;
+  a.flags &= ~abi::kAttrDisabled;
+  return a;
+}
+
 struct TimedRecord {
   std::uint64_t time;
   std::vector<std::uint8_t> bytes;
@@ -91,6 +100,7 @@ class RecordingWriter {
   void comm(std::uint64_t time, const std::string& comm, bool exec);
   void mmap2(std::uint64_t time, const TracedMapping& m);
   void auxtrace(std::uint64_t time);
+  void samples();
 
   const PtSynthResult& r_;
   const PtSynthOptions& o_;
@@ -167,6 +177,26 @@ void RecordingWriter::auxtrace(std::uint64_t time) {
   }
 }
 
+// The recorded event's samples (PtSynthOptions::sample_every).
+void RecordingWriter::samples() {
+  if (!o_.sample_every) return;
+  const auto& steps = r_.trace.exec.steps;
+  const abi::RecordLayout layout = abi::make_layout(clock_attr());
+  for (std::size_t i = o_.sample_every; i < steps.size(); i += o_.sample_every) {
+    if (!r_.encoded.lost.empty() && r_.encoded.lost[i]) continue;
+    record::Sample s;
+    s.sample_type = layout.sample_type;
+    s.ip = steps[i].ip;
+    s.pid = s.tid = static_cast<std::uint32_t>(r_.trace.pid);
+    s.time = ns(r_.encoded.step_tsc[i]);
+    s.cpu = o_.per_cpu ? o_.cpu : 0;
+    s.id = s.identifier = kClockId;
+    s.period = 250000;
+    const std::uint64_t time = s.time;
+    out_.push_back({time, record::encode_sample(s, layout, abi::kMiscUser, false), {}});
+  }
+}
+
 std::vector<TimedRecord> RecordingWriter::records() {
   const auto& e = r_.encoded;
   const auto& steps = r_.trace.exec.steps;
@@ -202,6 +232,7 @@ std::vector<TimedRecord> RecordingWriter::records() {
     its.sample_id(id, layout_);
     add(start, its);
   }
+  samples();
   std::uint64_t end = ns(e.end_tsc + 10);
   auxtrace(end);
   record::RecordBuilder ex(abi::kRecordExit);
@@ -230,7 +261,7 @@ perfdata::Features features(const PtSynthResult& r, const perfdata::EventSet& ev
   cmdline.insert(cmdline.end(), r.argv.begin(), r.argv.end());
   f.cmdline = cmdline;
   perfdata::EventDescList desc;
-  const char* names[] = {"intel_pt//u", "dummy:u"};
+  const char* names[] = {"intel_pt//u", "dummy:u", "cpu-clock:u"};
   for (std::size_t i = 0; i < events.size(); ++i)
     desc.events.push_back({events[i].attr, names[i], events[i].ids});
   f.event_desc = desc;
@@ -262,6 +293,7 @@ Status pt_synth_write(const std::string& path, const PtSynthResult& r, const PtS
   perfdata::EventSet events;
   events.add(make_attr(opts.pmu_type, r.attr_config, false), {kPtId});
   events.add(make_attr(abi::kTypeSoftware, 9 /* dummy */, true), {kDummyId});
+  if (opts.sample_every) events.add(clock_attr(), {kClockId});
   perfdata::WriterOptions wo;
   wo.pipe = opts.pipe || path == "-";
   PK_ASSIGN(auto writer, perfdata::Writer::create(path, wo));

@@ -32,6 +32,10 @@ struct PtSynthOptions {
   std::uint32_t cpus = 1;
   // Splits the trace into AUXTRACE records of at most this many bytes (0: one).
   std::uint64_t aux_buffer_size = 0;
+  // A recorded event beside the trace (cpu-clock:u, as with perf record -e
+  // intel_pt//u,cpu-clock:u): a SAMPLE every this many instructions, at the
+  // instruction's IP and time (0: none).
+  std::uint64_t sample_every = 0;
   std::uint32_t pmu_type = 6;                 // the intel_pt PMU type (the corpus recording's)
   std::string cpuid = "GenuineIntel,6,85,4";  // Skylake-SP: no errata workarounds in perf
   bool pipe = false;                          // write a pipe-mode stream

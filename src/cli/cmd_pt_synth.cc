@@ -47,6 +47,8 @@ int cmd_pt_synth(int argc, char** argv) {
   app.add_flag("--per-cpu", o.per_cpu, "Per-cpu AUX buffer (cpu 0) instead of per-thread");
   app.add_option("--aux-buffer-size", o.aux_buffer_size,
                  "Split the trace into AUXTRACE records of N bytes (0: one record)");
+  app.add_option("--sample-every", o.sample_every,
+                 "Also record cpu-clock:u samples, one every N instructions (0: none)");
   app.add_option("--max-steps", o.tracer.max_steps, "Stop tracing after N instructions")
       ->capture_default_str();
   app.add_option("--pmu-type", o.pmu_type, "The intel_pt PMU type to record")

@@ -93,6 +93,54 @@ struct PtInfo {
   }
 };
 
+bool has_callchain(const perfdata::EventSet& events, const record::RecordView& v) {
+  const int idx = events.attr_index(v);
+  return idx < 0 || (events[static_cast<std::size_t>(idx)].attr.sample_type & kSampleCallchain);
+}
+
+// The recorded samples that get call chains (InjectItraceOptions::
+// add_callchains), in file order, and the chains decoding gave them.
+struct HeldSamples {
+  std::vector<std::uint8_t> bytes;
+  std::vector<std::uint64_t> words;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> chain_of;  // (at, nr) by ordinal
+
+  void keep_chain(std::uint32_t ordinal, const std::uint64_t* chain, std::uint32_t nr) {
+    if (ordinal >= chain_of.size()) chain_of.resize(ordinal + 1, {0, ~0u});
+    chain_of[ordinal] = {static_cast<std::uint32_t>(words.size()), nr};
+    words.insert(words.end(), chain, chain + nr);
+  }
+  // Writes each sample with its chain (one the trace gave none gets perf's
+  // [context, ip]), laid out as `layouts` say (the events' new attrs).
+  Status write(const perfdata::EventSet& old, const std::vector<RecordLayout>& layouts,
+               std::size_t max_chain, perfdata::Writer& writer) const {
+    record::Sample smp;
+    std::uint64_t fallback[2];
+    std::uint32_t ordinal = 0;
+    for (Bytes rest(bytes); !rest.empty(); ++ordinal) {
+      record::RecordView view = record::view_header(rest.data(), false);
+      view.bytes = rest.first(view.size);
+      rest = rest.subspan(view.size);
+      const auto i = static_cast<std::size_t>(old.attr_index(view));
+      PK_TRY(record::decode_sample(view, old[i].layout, smp));
+      const std::uint64_t* chain = fallback;
+      std::uint32_t nr = 0;
+      if (ordinal < chain_of.size() && chain_of[ordinal].second != ~0u) {
+        chain = words.data() + chain_of[ordinal].first;
+        nr = chain_of[ordinal].second;
+      } else if (max_chain >= 2) {
+        fallback[0] = smp.ip >= (1ULL << 63) ? kContextKernel : kContextUser;
+        fallback[1] = smp.ip;
+        nr = 2;
+      }
+      smp.sample_type = layouts[i].sample_type;
+      smp.callchain = record::U64Array(reinterpret_cast<const std::uint8_t*>(chain), nr, false);
+      PK_TRY(writer.write(record::encode_sample(smp, layouts[i], view.misc, false)));
+    }
+    return ok();
+  }
+};
+
 }  // namespace
 
 Status run_inject_itrace(const std::string& in_path, const std::string& out_path,
@@ -102,14 +150,20 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
   PK_ASSIGN(auto in, perfdata::Reader::open(in_path));
   if (in->swapped())
     return make_error("{}: inject --itrace needs a host-endian recording", in_path);
-  // The side-band, kept in file order; the trace's parameters.
+  // The side-band, kept in file order; the trace's parameters; the recorded
+  // samples that get call chains, held back until decoding gives them.
   std::vector<std::uint8_t> side;
+  HeldSamples held;
   PtInfo pt_info;
   perfdata::ReadRecord rec;
   for (;;) {
     PK_ASSIGN(bool got, in->next(rec));
     if (!got) break;
     const auto& v = rec.view;
+    if (opts.add_callchains && v.type == kRecordSample && !has_callchain(in->events(), v)) {
+      held.bytes.insert(held.bytes.end(), v.bytes.begin(), v.bytes.end());
+      continue;
+    }
     if (v.type == kRecordAuxtraceInfo && !pt_info.have) {
       PK_ASSIGN(auto info, record::parse_auxtrace_info(v));
       PK_ASSIGN(auto cfg, intelpt::parse_auxtrace_info(info));
@@ -125,6 +179,7 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
   if (!pt_info.have) return make_error("{}: no Intel PT AUXTRACE_INFO record to decode", in_path);
 
   perfdata::EventSet events = in->events();
+  const std::size_t recorded = events.size();
   EventAttr pt = events.empty() ? EventAttr{} : events[0].attr;
   std::uint64_t next_id = 1;
   for (const auto& ev : events.events()) {
@@ -143,6 +198,9 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
     events[events.size() - 1].name = e.name;
     event_of[static_cast<std::size_t>(e.kind)] = static_cast<int>(events.size() - 1);
   }
+  // perf gives every recorded event call chains (its synth_sample_type).
+  if (opts.add_callchains)
+    for (std::size_t i = 0; i < recorded; ++i) events[i].attr.sample_type |= kSampleCallchain;
   std::vector<RecordLayout> layouts;
   for (const auto& ev : events.events()) layouts.push_back(make_layout(ev.attr));
 
@@ -166,8 +224,13 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
   dopts.itrace = opts.itrace;
   dopts.jobs = opts.jobs;
   dopts.progress = opts.progress;
+  dopts.late_chains = opts.add_callchains;
   auto st = decode_itrace(*trace, dopts, [&](const ItraceSample& is) -> Status {
     const intelpt::SynthSample& s = *is.sample;
+    if (s.kind == SampleKind::kChain) {
+      held.keep_chain(static_cast<std::uint32_t>(s.payload), s.callchain, s.callchain_nr);
+      return ok();
+    }
     if (s.kind == SampleKind::kError) {
       ++errors;
       samples.clear();
@@ -220,6 +283,8 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
     return writer->write(bytes);
   });
   if (!st) return st.error();
+  if (opts.add_callchains)
+    PK_TRY(held.write(in->events(), layouts, opts.itrace.callchain_sz + 1, *writer));
 
   // The input's features but AUXTRACE, with EVENT_DESC naming every event.
   std::vector<perfdata::FeatureData> feats;
@@ -245,6 +310,7 @@ intelpt::ItraceOptions report_itrace_defaults() {
   intelpt::ItraceOptions o = intelpt::itrace_defaults(false);
   o.branches = false;
   o.callchain = true;
+  o.add_callchain = true;
   return o;
 }
 
@@ -262,6 +328,7 @@ Expected<std::string> itrace_report_file(
   io.itrace = itrace;
   io.warn = std::move(warn);
   io.progress = std::move(progress);
+  io.add_callchains = itrace.add_callchain;
   Status st = run_inject_itrace(in_path, path, io);
   if (!st) {
     ::unlink(path.c_str());

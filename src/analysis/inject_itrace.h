@@ -20,6 +20,10 @@ struct InjectItraceOptions {
   // --strip: the recorded events' samples and the context switch records
   // are left out; only the side-band the synthesized samples need stays.
   bool strip = false;
+  // perf report's decode (add_callchain, itrace G): the recorded samples
+  // without call chains get one from the thread stacks as of their time,
+  // and their events CALLCHAIN. (perf inject writes no such chains.)
+  bool add_callchains = false;
   // perf's closing warning ("Warning:\nN instruction trace errors") goes here.
   std::function<void(const std::string&)> warn;
   // (trace bytes decoded, in all), now and then: ItraceDecodeOptions::progress.

@@ -189,6 +189,25 @@ class CpuSpaces : public intelpt::SpaceProvider {
   std::int32_t cpu_;
 };
 
+// Which thread runs on a per-cpu queue's cpu when, for the per-thread call
+// stacks.
+class CpuThreads : public intelpt::ThreadClock {
+ public:
+  CpuThreads(const PtRecording& rec, std::int32_t cpu) : rec_(rec), cpu_(cpu) {}
+  Span thread_at(std::uint64_t tsc) override {
+    Span s;
+    ThreadSpan t = rec_.thread_on(cpu_, tsc, &s.next);
+    s.tid = t.tid;
+    s.migrated = t.migrated;
+    s.start = t.tsc;
+    return s;
+  }
+
+ private:
+  const PtRecording& rec_;
+  std::int32_t cpu_;
+};
+
 // Collects one queue's samples into batches for the merger, or hands them
 // straight to the visitor when there is nothing to merge (no channel).
 class QueueSink : public intelpt::SampleSink {
@@ -205,7 +224,7 @@ class QueueSink : public intelpt::SampleSink {
   }
   void on_sample(const intelpt::SynthSample& s) override {
     if (s.kind == intelpt::SampleKind::kError) ++errors_;
-    ++samples_;
+    if (s.kind != intelpt::SampleKind::kChain) ++samples_;
     if (!ch_) {
       direct(s);
       return;
@@ -351,8 +370,12 @@ void decode_queue(const PtRecording& rec, std::size_t qi, const ItraceDecodeOpti
   }
   QueueSink sink(rec, q, ch, visit, &cancel);
   intelpt::Synthesizer synth(opts.itrace, rec.cfg, sink, opts.every_branch);
+  CpuThreads threads(rec, q.cpu);
+  if (per_cpu) synth.set_thread_clock(&threads);
+  if (qi < rec.late.size()) synth.set_late_chains(rec.late[qi]);
   StoppableSink stoppable(synth, cancel, progress.on() ? &progress : nullptr, qi, !ch);
   decoder.run(stoppable);
+  if (!cancel.load(std::memory_order_relaxed)) synth.finish();
   progress.at(qi, q.bytes);
   sink.flush();
   if (ch) ch->close();
@@ -381,8 +404,10 @@ Status merge(std::vector<std::unique_ptr<Channel>>& chans, bool timeless,
   if (timeless) {
     for (std::size_t i = 0; i < chans.size(); ++i)
       for (refill(i); heads[i].live; refill(i))
-        for (std::size_t k = 0; k < heads[i].batch.samples.size(); ++k, ++samples)
+        for (std::size_t k = 0; k < heads[i].batch.samples.size(); ++k) {
           PK_TRY(visit(heads[i].batch.at(k, tmp)));
+          samples += heads[i].batch.samples[k].kind != intelpt::SampleKind::kChain;
+        }
     return ok();
   }
   for (std::size_t i = 0; i < chans.size(); ++i) refill(i);
@@ -400,7 +425,7 @@ Status merge(std::vector<std::unique_ptr<Channel>>& chans, bool timeless,
     if (best == chans.size()) return ok();
     Head& h = heads[best];
     PK_TRY(visit(h.batch.at(h.pos, tmp)));
-    ++samples;
+    samples += h.batch.samples[h.pos].kind != intelpt::SampleKind::kChain;
     if (++h.pos == h.batch.samples.size()) refill(best);
   }
 }

@@ -38,6 +38,12 @@ struct ItraceDecodeOptions {
   // cores; 1: one at a time). A recording with one queue decodes on the
   // calling thread and hands samples to the visitor straight away.
   unsigned jobs = 0;
+  // perf's add_callchain (itrace G, perf report's default): the recorded
+  // samples without call chains get one from the thread stack as of their
+  // time, each as a kChain sample whose payload is the recorded sample's
+  // ordinal among those (SAMPLE records of events without CALLCHAIN, in
+  // file order). Samples the trace has no queue for get none.
+  bool late_chains = false;
   // The file to read the code of a recorded path from ("": use the path).
   std::function<std::string(const std::string& path)> locate;
   // Problems that do not stop decoding (a DSO that cannot be read, ...).

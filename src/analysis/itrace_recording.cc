@@ -58,6 +58,9 @@ class Builder {
                    std::string_view name, std::uint64_t tsc);
   Status record(const perfdata::ReadRecord& rec);
   Status auxtrace(const perfdata::ReadRecord& rec);
+  Status sample(const record::RecordView& v);
+  void mark_migrations();
+  void route_samples();
 
   perfdata::Reader& reader_;
   const ItraceDecodeOptions& opts_;
@@ -73,7 +76,71 @@ class Builder {
   const intelpt::Image* vdso_ = nullptr;
   bool vdso_tried_ = false;
   std::set<std::string> warned_;
+  std::vector<RecordedSample> samples_;
+  record::Sample smp_;
 };
+
+Status Builder::sample(const record::RecordView& v) {
+  const int idx = reader_.events().attr_index(v);
+  if (idx < 0) return ok();
+  const auto& ev = reader_.events()[static_cast<std::size_t>(idx)];
+  if (ev.attr.sample_type & abi::kSampleCallchain) return ok();
+  RecordedSample r;
+  r.ordinal = static_cast<std::uint32_t>(samples_.size());
+  if (record::decode_sample(v, ev.layout, smp_)) {
+    r.tsc = tsc_of(v);
+    r.ip = smp_.ip;
+    r.tid = static_cast<std::int32_t>(smp_.tid);
+    r.cpu = (ev.attr.sample_type & abi::kSampleCpu) ? static_cast<std::int32_t>(smp_.cpu) : -1;
+  }
+  samples_.push_back(r);
+  return ok();
+}
+
+// perf keeps one call stack per thread and empties it when the thread's
+// branches come from another cpu's trace: a thread that comes to a cpu from
+// another traced one starts with an empty stack there. (The idle thread has
+// a stack per cpu.)
+void Builder::mark_migrations() {
+  struct At {
+    std::uint64_t tsc;
+    std::int32_t cpu;
+    ThreadSpan* span;
+  };
+  std::vector<At> all;
+  for (auto& [cpu, spans] : out_.cpu_timeline)
+    for (auto& sp : spans) all.push_back({sp.tsc, cpu, &sp});
+  std::stable_sort(all.begin(), all.end(), [](const At& a, const At& b) { return a.tsc < b.tsc; });
+  std::set<std::int32_t> traced;
+  for (const auto& q : out_.queues) traced.insert(q.cpu);
+  std::unordered_map<std::int32_t, std::int32_t> last_cpu;
+  for (const At& a : all) {
+    if (a.span->tid <= 0) continue;
+    auto [it, fresh] = last_cpu.try_emplace(a.span->tid, a.cpu);
+    if (!fresh && it->second != a.cpu && traced.count(it->second)) a.span->migrated = true;
+    it->second = a.cpu;
+  }
+}
+
+// Each recorded sample goes to the queue whose trace its thread's stack
+// comes from: its cpu's, or its thread's. Timeless traces are decoded at
+// the end, as perf does, so their samples see no stack.
+void Builder::route_samples() {
+  out_.late.assign(out_.queues.size(), {});
+  if (!out_.cfg.tsc() || !out_.cfg.time_mult || opts_.itrace.timeless) return;
+  for (const RecordedSample& r : samples_) {
+    for (std::size_t qi = 0; qi < out_.queues.size(); ++qi) {
+      const PtQueue& q = out_.queues[qi];
+      const bool mine = out_.cfg.per_cpu_mmaps && q.cpu >= 0 ? q.cpu == r.cpu : q.tid == r.tid;
+      if (!mine) continue;
+      out_.late[qi].push_back({r.tsc, r.ip, r.tid, r.ordinal});
+      break;
+    }
+  }
+  for (auto& l : out_.late)
+    std::stable_sort(l.begin(), l.end(),
+                     [](const auto& a, const auto& b) { return a.tsc < b.tsc; });
+}
 
 const intelpt::Image* Builder::image(const std::string& path) {
   if (auto it = by_path_.find(path); it != by_path_.end()) return it->second;
@@ -220,6 +287,8 @@ Status Builder::record(const perfdata::ReadRecord& rec) {
       out_.cpu_timeline[static_cast<std::int32_t>(id.cpu)].push_back(span);
       return ok();
     }
+    case abi::kRecordSample:
+      return opts_.late_chains ? sample(v) : ok();
     default:
       return ok();
   }
@@ -241,6 +310,8 @@ Status Builder::read() {
   for (auto& [cpu, spans] : out_.cpu_timeline)
     std::stable_sort(spans.begin(), spans.end(),
                      [](const ThreadSpan& a, const ThreadSpan& b) { return a.tsc < b.tsc; });
+  mark_migrations();
+  if (opts_.late_chains) route_samples();
   return ok();
 }
 

@@ -15,6 +15,7 @@
 #include "intelpt/config.h"
 #include "intelpt/flow_decoder.h"
 #include "intelpt/image.h"
+#include "intelpt/synth.h"
 
 namespace perfkit::analysis {
 
@@ -35,6 +36,14 @@ struct PtQueue {
 struct ThreadSpan {
   std::uint64_t tsc = 0;
   std::int32_t pid = -1, tid = -1;
+  bool migrated = false;  // the thread ran last on another traced cpu
+};
+
+// A recorded sample to give a call chain (ItraceDecodeOptions::late_chains).
+struct RecordedSample {
+  std::uint64_t tsc = 0, ip = 0;
+  std::int32_t tid = -1, cpu = -1;
+  std::uint32_t ordinal = 0;
 };
 
 struct PtRecording {
@@ -52,6 +61,8 @@ struct PtRecording {
   // process's first DSOs, which perf asks for their ELF class as they are
   // mapped until one answers.
   std::unordered_map<std::uint32_t, unsigned> unreadable;
+  // With late_chains: the call-chain requests of each queue, in TSC order.
+  std::vector<std::vector<intelpt::LateChainRequest>> late;
 
   std::int32_t pid_of(std::int32_t tid) const {
     auto it = pid_of_tid.find(tid);

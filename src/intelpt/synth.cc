@@ -4,6 +4,8 @@
 
 #include <bit>
 
+#include "abi/perf_event.h"
+
 namespace perfkit::intelpt {
 
 namespace {
@@ -115,6 +117,8 @@ const char* sample_kind_name(SampleKind k) {
       return "psb";
     case SampleKind::kError:
       return "error";
+    case SampleKind::kChain:
+      return "chain";
   }
   return "?";
 }
@@ -139,7 +143,7 @@ Synthesizer::Synthesizer(const ItraceOptions& opts, const PtConfig& cfg, SampleS
   }
   if (o_.period_type == PeriodType::kInstructions && !o_.period) o_.period = 1;
   every_insn_ = o_.period_type == PeriodType::kInstructions && o_.period == 1 && !o_.initial_skip &&
-                !o_.callchain && !o_.last_branch;
+                !o_.callchain && !o_.add_callchain && !o_.last_branch;
 }
 
 // perf's intel_pt_next_period: the instructions to walk before the
@@ -181,8 +185,10 @@ void Synthesizer::emit(SynthSample& out, std::uint64_t tsc) {
   if (o_.callchain && out.kind != SampleKind::kBranches && out.kind != SampleKind::kError) {
     chain_.clear();
     chain_.push_back(out.ip);
-    for (auto it = stack_.rbegin(); it != stack_.rend() && chain_.size() < o_.callchain_sz; ++it)
-      chain_.push_back(*it);
+    if (stack_)
+      for (auto it = stack_->ret.rbegin();
+           it != stack_->ret.rend() && chain_.size() < o_.callchain_sz; ++it)
+        chain_.push_back(*it);
     out.callchain = chain_.data();
     out.callchain_nr = static_cast<std::uint32_t>(chain_.size());
   }
@@ -275,46 +281,123 @@ void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s,
 }
 
 void Synthesizer::track_stack(std::uint64_t from, std::uint64_t to, std::uint32_t flags,
-                              std::uint8_t len) {
+                              std::uint8_t len, std::uint64_t tsc) {
   if (o_.last_branch) {
     last_branches_.push_front({from, to, flags});
     if (last_branches_.size() > o_.last_branch_sz) last_branches_.pop_back();
   }
-  if (!o_.callchain) return;
+  if (!o_.callchain && !o_.add_callchain) return;
+  // Recorded samples before this branch see the stacks without it.
+  if (late_pos_ < late_.size()) late_chains_before(tsc);
+  select_thread(tsc);
+  if (!stack_) return;
+  auto& st = *stack_;
   // perf's thread stack: a call made as tracing stops (a syscall with
   // user-only tracing) is not expected to return; trace begins pop it.
   auto pop_to = [&](std::uint64_t ret) {
-    for (std::size_t i = stack_.size(); i-- > 0;)
-      if (stack_[i] == ret) {
-        stack_.resize(i);
-        stack_end_.resize(i);
+    for (std::size_t i = st.ret.size(); i-- > 0;)
+      if (st.ret[i] == ret) {
+        st.ret.resize(i);
+        st.end.resize(i);
         break;
       }
   };
   if (flags & kFlagCall) {
     const std::uint64_t ret = (flags & kFlagAsync) ? from : from + len;
     if (!to || ret == to) return;  // zero-length calls are not calls
-    if (stack_.size() >= kMaxStack) {
-      stack_.erase(stack_.begin(), stack_.begin() + kMaxStack / 2);
-      stack_end_.erase(stack_end_.begin(), stack_end_.begin() + kMaxStack / 2);
+    if (st.ret.size() >= kMaxStack) {
+      st.ret.erase(st.ret.begin(), st.ret.begin() + kMaxStack / 2);
+      st.end.erase(st.end.begin(), st.end.begin() + kMaxStack / 2);
     }
-    stack_.push_back(ret);
-    stack_end_.push_back((flags & kFlagTraceEnd) != 0);
+    st.ret.push_back(ret);
+    st.end.push_back((flags & kFlagTraceEnd) != 0);
   } else if (flags & kFlagTraceBegin) {
     pop_to(to);
-    while (!stack_end_.empty() && stack_end_.back()) {
-      stack_.pop_back();
-      stack_end_.pop_back();
+    while (!st.end.empty() && st.end.back()) {
+      st.ret.pop_back();
+      st.end.pop_back();
     }
   } else if ((flags & kFlagReturn) && from) {
     pop_to(to);
   }
 }
 
+// The running thread's stack. A thread that ran on another traced cpu since
+// it last ran here starts afresh: perf flushes a thread stack when the
+// trace its branches come from changes.
+void Synthesizer::select_thread(std::uint64_t tsc) {
+  if (!clock_ || (tsc >= span_start_ && tsc < span_next_)) return;
+  const ThreadClock::Span sp = clock_->thread_at(tsc);
+  const bool entered = sp.start != span_start_;
+  span_start_ = sp.start;
+  span_next_ = sp.next;
+  if (sp.tid < 0) {
+    stack_ = nullptr;
+    return;
+  }
+  stack_ = &stacks_[sp.tid];
+  if (entered && sp.migrated) stack_->clear();
+}
+
+void Synthesizer::late_chains_before(std::uint64_t tsc) {
+  while (late_pos_ < late_.size() && late_[late_pos_].tsc <= tsc) late_chain(late_[late_pos_++]);
+}
+
+void Synthesizer::finish() {
+  while (late_pos_ < late_.size()) late_chain(late_[late_pos_++]);
+}
+
+// perf's thread_stack__sample_late: the thread's return addresses from the
+// top, less the kernel ones above the first user one (or the sample's own
+// IP), each run of one mode after its context marker; with none, the
+// sample's context and IP.
+void Synthesizer::late_chain(const LateChainRequest& r) {
+  constexpr std::uint64_t kKernelStart = 1ULL << 63;
+  constexpr std::uint64_t kUser = abi::kContextUser, kKernel = abi::kContextKernel;
+  auto context = [](std::uint64_t ip) { return ip < kKernelStart ? kUser : kKernel; };
+  const std::size_t sz = o_.callchain_sz + 1;
+  chain_.clear();
+  const ThreadStack* st = nullptr;
+  if (!clock_) {
+    st = &solo_;
+  } else if (auto it = stacks_.find(r.tid); it != stacks_.end()) {
+    st = &it->second;
+  }
+  const std::uint64_t sample_context = context(r.ip);
+  if (st && sz >= 2) {
+    const std::size_t cnt = st->ret.size();
+    std::size_t j = 1;
+    for (; j <= cnt; ++j) {
+      const std::uint64_t ip = st->ret[cnt - j];
+      const std::uint64_t c = context(ip);
+      if (c == kUser || (c == sample_context && ip == r.ip)) break;
+    }
+    std::uint64_t last = r.ip;  // no context: the first address gets a marker
+    for (; chain_.size() < sz && j <= cnt; ++j) {
+      const std::uint64_t ip = st->ret[cnt - j];
+      const std::uint64_t c = context(ip);
+      if (c != last) {
+        if (chain_.size() >= sz - 1) break;
+        chain_.push_back(last = c);
+      }
+      chain_.push_back(ip);
+    }
+  }
+  if (chain_.empty() && sz >= 2) chain_ = {sample_context, r.ip};
+  SynthSample out;
+  out.kind = SampleKind::kChain;
+  out.ip = r.ip;
+  out.tsc = r.tsc;
+  out.payload = r.ordinal;
+  out.callchain = chain_.data();
+  out.callchain_nr = static_cast<std::uint32_t>(chain_.size());
+  sink_.on_sample(out);
+}
+
 void Synthesizer::branch(std::uint64_t from, std::uint64_t to, std::uint32_t flags,
                          std::uint8_t len, const Step& s, std::uint64_t tsc, std::uint64_t insns) {
   if (in_tx_) flags |= kFlagInTx;
-  track_stack(from, to, flags, len);
+  track_stack(from, to, flags, len, tsc);
   if (!o_.branches) return;
   // perf synthesizes (and counts for s and IPC) only what c and r keep.
   const bool kept = !branch_filter_ || (branch_filter_ & flags);

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <unordered_map>
 #include <vector>
 
 #include "intelpt/config.h"
@@ -67,6 +68,11 @@ enum class SampleKind : std::uint8_t {
   kPwrx,
   kPsb,
   kError,
+  // Not an event: the call chain a recorded sample gets from the thread
+  // stack as of its time (perf's add_callchain, itrace G). ip: the sample's
+  // IP; payload: LateChainRequest::ordinal; callchain: in perf's format,
+  // context markers included.
+  kChain,
 };
 
 // The name of the synthesized event ("instructions", "branches", "cbr", ...).
@@ -104,6 +110,27 @@ struct SynthSample {
   std::uint32_t branch_nr = 0;
 };
 
+// Who runs on the traced cpu when, for perf's per-thread call stacks.
+class ThreadClock {
+ public:
+  struct Span {
+    std::int32_t tid = -1;       // -1: no thread known (no stack is kept)
+    bool migrated = false;       // it ran on another traced cpu before: a stale stack
+    std::uint64_t start = 0;     // when it began
+    std::uint64_t next = ~0ULL;  // when the thread may change next
+  };
+  virtual ~ThreadClock() = default;
+  virtual Span thread_at(std::uint64_t tsc) = 0;
+};
+
+// A recorded sample to give a call chain (kChain) once decoding reaches its
+// time: the stack of thread `tid` after every branch before `tsc`.
+struct LateChainRequest {
+  std::uint64_t tsc = 0, ip = 0;
+  std::int32_t tid = -1;
+  std::uint32_t ordinal = 0;
+};
+
 class SampleSink {
  public:
   virtual ~SampleSink() = default;
@@ -119,6 +146,13 @@ class Synthesizer : public FlowSink {
               bool every_branch = false);
 
   void on_step(const Step& step) override;
+  // Call stacks per thread, as `clock` says which runs (without one, a
+  // single stack). The clock must outlive the synthesizer.
+  void set_thread_clock(ThreadClock* clock) { clock_ = clock; }
+  // Requests in TSC order; each makes a kChain sample. Call finish() at the
+  // end of the trace for those after its last branch.
+  void set_late_chains(std::vector<LateChainRequest> requests) { late_ = std::move(requests); }
+  void finish();
 
   std::uint64_t instructions() const { return insn_total_; }
 
@@ -147,7 +181,21 @@ class Synthesizer : public FlowSink {
   // Sets out.insn_cnt/cyc_cnt for a sample of `kind` (0 branches, 1
   // instructions) at `insns` instructions.
   void set_ipc(SynthSample& out, int kind, std::uint64_t insns);
-  void track_stack(std::uint64_t from, std::uint64_t to, std::uint32_t flags, std::uint8_t len);
+  void track_stack(std::uint64_t from, std::uint64_t to, std::uint32_t flags, std::uint8_t len,
+                   std::uint64_t tsc);
+  // perf's thread stack: return addresses, and whether the call ended the
+  // trace (not expected to return).
+  struct ThreadStack {
+    std::vector<std::uint64_t> ret;
+    std::vector<bool> end;
+    void clear() {
+      ret.clear();
+      end.clear();
+    }
+  };
+  void select_thread(std::uint64_t tsc);
+  void late_chains_before(std::uint64_t tsc);
+  void late_chain(const LateChainRequest& r);
   bool skip();
   std::uint64_t perf_time(std::uint64_t tsc) {
     if (tsc != time_tsc_) {
@@ -177,8 +225,13 @@ class Synthesizer : public FlowSink {
   void tick_sampled();
   std::uint64_t events_ = 0;
   bool in_tx_ = false;
-  std::vector<std::uint64_t> stack_;  // return addresses (g)
-  std::vector<bool> stack_end_;       // pushed by a call that ended the trace
+  ThreadStack solo_;             // without a clock
+  ThreadStack* stack_ = &solo_;  // the running thread's (nullptr: none known)
+  std::unordered_map<std::int32_t, ThreadStack> stacks_;  // by tid, with a clock
+  ThreadClock* clock_ = nullptr;
+  std::uint64_t span_start_ = ~0ULL, span_next_ = 0;
+  std::vector<LateChainRequest> late_;
+  std::size_t late_pos_ = 0;
   std::vector<std::uint64_t> chain_;
   std::deque<BranchRecord> last_branches_;  // (l)
   std::vector<BranchRecord> branch_buf_;

@@ -258,22 +258,23 @@ const char* kCorpusExceptions[] = {
     // reads an entry past the record (the next record's bytes) as a user
     // frame, which perfkit leaves out (ReportLbr covers the other modes)
     "perfparser/vector_static_gcc/perf.lbr.data",
-    // perf adds call chains from its decoder's thread stack to the recorded
-    // cycles samples (add_callchain), which perfkit does not yet: the
-    // other modes differ (ReportCorpus.IntelPtRecordingByCommDsoSym covers
-    // the one that does not show them)
-    "quipper/perf.data.intel_pt-4.14",
 };
 
-// The synthesized cbr and psb samples of the Intel PT recording, by the
-// cpumode of their IP or, at IP 0, of their target (perf's [k]
-// 0000000000000000), with comm as of each sample's time.
-TEST(ReportCorpus, IntelPtRecordingByCommDsoSym) {
+// The Intel PT recording (SameAsPerfInEveryMode covers perf's defaults):
+// its recorded cycles samples get call chains from the decoder's thread
+// stacks unless -g none (perf's add_callchain, itrace G), with perf's
+// [context, ip] where the stack has nothing; the synthesized events by the
+// cpumode of their IP or, at IP 0, of their target; branches without call
+// chains take the chain resolved before them.
+TEST(ReportCorpus, IntelPtRecordingLikePerf) {
   PK_SKIP_WITHOUT_PERF();
   PK_SKIP_WITHOUT_CORPUS();
   const std::string file = test::corpus_dir() + "/quipper/perf.data.intel_pt-4.14";
-  std::string d = diff_report(file, "--no-children -g none --sort comm,dso,sym");
-  EXPECT_TRUE(d.empty()) << d;
+  for (const char* args : {"--itrace=i10usG", "--itrace=ceG", "--itrace=i10usgG -g caller",
+                           "--itrace=ig --sort dso -g none", "-g folded"}) {
+    std::string d = diff_report(file, args);
+    EXPECT_TRUE(d.empty()) << args << ":\n" << d;
+  }
 }
 
 // perf report --stats adds each LOST_SAMPLES record's count to the event

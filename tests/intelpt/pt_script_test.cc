@@ -64,6 +64,10 @@ class PtScriptTest : public ::testing::Test {
         {"cyc-events", "ptflow-static",
          "--mtc --cyc --ovf-every 5001 --ptwrite-every 3001 --cbr-change-every 7001 --per-cpu "
          "--aux-buffer-size 3000"},
+        // a recorded event beside the trace: perf report gives its samples
+        // call chains from the decoder's thread stacks (per thread, per cpu)
+        {"sampled", "ptflow-static", "--mtc --cyc --sample-every 997"},
+        {"sampled-cpu", "ptflow", "--per-cpu --sample-every 1009"},
     };
     for (const auto& rec : kRecordings) {
       const bool pipe = std::string(rec[2]).ends_with("-o -");
@@ -402,6 +406,29 @@ TEST_F(PtScriptTest, ReportDecodesLikePerfReport) {
                   std::string(rec) + " report " + args);
       EXPECT_EQ(got.err, want.err) << rec << " report " << args;
     }
+}
+
+// perf report's add_callchain: the recorded cpu-clock samples get call
+// chains from the thread stack as of their time (the branches decoded before
+// it), in perf's default decode and with itrace G; none with -g none.
+TEST_F(PtScriptTest, ReportAddsCallChainsLikePerfReport) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* rec : {"sampled", "sampled-cpu"})
+    for (const char* args :
+         {"", "--no-children", "-g caller", "--sort dso,sym", "--children -g none",
+          "--itrace=i1000iG", "--itrace=iG4", "--itrace=i1000igG -g callee"}) {
+      const std::string in = " --stdio -i " + test::sh(file(rec)) + " " + args;
+      auto want = test::run("perf report" + in);
+      auto got = test::run(test::sh(test::perfkit_bin()) + " report" + in);
+      ASSERT_EQ(got.status, 0) << args << ": " << got.err;
+      ASSERT_NE(want.out.find("cpu-clock:u"), std::string::npos) << want.out;
+      expect_same(without_tip(want.out), without_tip(got.out),
+                  std::string(rec) + " report " + args);
+    }
+  // The chains are real ones: ptflow's recursion shows in the graph.
+  auto got = test::run(test::sh(test::perfkit_bin()) + " report --stdio --no-children -i " +
+                       test::sh(file("sampled")));
+  EXPECT_NE(got.out.find("deep\n               deep\n"), std::string::npos) << got.out;
 }
 
 }  // namespace

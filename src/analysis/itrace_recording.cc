@@ -128,15 +128,23 @@ void Builder::mark_migrations() {
 void Builder::route_samples() {
   out_.late.assign(out_.queues.size(), {});
   if (!out_.cfg.tsc() || !out_.cfg.time_mult || opts_.itrace.timeless) return;
-  for (const RecordedSample& r : samples_) {
-    for (std::size_t qi = 0; qi < out_.queues.size(); ++qi) {
-      const PtQueue& q = out_.queues[qi];
-      const bool mine = out_.cfg.per_cpu_mmaps && q.cpu >= 0 ? q.cpu == r.cpu : q.tid == r.tid;
-      if (!mine) continue;
-      out_.late[qi].push_back({r.tsc, r.ip, r.tid, r.ordinal});
-      break;
-    }
+  // Queues by cpu (per-cpu traces) and by thread (per-thread ones).
+  std::unordered_map<std::int32_t, std::size_t> by_cpu, by_tid;
+  for (std::size_t qi = 0; qi < out_.queues.size(); ++qi) {
+    const PtQueue& q = out_.queues[qi];
+    if (out_.cfg.per_cpu_mmaps && q.cpu >= 0)
+      by_cpu.try_emplace(q.cpu, qi);
+    else
+      by_tid.try_emplace(q.tid, qi);
   }
+  auto queue_of = [&](const RecordedSample& r) -> std::size_t {
+    if (auto it = by_cpu.find(r.cpu); it != by_cpu.end()) return it->second;
+    if (auto it = by_tid.find(r.tid); it != by_tid.end()) return it->second;
+    return out_.queues.size();
+  };
+  for (const RecordedSample& r : samples_)
+    if (const std::size_t qi = queue_of(r); qi < out_.queues.size())
+      out_.late[qi].push_back({r.tsc, r.ip, r.tid, r.ordinal});
   for (auto& l : out_.late)
     std::stable_sort(l.begin(), l.end(),
                      [](const auto& a, const auto& b) { return a.tsc < b.tsc; });

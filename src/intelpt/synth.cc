@@ -183,6 +183,7 @@ void Synthesizer::emit(SynthSample& out, std::uint64_t tsc) {
   out.time = perf_time(tsc);
   // perf adds call chains to every synthesized event but branches.
   if (o_.callchain && out.kind != SampleKind::kBranches && out.kind != SampleKind::kError) {
+    select_thread(tsc);  // the stack of the thread running now
     chain_.clear();
     chain_.push_back(out.ip);
     if (stack_)

@@ -56,6 +56,7 @@ Item EventDecoder::error_item(std::uint64_t offset, const char* what) {
 
 void EventDecoder::stamp(Item& it) const {
   it.timestamp = timer_.timestamp();
+  it.time_updates = timer_.updates();
   it.cycles = timer_.ipc_cycles();
   it.cycle_marks = timer_.cycle_marks();
   it.exact_cycles = timer_.have_cyc();
@@ -238,6 +239,7 @@ Item EventDecoder::overflow(std::uint64_t offset) {
   // resumes; a TIP.PGE instead means tracing resumed later. The CTC relation
   // of the last TMA holds: perf goes on timing from MTC packets (it drops the
   // relation at a bad packet or a TSC only).
+  timer_.overflow();
   Item it = make(ItemType::kOverflow, offset);
   last_ip_.reset();  // nothing before the overflow is a base for IP compression
   while (pos_ < data_.size()) {

@@ -62,7 +62,8 @@ struct Item {
   // whether it comes from CYC packets.
   std::uint64_t cycles = 0, cycle_marks = 0;
   bool exact_cycles = false;
-  const char* error = nullptr;  // kError: static text
+  std::uint32_t time_updates = 0;  // Timer::updates after the item's packets
+  const char* error = nullptr;     // kError: static text
 };
 
 class EventDecoder {

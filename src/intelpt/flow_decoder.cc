@@ -203,7 +203,7 @@ const Block* FlowDecoder::block_at(std::uint64_t ip, const Mapping** map) {
 }
 
 void FlowDecoder::emit_run(const Block& b, std::uint64_t start, std::uint32_t ninsn, RunEnd end,
-                           std::uint64_t to, FlowSink& sink) {
+                           std::uint64_t to, FlowSink& sink, bool direct) {
   Step s;
   s.kind = StepKind::kRun;
   s.ip = start;
@@ -220,6 +220,15 @@ void FlowDecoder::emit_run(const Block& b, std::uint64_t start, std::uint32_t ni
   } else {
     s.last_timestamp = time_;
     sample_time_ = time_;
+  }
+  s.walk_timestamp = time_;
+  s.walk_time_updates = time_updates_;
+  if (direct && tnt_count_ == 0) {
+    const Item& next = peek();
+    if (next.type != ItemType::kEnd) {
+      s.walk_timestamp = next.timestamp;
+      s.walk_time_updates = next.time_updates;
+    }
   }
   stamp_cycles(s);
   s.tnt_done = tnt_count_ == 0;
@@ -283,7 +292,7 @@ bool FlowDecoder::branch_end(const Block& b, const Mapping& map, std::uint64_t s
     case InsnClass::kCall: {
       std::uint64_t to = next + static_cast<std::uint64_t>(in.displacement);
       if (in.cls == InsnClass::kCall && in.displacement != 0) push_return(next);
-      emit_run(b, start, b.ninsn, RunEnd::kBranch, to, sink);
+      emit_run(b, start, b.ninsn, RunEnd::kBranch, to, sink, true);
       ip_ = to;
       return true;
     }

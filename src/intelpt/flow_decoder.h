@@ -93,6 +93,14 @@ struct Step {
   // last instruction, and its branch, are at `last_timestamp`.
   std::uint64_t timestamp = 0;
   std::uint64_t last_timestamp = 0;
+  // kRun: the time perf's decoder has when it walks the run, and how many
+  // times it had been set then (Timer::updates). perf fetches the next
+  // packet before it walks, so a run that ends in a direct branch with no
+  // TNT bit left is walked at the time of the packet that comes next
+  // (timing packets before it included); other runs at the time of the
+  // last packet taken.
+  std::uint64_t walk_timestamp = 0;
+  std::uint32_t walk_time_updates = 0;
   // perf's IPC cycle count as of the trace taken for this step (for kRun, for
   // its last instruction), the points so far at which perf may sample it, and
   // whether it comes from CYC packets (Item::cycles).
@@ -174,7 +182,7 @@ class FlowDecoder {
   bool take_tnt(bool& taken);
   bool branch_end(const Block& b, const Mapping& map, std::uint64_t start, FlowSink& sink);
   void emit_run(const Block& b, std::uint64_t start, std::uint32_t ninsn, RunEnd end,
-                std::uint64_t to, FlowSink& sink);
+                std::uint64_t to, FlowSink& sink, bool direct = false);
   void emit_event(EventKind k, const Item& it, FlowSink& sink, std::uint64_t to = 0);
   void error(PtError code, const char* what, std::uint64_t ip, FlowSink& sink,
              std::uint32_t image = 0);
@@ -216,6 +224,7 @@ class FlowDecoder {
   // The time and cycle count as of the last item taken.
   void take_clock(const Item& it) {
     time_ = it.timestamp;
+    time_updates_ = it.time_updates;
     cycles_ = it.cycles;
     cycle_marks_ = it.cycle_marks;
     exact_cycles_ = it.exact_cycles;
@@ -227,6 +236,7 @@ class FlowDecoder {
   }
 
   std::uint64_t time_ = 0;  // as of the last item taken
+  std::uint32_t time_updates_ = 0;
   std::uint64_t cycles_ = 0, cycle_marks_ = 0;
   bool exact_cycles_ = false;
   bool in_tnt_ = false;            // the block being walked started inside a TNT packet

@@ -455,9 +455,13 @@ void Synthesizer::run(const Step& s) {
     std::uint64_t ip = s.ip;
     if (period_ticks_) {
       // A walk starts. perf's decoder has read the packets up to the one
-      // that ends the walk (the run's last time), and timing packets among
+      // it walks toward (Step::walk_timestamp), and timing packets among
       // them restart its count of instructions since the time.
-      if (s.last_timestamp != walk_tsc_) walk_tsc_ = s.last_timestamp, insn_since_tsc_ = 0;
+      if (s.walk_time_updates != walk_updates_) {
+        walk_tsc_ = s.walk_timestamp;
+        walk_updates_ = s.walk_time_updates;
+        insn_since_tsc_ = 0;
+      }
       walk_left_ = 0;
     }
     for (std::uint32_t i = 0; i < s.ninsn; ++i) {

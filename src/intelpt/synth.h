@@ -219,6 +219,7 @@ class Synthesizer : public FlowSink {
   // crosses a multiple of the period (last_masked_), and the instructions
   // left before the next one are fixed when a walk starts.
   std::uint64_t walk_tsc_ = 0, insn_since_tsc_ = 0;
+  std::uint32_t walk_updates_ = ~0u;
   std::uint64_t last_masked_ = 0, walk_left_ = 0;
   bool continuous_period_ = false;
   std::uint64_t next_period();

@@ -46,6 +46,7 @@ void Timer::tsc(std::uint64_t payload, bool after_cyc) {
     std::uint64_t t = extend_tsc(payload, ref_timestamp_);
     tsc_timestamp_ = timestamp_ = t;
     ref_timestamp_ = 0;
+    ++updates_;
   } else if (timestamp_) {
     std::uint64_t t = payload | (timestamp_ & kTopByte);
     tsc_timestamp_ = t;
@@ -55,6 +56,7 @@ void Timer::tsc(std::uint64_t payload, bool after_cyc) {
       tsc_timestamp_ = t;
     }
     timestamp_ = t;
+    ++updates_;
   }
   if (after_cyc) {
     cyc_ref_timestamp_ = timestamp_;
@@ -96,6 +98,7 @@ void Timer::mtc(std::uint32_t payload, bool after_cyc) {
   ctc_delta_ += static_cast<std::uint64_t>(delta) << p_.mtc_period;
   std::uint64_t t = ctc_timestamp_ + ctc_to_tsc(ctc_delta_);
   if (t >= timestamp_) timestamp_ = t;
+  ++updates_;
   update_estimate();
   last_mtc_ = mtc;
   if (after_cyc) {
@@ -125,6 +128,7 @@ void Timer::cyc(std::uint64_t cycles) {
   if (!(est < 0x1p64)) return;
   const auto t = static_cast<std::uint64_t>(est);
   if (t >= timestamp_) timestamp_ = t;
+  ++updates_;
 }
 
 void Timer::cbr(unsigned ratio) {

@@ -52,6 +52,11 @@ class Timer {
   void cbr(unsigned ratio);
 
   std::uint64_t timestamp() const { return timestamp_; }
+  // How many times the time was set (even to the same value): perf restarts
+  // its count of instructions since the time at each (timestamp_insn_cnt).
+  std::uint32_t updates() const { return updates_; }
+  // An overflow: perf restarts that count there too.
+  void overflow() { ++updates_; }
   std::uint64_t tsc_timestamp() const { return tsc_timestamp_; }
   unsigned cbr() const { return cbr_; }
   bool have_tma() const { return have_tma_; }
@@ -88,6 +93,7 @@ class Timer {
   std::uint64_t timestamp_ = 0;
   std::uint64_t tsc_timestamp_ = 0;
   std::uint64_t ref_timestamp_ = 0;
+  std::uint32_t updates_ = 0;
   std::uint64_t ctc_timestamp_ = 0;
   std::uint64_t ctc_delta_ = 0;
   std::uint32_t last_mtc_ = 0;

@@ -282,6 +282,42 @@ TEST_F(FlowTest, SuppressedTipEndsTracing) {
   EXPECT_NE(std::find(out.log.begin(), out.log.end(), "begin 400012"), out.log.end());
 }
 
+// perf's decoder fetches the next packet before it walks: a run that ends in
+// a direct call with no TNT bit left is walked at the time of the packet
+// after it (here a TSC before the next TNT); with bits left, at the TNT's.
+TEST_F(FlowTest, WalkTimeIsThatOfThePacketFetchedNext) {
+  struct Times : FlowSink {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;  // first ip, walk time
+    void on_step(const Step& s) override {
+      if (s.kind == StepKind::kRun) runs.emplace_back(s.ip, s.walk_timestamp);
+    }
+  };
+  auto walks = [&](bool bits_left) {
+    trace_.clear();
+    psb(0x400000);
+    tnt(bits_left ? "TTTTTTTTTNT" : "TTTTTTTTTN");  // jne x9 taken, then not (je taken)
+    enc_.tsc(0x2000);
+    tnt(bits_left ? "T" : "TT");  // (je taken,) ret compressed
+    enc_.ip_packet_no_ip(PacketType::kTipPgd);
+    PtConfig cfg;
+    FlowDecoder d(trace_, cfg, &space_, FlowOptions{}, 0, 0x1000);
+    Times t;
+    d.run(t);
+    return t.runs;
+  };
+  using Runs = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+  // ... the last jne (its TNT's time), the call (the TSC after it), je, ret,
+  // and call rbx (its TIP.PGD)
+  auto runs = walks(false);
+  ASSERT_GE(runs.size(), 5u);
+  EXPECT_EQ(Runs(runs.end() - 5, runs.end() - 1),
+            (Runs{{0x400002, 0x1000}, {0x400009, 0x2000}, {0x400018, 0x2000}, {0x40001e, 0x2000}}));
+  runs = walks(true);
+  ASSERT_GE(runs.size(), 5u);
+  EXPECT_EQ(Runs(runs.end() - 5, runs.end() - 1),
+            (Runs{{0x400002, 0x1000}, {0x400009, 0x1000}, {0x400018, 0x1000}, {0x40001e, 0x2000}}));
+}
+
 // ---- timing ----
 
 TEST(TimerTest, TscTmaMtcAndCyc) {
@@ -320,6 +356,28 @@ TEST(TimerTest, TscTmaMtcAndCyc) {
   // A timestamp never goes backwards.
   c.tsc((before - 5) & 0x00ffffffffffffffULL, false);
   EXPECT_GE(c.timestamp(), before + 80);
+}
+
+// perf restarts its count of instructions since the time whenever a TSC, MTC
+// or CYC sets the time, even to the value it had, and at an overflow.
+TEST(TimerTest, UpdatesCountEverySettingOfTheTime) {
+  TimerParams p;
+  p.max_non_turbo_ratio = 20;
+  Timer t(p);
+  t.cyc(3);  // no reference time yet: nothing set
+  EXPECT_EQ(t.updates(), 0u);
+  const std::uint64_t at = 0x1000000000ULL;
+  t.set_reference(at);
+  t.tsc(at, false);
+  EXPECT_EQ(t.updates(), 1u);
+  t.cbr(40);  // half a TSC tick per cycle
+  t.cyc(1);   // the time stays where it was, and is set all the same
+  EXPECT_EQ(t.timestamp(), at);
+  EXPECT_EQ(t.updates(), 2u);
+  t.mtc(5, false);  // no TMA: perf ignores it
+  EXPECT_EQ(t.updates(), 2u);
+  t.overflow();
+  EXPECT_EQ(t.updates(), 3u);
 }
 
 // ---- instructions ----

@@ -214,8 +214,9 @@ void FlowDecoder::emit_run(const Block& b, std::uint64_t start, std::uint32_t ni
   s.mode = mode_;
   s.timestamp = sample_time_;
   // A run cut short (walked toward an event's IP, or up to an error) ends
-  // with no branch of its own: perf does not update the sample time there.
-  if (end == RunEnd::kCut) {
+  // with no branch of its own: perf does not update the sample time there,
+  // nor anywhere on its way to an event's IP (its FUP states).
+  if (end == RunEnd::kCut || to_event_ip_) {
     s.last_timestamp = sample_time_;
   } else {
     s.last_timestamp = time_;
@@ -422,6 +423,11 @@ bool FlowDecoder::walk(FlowSink& sink) {
 }
 
 bool FlowDecoder::walk_to(std::uint64_t target, FlowSink& sink, bool resync_on_error) {
+  struct Hold {
+    bool& flag;
+    explicit Hold(bool& f) : flag(f) { flag = true; }
+    ~Hold() { flag = false; }
+  } hold(to_event_ip_);
   std::uint32_t blocks = 0;
   while (ip_ != target) {
     const Mapping* map = nullptr;

@@ -240,6 +240,7 @@ class FlowDecoder {
   std::uint64_t cycles_ = 0, cycle_marks_ = 0;
   bool exact_cycles_ = false;
   bool in_tnt_ = false;            // the block being walked started inside a TNT packet
+  bool to_event_ip_ = false;       // walk_to() is walking toward an event's IP
   std::uint64_t sample_time_ = 0;  // as of the last instruction reported
   std::uint64_t item_offset_ = 0;
 

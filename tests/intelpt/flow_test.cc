@@ -318,6 +318,33 @@ TEST_F(FlowTest, WalkTimeIsThatOfThePacketFetchedNext) {
             (Runs{{0x400002, 0x1000}, {0x400009, 0x1000}, {0x400018, 0x1000}, {0x40001e, 0x2000}}));
 }
 
+// On its way to an event's IP perf does not update the sample time: the
+// instructions there, a direct call's included, keep the time they had, not
+// that of the timing packets before the event.
+TEST_F(FlowTest, WalkToAnEventIpKeepsTheSampleTime) {
+  psb(0x400000);
+  tnt("TTTTTTTTTN");  // jne x9 taken, then not
+  enc_.tsc(0x2000);
+  enc_.ptwrite(0x1234, 8, true);
+  enc_.ip_packet(PacketType::kFup, 0x40001b);  // past call 400018 and test
+  tnt("TT");                                   // je taken, ret compressed
+  enc_.ip_packet_no_ip(PacketType::kTipPgd);
+  struct Times : FlowSink {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> last;  // last ip, its time
+    void on_step(const Step& s) override {
+      if (s.kind == StepKind::kRun && s.ninsn) last.emplace_back(s.from, s.last_timestamp);
+    }
+  } t;
+  PtConfig cfg;
+  FlowDecoder d(trace_, cfg, &space_, FlowOptions{}, 0, 0x1000);
+  d.run(t);
+  using Runs = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+  ASSERT_GE(t.last.size(), 4u);
+  // ... the call, test (up to the event), then je and ret at the new time
+  EXPECT_EQ(Runs(t.last.end() - 5, t.last.end() - 1),
+            (Runs{{0x400009, 0x1000}, {0x400018, 0x1000}, {0x40001b, 0x2000}, {0x40001e, 0x2000}}));
+}
+
 // ---- timing ----
 
 TEST(TimerTest, TscTmaMtcAndCyc) {

@@ -147,12 +147,22 @@ TEST_F(DamageTest, RandomBitFlipsNeverCrashOrHang) {
     if (!got.errors.empty()) ++with_errors;
     // A flipped TNT bit or IP byte can send the decoder down a wrong path
     // that no packet contradicts, but from the first PSB after the last flip
-    // on, the decoder must be back on the recorded sequence, to its end.
+    // on, the decoder must be back on the recorded sequence, to its end. A
+    // PSB that starts right after the flip may be lost to a packet that the
+    // flip made longer (a FUP whose IP bytes run into it), as it is to perf,
+    // which parses the same bytes: then decoding resumes at the next one.
     auto psb = std::find_if(r_.encoded.psb_steps.begin(), r_.encoded.psb_steps.end(),
                             [&](const auto& p) { return p.first > last_flip; });
     ASSERT_NE(psb, r_.encoded.psb_steps.end());
-    auto seen = std::find_if(got.psbs.begin(), got.psbs.end(),
-                             [&](const auto& p) { return p.first == psb->first; });
+    auto seen_at = [&](std::uint64_t at) {
+      return std::find_if(got.psbs.begin(), got.psbs.end(),
+                          [&](const auto& p) { return p.first == at; });
+    };
+    auto seen = seen_at(psb->first);
+    constexpr std::size_t kLongestPacket = 16;
+    if (seen == got.psbs.end() && psb->first < last_flip + kLongestPacket &&
+        psb + 1 != r_.encoded.psb_steps.end())
+      seen = seen_at((++psb)->first);
     ASSERT_NE(seen, got.psbs.end()) << "the PSB at " << psb->first << " was not decoded";
     std::vector<std::uint64_t> tail(got.ips.begin() + static_cast<std::ptrdiff_t>(seen->second),
                                     got.ips.end());

@@ -55,7 +55,7 @@ Status Session::apply_build_id_record(const record::RecordView& r) {
 }
 
 namespace {
-constexpr std::uint64_t kReleaseEvery = 2 << 20, kReleaseMargin = 4 << 20;
+constexpr std::uint64_t kReleaseEvery = 1 << 20, kReleaseMargin = 2 << 20;
 }  // namespace
 
 Status Session::run(SampleVisitor& visitor) {

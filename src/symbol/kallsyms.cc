@@ -56,6 +56,10 @@ class KallsymsParser {
     }
   }
 
+  void reserve(std::size_t symbols, std::size_t name_bytes) {
+    info_.table.reserve(symbols, name_bytes);
+  }
+
   KallsymsInfo finish() {
     if (!carry_.empty()) line(carry_);
     carry_.clear();
@@ -186,6 +190,9 @@ Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
     read_chunks(fd, path, q);  // no thread to spare: read it all first
   }
   KallsymsParser parser;
+  // /proc/kallsyms has no size to stat: room for a large kernel's symbols
+  // (about 120k on a distribution kernel) spares the copies of growing.
+  parser.reserve(1 << 18, 8 << 20);
   std::string chunk;
   while (q.pop(chunk)) parser.feed(chunk);
   if (reader.joinable()) reader.join();

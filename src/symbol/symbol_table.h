@@ -38,6 +38,13 @@ class SymbolTable {
   // ---- building ----
   // Simulate perf's symbol rbtree from here on (call before add()).
   void track_perf_tree() { track_ = true; }
+  // Room for `symbols` symbols and `name_bytes` of names, so that adding
+  // them copies nothing. Capacity never touched is never resident, so a
+  // generous guess costs address space only.
+  void reserve(std::size_t symbols, std::size_t name_bytes) {
+    symbols_.reserve(symbols);
+    names_.reserve(name_bytes);
+  }
   void add(std::uint64_t start, std::uint64_t size, std::uint8_t binding, std::uint8_t type,
            std::string_view name);
   // Sorts what was added and applies perf's fixups. `kallsyms` selects the

@@ -73,10 +73,12 @@ Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecode
                                     const ItraceVisitor& visit);
 
 // The samples of decode_itrace taken a stretch at a time, as perf takes
-// them (intel_pt_process_queues up to each recorded event's time): a worker
-// thread decodes the file at `path` (its own reader) and hands samples over
-// in bounded batches; the caller visits those before a TSC, handles its
-// recorded event, and goes on. Destroying the stream stops the decode.
+// them (intel_pt_process_queues up to each recorded event's time): the
+// caller visits those before a TSC, handles its recorded event, and goes on.
+// The file at `path` is read with a reader of its own. A trace of one queue
+// decodes on the caller's thread, as far as each visit asks; several decode
+// on worker threads and come over in bounded batches. Destroying the stream
+// stops the decode.
 class ItraceStream {
  public:
   static std::unique_ptr<ItraceStream> start(std::string path, ItraceDecodeOptions opts);

@@ -690,10 +690,15 @@ void FlowDecoder::handle_item(FlowSink& sink) {
   }
 }
 
-void FlowDecoder::run(FlowSink& sink) {
-  if (!ev_.sync_forward()) {
-    if (trace_size_) error(PtError::kBadPacket, "no PSB packet in the trace", 0, sink);
-    return;
+bool FlowDecoder::resume(FlowSink& sink) {
+  if (ended_) return false;
+  if (!started_) {
+    started_ = true;
+    if (!ev_.sync_forward()) {
+      if (trace_size_) error(PtError::kBadPacket, "no PSB packet in the trace", 0, sink);
+      ended_ = true;
+      return false;
+    }
   }
   while (!sink.stop()) {
     if (no_ip_) {
@@ -713,6 +718,9 @@ void FlowDecoder::run(FlowSink& sink) {
     if (peek().type == ItemType::kEnd) break;
     handle_item(sink);
   }
+  if (sink.stop()) return true;
+  ended_ = true;
+  return false;
 }
 
 }  // namespace perfkit::intelpt

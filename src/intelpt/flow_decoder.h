@@ -160,7 +160,10 @@ class FlowDecoder {
   // Where the trace's AUXTRACE buffers end, when it is several joined.
   void set_buffer_ends(std::vector<std::size_t> ends) { ev_.set_buffer_ends(std::move(ends)); }
   // Decodes the whole trace, reporting every step to `sink`.
-  void run(FlowSink& sink);
+  void run(FlowSink& sink) { (void)resume(sink); }
+  // Decodes until the sink asks to stop (true: there is more to decode, and
+  // a later call goes on where this one stopped) or the trace ends (false).
+  bool resume(FlowSink& sink);
 
   std::uint64_t insn_count() const { return insns_; }
   std::size_t cached_blocks() const;
@@ -246,6 +249,8 @@ class FlowDecoder {
 
   bool enabled_ = false;              // PacketEn: tracing is on
   bool in_sync_ = false;              // ip_ is known
+  bool started_ = false;              // resume() synchronized (or found no PSB)
+  bool ended_ = false;                // resume() reached the end of the trace
   bool no_ip_ = false;                // lost after an instruction could not be had (scan_for_ip)
   bool walking_ = false;              // no_insn from walk(): the head item asked for it
   bool have_last_ip_ = true;          // while no_ip_: a PSB came, so compressed IPs count

@@ -163,6 +163,58 @@ TEST_P(ItraceMatrix, CallsAndReturnsMatchPerf) {
                           pttest::show_str);
 }
 
+// ItraceStream taken in stretches (as script takes it, up to each recorded
+// event's time) gives decode_itrace's samples in its order, each stretch
+// those before its TSC: one queue pauses its decoder on the calling thread,
+// several come over from worker threads.
+TEST_P(ItraceMatrix, StreamInStretchesIsTheWholeDecode) {
+  PtSynthOptions o;
+  auto r = make(o);
+  test::TempDir dir;
+  auto file = write(r, o, dir, "pt.data");
+  auto whole = decode(file, "i0nsbe");
+  ASSERT_GT(whole.samples.size(), 1000u);
+  // Cuts at sample TSCs (several samples share one), at a TSC between two,
+  // twice at the same TSC, and before the first.
+  std::vector<std::uint64_t> cuts = {0, whole.samples[0].sample.tsc};
+  for (std::size_t i = 7; i < whole.samples.size(); i += whole.samples.size() / 13) {
+    cuts.push_back(whole.samples[i].sample.tsc);
+    cuts.push_back(whole.samples[i].sample.tsc);
+    cuts.push_back(whole.samples[i].sample.tsc + 1);
+  }
+  cuts.push_back(~0ULL);
+  analysis::ItraceDecodeOptions opts;
+  opts.itrace = {};
+  ASSERT_TRUE(intelpt::parse_itrace("i0nsbe", true, opts.itrace));
+  auto stream = analysis::ItraceStream::start(file, opts);
+  std::vector<Got> got;
+  std::uint64_t limit = 0;
+  const analysis::ItraceVisitor visit = [&](const analysis::ItraceSample& s) {
+    EXPECT_LT(s.sample->tsc, limit);
+    got.push_back({*s.sample, s.pid, s.tid});
+    return ok();
+  };
+  for (std::uint64_t cut : cuts) {
+    limit = cut;
+    std::size_t before = got.size();
+    ASSERT_TRUE(stream->visit_before(cut, visit));
+    // A stretch ends at the first sample at or after its TSC.
+    if (got.size() < whole.samples.size() && cut != ~0ULL)
+      EXPECT_GE(whole.samples[got.size()].sample.tsc, cut) << "stretch from " << before;
+  }
+  auto st = stream->finish();
+  ASSERT_TRUE(st) << st.error().message();
+  EXPECT_EQ(st->samples, whole.stats.samples);
+  EXPECT_EQ(st->instructions, whole.stats.instructions);
+  ASSERT_EQ(got.size(), whole.samples.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const auto &a = got[i].sample, &b = whole.samples[i].sample;
+    ASSERT_TRUE(a.kind == b.kind && a.ip == b.ip && a.addr == b.addr && a.tsc == b.tsc &&
+                a.time == b.time && a.flags == b.flags && got[i].tid == whole.samples[i].tid)
+        << "sample " << i;
+  }
+}
+
 std::string case_name(const ::testing::TestParamInfo<std::tuple<int, int>>& p) {
   static const char* progs[] = {"ptflow_static", "ptflow"};
   return std::string(progs[std::get<0>(p.param)]) + "_" + kCases[std::get<1>(p.param)].name;

@@ -84,6 +84,7 @@ Status Session::run(SampleVisitor& visitor) {
 Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   const record::RecordView& r = rec.view;
   if (r.type < stats_.nr_events.size()) ++stats_.nr_events[r.type];
+  PK_TRY(v.on_delivery(rec));
   switch (r.type) {
     case kRecordSample:
       return on_sample(rec, v);

@@ -75,6 +75,9 @@ class SampleVisitor {
   // machine::kSymbolPending while the kernel's symbols load on another
   // thread, and resolves them itself later (the script printer does).
   virtual bool defers_kernel_symbols() const { return false; }
+  // Every record, samples included, in delivery order, before the session
+  // handles it (perf report -D prints each as it comes).
+  virtual Status on_delivery(const perfdata::ReadRecord&) { return ok(); }
 };
 
 // Unwinds the user stack copy of a sample (REGS_USER + STACK_USER, perf
@@ -132,6 +135,9 @@ class Session {
     opts_.caller_order = caller_order;
     opts_.max_stack = max_stack;
   }
+  // Delivers records in file order (true) or perf's time order (false) from
+  // now on.
+  void set_unordered(bool unordered) { opts_.unordered = unordered; }
   // Unwinds user stacks from now on (perf script and report with dwarf callchains).
   void set_unwinder(std::shared_ptr<UserStackUnwinder> u) { opts_.unwinder = std::move(u); }
   // The event's name: EVENT_DESC / EVENT_UPDATE name, else perf's default.

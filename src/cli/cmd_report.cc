@@ -9,7 +9,9 @@
 
 #include "analysis/dump.h"
 #include "analysis/inject_itrace.h"
+#include "analysis/itrace_dump.h"
 #include "analysis/report.h"
+#include "analysis/report_dump.h"
 #include "analysis/session.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -133,6 +135,8 @@ int cmd_report(int argc, char** argv) {
   app.add_flag("-n,--show-nr-samples", opts.show_nr_samples, "Show a Samples column");
   app.add_flag("--show-total-period", opts.show_period, "Show a Period column");
   app.add_flag("--stats", stats, "Only print the number of records of each type");
+  bool dump_raw = false;
+  app.add_flag("-D,--dump-raw-trace", dump_raw, "Dump raw trace in ASCII");
   app.add_flag("--header", header, "Show the perf.data header first");
   app.add_flag("--header-only", header_only, "Only show the perf.data header");
   app.add_flag("-I,--show-info", show_info, "Show extra header information (topologies)");
@@ -178,7 +182,7 @@ int cmd_report(int argc, char** argv) {
     if (!peek.spooled.empty()) input = peek.spooled;
   }
   // perf's --stats counts the records as they are: nothing is decoded.
-  if (!no_itrace && !stats) {
+  if (!no_itrace && !stats && !dump_raw) {
     intelpt::ItraceOptions it = analysis::report_itrace_defaults();
     if (itrace_opt->count() > 0) {
       it = {};
@@ -329,6 +333,20 @@ int cmd_report(int argc, char** argv) {
     dopts.report_stats = true;
     FdWriter out = FdWriter::stdout_writer();
     auto st = analysis::run_dump(s.reader(), dopts, out);
+    if (!st) return fail("report", st.error().with_context(s.reader().name()));
+    return 0;
+  }
+  if (dump_raw) {
+    // perf report -D: every record, with the Intel PT packets of AUXTRACE
+    // records, and what resolving each sample found.
+    FdWriter out = FdWriter::stdout_writer(1 << 20);
+    if (!header)
+      out.write(
+          "# To display the perf.data header info, please use --header/--header-only "
+          "options.\n#\n");
+    analysis::RecordPrinterOptions ro;
+    ro.auxtrace_dump = analysis::intel_pt_auxtrace_dumper();
+    auto st = analysis::run_report_dump(s, ro, out);
     if (!st) return fail("report", st.error().with_context(s.reader().name()));
     return 0;
   }

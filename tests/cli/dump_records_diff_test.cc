@@ -42,6 +42,42 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, FixtureDump,
                            return n.substr(0, n.find('.'));
                          });
 
+// perf names a [vdso] map's dso after the temporary copy it makes of the
+// running vdso (/tmp/perf-vdso.so-XXXXXX); perfkit keeps "[vdso]".
+std::string vdso_named(const std::string& text) {
+  static const std::string kTemp = "/tmp/perf-vdso.so-";
+  std::string out = text;
+  for (std::size_t at = out.find(kTemp); at != std::string::npos; at = out.find(kTemp, at))
+    out.replace(at, kTemp.size() + 6, "[vdso]");
+  return out;
+}
+
+// perfkit report -D: the whole of perf report -D, with the thread and dso
+// lines its sample handling adds and the preamble.
+void expect_same_report_dump(const std::string& path) {
+  auto theirs = test::perf_report_dump(path);
+  ASSERT_EQ(theirs.status, 0) << theirs.err;
+  auto ours = test::run(test::perfkit_bin() + " report -D -i " + test::sh(path) + " </dev/null");
+  ASSERT_EQ(ours.status, 0) << ours.err;
+  ASSERT_NE(theirs.out.find(" ...... dso: "), std::string::npos) << path;
+  EXPECT_EQ(test::first_mismatch(vdso_named(theirs.out), ours.out), "") << path;
+}
+
+TEST_P(FixtureDump, ReportDumpEqualsPerfsWhole) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture(GetParam());
+  if (f.empty()) GTEST_SKIP() << "fixture " << GetParam() << " was not recorded";
+  expect_same_report_dump(f);
+}
+
+TEST(CorpusReportDump, ThreadsAndMapsAsPerfResolvesThem) {
+  PK_SKIP_WITHOUT_PERF();
+  PK_SKIP_WITHOUT_CORPUS();
+  for (const char* f : {"quipper/perf.data.forkexit-3.4", "quipper/perf.data.systemwide.5-3.4",
+                        "quipper/perf.data.piped.target-3.4", "quipper/perf.data.intel_pt-4.14"})
+    expect_same_report_dump(test::corpus_dir() + "/" + f);
+}
+
 TEST(SyntheticDump, EveryRecordTypeAndSampleFieldEqualsPerf) {
   PK_SKIP_WITHOUT_PERF();
   test::TempDir dir;

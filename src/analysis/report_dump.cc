@@ -1,0 +1,54 @@
+#include "analysis/report_dump.h"
+
+#include "abi/perf_event.h"
+
+namespace perfkit::analysis {
+
+namespace {
+
+class DumpVisitor : public SampleVisitor {
+ public:
+  DumpVisitor(const perfdata::Reader& reader, const RecordPrinterOptions& opts, FdWriter& out)
+      : printer_(reader, opts), out_(out) {}
+
+  Status on_delivery(const perfdata::ReadRecord& rec) override {
+    const auto type = rec.view.type;
+    // perf decompresses COMPRESSED records without printing them.
+    if (type == abi::kRecordCompressed || type == abi::kRecordCompressed2) {
+      printer_.count(rec.view);
+      return ok();
+    }
+    return printer_.print(rec, out_);
+  }
+  // perf's machine__resolve: the sample's thread, then the map of its ip
+  // (the kernel's for kernel samples, the thread's for user ones).
+  Status on_sample(const ResolvedSample& s) override {
+    const machine::Thread& t = *s.thread;
+    out_.print(" ... thread: {}:{}\n", t.comm ? *t.comm : std::string(), t.tid);
+    std::string_view dso = s.loc.map && s.loc.map->dso ? std::string_view(s.loc.map->dso->long_name)
+                           : s.loc.level == machine::kLevelHyper ? "[hypervisor]"
+                                                                 : "<not found>";
+    out_.print(" ...... dso: {}\n", dso);
+    return ok();
+  }
+  void finish() { printer_.print_stats(out_); }
+
+ private:
+  RecordPrinter printer_;
+  FdWriter& out_;
+};
+
+}  // namespace
+
+Status run_report_dump(Session& session, const RecordPrinterOptions& opts, FdWriter& out) {
+  const perfdata::Reader& reader = session.reader();
+  DumpVisitor v(reader, opts, out);
+  out.write(RecordPrinter::ordering_warning(reader));
+  session.set_callchains(false, false, 0);
+  session.set_unordered(!RecordPrinter::perf_orders(reader));
+  PK_TRY(session.run(v));
+  v.finish();
+  return out.flush();
+}
+
+}  // namespace perfkit::analysis

@@ -1,0 +1,18 @@
+// perfkit report -D: every record as perf report -D prints it (the dump of
+// RecordPrinter), with the lines perf report's sample handling adds after
+// each sample when it resolves it (" ... thread: COMM:TID" and
+// " ...... dso: NAME"), and the "Aggregated stats" at the end.
+#pragma once
+
+#include "analysis/dump_records.h"
+#include "analysis/session.h"
+#include "base/error.h"
+#include "base/output.h"
+
+namespace perfkit::analysis {
+
+// Runs `session` (not run before) and prints its records to `out`.
+// Errors: the session's and the output's.
+Status run_report_dump(Session& session, const RecordPrinterOptions& opts, FdWriter& out);
+
+}  // namespace perfkit::analysis

@@ -8,6 +8,7 @@
 
 #include "analysis/dump.h"
 #include "analysis/header_print.h"
+#include "analysis/itrace_dump.h"
 #include "analysis/script.h"
 #include "analysis/script_itrace.h"
 #include "analysis/session.h"
@@ -185,6 +186,7 @@ int cmd_script(int argc, char** argv) {
     if (!reader) return fail("script", reader.error());
     analysis::DumpOptions dopts;
     dopts.header = false;
+    dopts.records.auxtrace_dump = analysis::intel_pt_auxtrace_dumper();
     auto st = analysis::run_dump(**reader, dopts, out);
     if (!st) return fail("script", st.error().with_context((*reader)->name()));
     return 0;

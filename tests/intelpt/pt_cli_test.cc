@@ -22,19 +22,23 @@ std::vector<std::string> pt_lines(const std::string& text) {
   return out;
 }
 
+// dump, report -D and script -D all print the packets as perf report -D does.
 TEST(PtCliTest, DumpPrintsPerfsPacketLinesForTheCorpusRecording) {
   PK_SKIP_WITHOUT_CORPUS();
   std::string dir = test::corpus_dir();
   auto ref = test::run("zcat " + test::sh(dir + "/_reference-perf-6.1/quipper/"
                                                 "perf.data.intel_pt-4.14.report-D.txt.gz"));
-  auto mine = test::run(test::sh(test::perfkit_bin()) + " dump --no-header -i " +
-                        test::sh(dir + "/quipper/perf.data.intel_pt-4.14"));
-  ASSERT_EQ(mine.status, 0) << mine.err;
   auto want = pt_lines(ref.out);
-  auto got = pt_lines(mine.out);
   ASSERT_GT(want.size(), 80000u);
-  ASSERT_EQ(want.size(), got.size());
-  for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(want[i], got[i]) << "line " << i;
+  for (const char* cmd : {" dump --no-header", " report -D", " script -D"}) {
+    auto mine = test::run(test::sh(test::perfkit_bin()) + cmd + " -i " +
+                          test::sh(dir + "/quipper/perf.data.intel_pt-4.14"));
+    ASSERT_EQ(mine.status, 0) << cmd << ": " << mine.err;
+    auto got = pt_lines(mine.out);
+    ASSERT_EQ(want.size(), got.size()) << cmd;
+    for (std::size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(want[i], got[i]) << cmd << " line " << i;
+  }
 }
 
 // The side-band record counts of `perf report --stats` (samples, switches,

@@ -1,6 +1,5 @@
 #include "analysis/dump.h"
 
-#include "abi/perf_event.h"
 #include "analysis/dump_records.h"
 #include "analysis/dump_stats.h"
 #include "analysis/header_print.h"
@@ -50,16 +49,10 @@ Status run_dump(perfdata::Reader& reader, const DumpOptions& opts, FdWriter& out
   out.write(RecordPrinter::ordering_warning(reader));
   perfdata::RecordStreamOptions so;
   so.ordered = opts.ordered && RecordPrinter::perf_orders(reader);
-  PK_TRY(perfdata::process_records(
-      reader, so, [&](const perfdata::ReadRecord& rec, std::uint64_t) -> Status {
-        const auto type = rec.view.type;
-        // perf decompresses COMPRESSED records without printing them.
-        if (type == abi::kRecordCompressed || type == abi::kRecordCompressed2) {
-          printer.count(rec.view);
-          return ok();
-        }
-        return printer.print(rec, out);
-      }));
+  PK_TRY(perfdata::process_records(reader, so,
+                                   [&](const perfdata::ReadRecord& rec, std::uint64_t) -> Status {
+                                     return printer.deliver(rec, out);
+                                   }));
   printer.print_stats(out);
   return out.flush();
 }

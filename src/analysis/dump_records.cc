@@ -346,6 +346,15 @@ std::string_view RecordPrinter::ordering_warning(const perfdata::Reader& reader)
 
 void RecordPrinter::count(const RecordView& r) { impl_->st.stats.count(r.type); }
 
+Status RecordPrinter::deliver(const perfdata::ReadRecord& rec, FdWriter& out) {
+  const auto type = rec.view.type;
+  if (type == kRecordCompressed || type == kRecordCompressed2) {
+    count(rec.view);
+    return ok();
+  }
+  return print(rec, out);
+}
+
 void RecordPrinter::tally(const RecordView& r) {
   PrinterState& st = impl_->st;
   st.stats.count(r.type);

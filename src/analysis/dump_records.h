@@ -74,6 +74,9 @@ class RecordPrinter {
   Status print(const perfdata::ReadRecord& rec, FdWriter& out);
   // Counts a record without printing it (perf does not dump COMPRESSED records).
   void count(const record::RecordView& r);
+  // A record as perf report -D delivers it: COMPRESSED ones counted (perf
+  // decompresses them without printing them), the rest printed.
+  Status deliver(const perfdata::ReadRecord& rec, FdWriter& out);
   // Counts a record, and a sample for its event, without printing it
   // (perf report --stats).
   void tally(const record::RecordView& r);

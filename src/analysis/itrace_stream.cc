@@ -201,7 +201,7 @@ class ThreadedStream : public ItraceStream::Impl {
   std::size_t pos_ = 0;
   bool live_ = true;  // head_ may still be refilled
   intelpt::SynthSample tmp_;
-  std::thread worker_;  // last: it starts once everything above is built
+  std::thread worker_;  // started by the constructor, joined before the members go
 };
 
 }  // namespace

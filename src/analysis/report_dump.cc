@@ -1,7 +1,5 @@
 #include "analysis/report_dump.h"
 
-#include "abi/perf_event.h"
-
 namespace perfkit::analysis {
 
 namespace {
@@ -12,13 +10,7 @@ class DumpVisitor : public SampleVisitor {
       : printer_(reader, opts), out_(out) {}
 
   Status on_delivery(const perfdata::ReadRecord& rec) override {
-    const auto type = rec.view.type;
-    // perf decompresses COMPRESSED records without printing them.
-    if (type == abi::kRecordCompressed || type == abi::kRecordCompressed2) {
-      printer_.count(rec.view);
-      return ok();
-    }
-    return printer_.print(rec, out_);
+    return printer_.deliver(rec, out_);
   }
   // perf's machine__resolve: the sample's thread, then the map of its ip
   // (the kernel's for kernel samples, the thread's for user ones).

@@ -1,7 +1,10 @@
 #include "analysis/script.h"
 
+#include <algorithm>
+
 #include "abi/perf_event.h"
 #include "analysis/code_reader.h"
+#include "analysis/cpu_filter.h"
 #include "analysis/dump_records_impl.h"
 #include "analysis/script_printer.h"
 #include "analysis/unwind_callchain.h"
@@ -47,17 +50,8 @@ Status ScriptPrinter::prepare() {
   }
   kernel_start_ = 0xffff800000000000ULL;
 
-  if (opts_.have_cpus) {
-    // perf_session__cpu_bitmap: the first event of each type must carry CPU.
-    for (std::uint32_t type = 0; type < 6; ++type) {
-      for (const auto& ev : reader.events().events()) {
-        if (ev.attr.type != type) continue;
-        if (!(ev.attr.sample_type & kSampleCpu))
-          return make_error("File does not contain CPU events. Remove -C option to proceed.");
-        break;
-      }
-    }
-  }
+  if (opts_.have_cpus)
+    PK_TRY(check_cpu_filter(reader, *std::max_element(opts_.cpus.begin(), opts_.cpus.end())));
   std::vector<std::string> names;
   for (std::size_t i = 0; i < reader.events().size(); ++i) names.push_back(session_.event_name(i));
   use_callchain_ = !opts_.hide_callchain;

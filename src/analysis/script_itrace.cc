@@ -8,6 +8,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "abi/event_names.h"
 #include "abi/perf_event.h"
 #include "analysis/code_reader.h"
+#include "analysis/cpu_filter.h"
 #include "analysis/itrace.h"
 #include "analysis/script_itrace_impl.h"
 #include "analysis/script_printer.h"
@@ -210,13 +212,10 @@ void ItraceScript::add_events(const EventAttr& pt, bool per_cpu, bool timeless) 
 
 Status ItraceScript::prepare(const EventAttr& pt, bool per_cpu, bool timeless) {
   const bool cpus = p_.opts_.have_cpus;
-  for (std::uint32_t type = 0; cpus && type < 6; ++type)
-    for (const auto& ev : session_.reader().events().events()) {
-      if (ev.attr.type != type) continue;
-      if (!(ev.attr.sample_type & kSampleCpu))
-        return make_error("File does not contain CPU events. Remove -C option to proceed.");
-      break;
-    }
+  if (cpus) {
+    const auto& list = p_.opts_.cpus;
+    PK_TRY(check_cpu_filter(session_.reader(), *std::max_element(list.begin(), list.end())));
+  }
   add_events(pt, per_cpu, timeless);
   p_.opts_.have_cpus = false;
   Status st = p_.prepare();

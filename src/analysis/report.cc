@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "abi/perf_event.h"
+#include "analysis/cpu_filter.h"
 #include "analysis/dump_records_impl.h"
 #include "analysis/report_branch.h"
 #include "analysis/report_fold.h"
@@ -30,10 +31,10 @@ std::uint32_t sample_cpu(const record::Sample& s) {
 
 // ---- options ----
 
-Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list) {
+Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list, std::string_view option) {
   std::vector<SortKey> keys;
   while (!list.empty()) {
-    std::size_t comma = list.find(',');
+    std::size_t comma = list.find_first_of(", ");  // perf's strtok separators
     std::string_view k = list.substr(0, comma);
     list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
     if (k.empty()) continue;
@@ -73,12 +74,23 @@ Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list) {
       keys.push_back(SortKey::kSymTo);
     else if (k == "cycles")
       keys.push_back(SortKey::kCycles);
-    else if (k == "overhead" || k == "overhead_children")
-      continue;
+    else if (k == "overhead")
+      keys.push_back(SortKey::kOverhead);
+    else if (k == "overhead_children")
+      keys.push_back(SortKey::kOverheadChildren);
+    else if (k == "overhead_sys")
+      keys.push_back(SortKey::kOverheadSys);
+    else if (k == "overhead_us")
+      keys.push_back(SortKey::kOverheadUs);
+    else if (k == "overhead_guest_sys")
+      keys.push_back(SortKey::kOverheadGuestSys);
+    else if (k == "overhead_guest_us")
+      keys.push_back(SortKey::kOverheadGuestUs);
+    else if (k == "sample")
+      keys.push_back(SortKey::kSample);
     else
-      return make_error("unknown or unsupported sort key '{}'", k);
+      return make_error("Unknown --{} key: `{}'", option, k);
   }
-  if (keys.empty()) return make_error("no sort keys given");
   return keys;
 }
 
@@ -266,6 +278,7 @@ std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const ResolvedSam
   if (self) {
     x.period += period;
     x.nr_events += count;
+    x.add_mode_period(s.cpumode, period);
   }
   if (children_) {
     x.acc_period += period;
@@ -531,6 +544,39 @@ void Report::add_children(Hists& h, const ResolvedSample& s, std::span<const Fra
   }
 }
 
+// perf's output fields and output sort (setup_sorting): without a strict
+// -F the default percentage columns, then the -F ones, then the sort
+// keys; the output sort is the sort list, behind the Children and
+// Overhead percentages it lacks when -F is not strict, then the columns
+// it lacks.
+void Report::settle_columns() {
+  columns_.clear();
+  if (!opts_.fields_given) {
+    if (children_) columns_.push_back(SortKey::kOverheadChildren);
+    add_once(columns_, SortKey::kOverhead);
+    if (opts_.show_cpu_utilization) {
+      add_once(columns_, SortKey::kOverheadSys);
+      add_once(columns_, SortKey::kOverheadUs);
+    }
+    if (opts_.show_nr_samples) add_once(columns_, SortKey::kSample);
+    if (opts_.show_period) add_once(columns_, SortKey::kPeriod);
+  }
+  for (SortKey k : opts_.fields) add_once(columns_, k);
+  for (SortKey k : sort_keys_) add_once(columns_, k);
+  auto has = [](const std::vector<SortKey>& v, SortKey k) {
+    return std::find(v.begin(), v.end(), k) != v.end();
+  };
+  sort_list_.clear();
+  if (!opts_.fields_given) {
+    if (children_ && !has(sort_keys_, SortKey::kOverheadChildren))
+      sort_list_.push_back(SortKey::kOverheadChildren);
+    if (!has(sort_keys_, SortKey::kOverhead)) sort_list_.push_back(SortKey::kOverhead);
+  }
+  for (SortKey k : sort_keys_) add_once(sort_list_, k);
+  for (SortKey k : columns_) add_once(sort_list_, k);
+  acc_sorted_ = has(sort_list_, SortKey::kOverheadChildren) && children_;
+}
+
 void Report::settle_from_events() {
   settled_ = true;
   bool has_cg = opts_.assume_callchains, without_cg = false;
@@ -544,9 +590,7 @@ void Report::settle_from_events() {
   // perf's branch mode accumulates nothing and appends no callchains.
   children_ = has_cg && !branch_mode_ && opts_.children != 0 && !session_->reader().is_pipe();
   mixed_chains_ = children_ && has_cg && without_cg;
-  acc_col_ = children_ && (!opts_.fields_given || opts_.field_children);
-  self_col_ = !opts_.fields_given || opts_.field_overhead;
-  na_acc_col_ = !children_ && opts_.fields_given && opts_.field_children;
+  settle_columns();
   use_callchain_ = has_cg && !branch_mode_ && opts_.chain_mode != ChainMode::kNone;
   no_callchains_for_parent_ = !has_cg && has_key_[static_cast<int>(SortKey::kParent)] &&
                               opts_.parent_refused_without_callchains &&
@@ -570,6 +614,9 @@ Status Report::settle_branch_mode(Session& session) {
   if (!branch_mode_)
     for (SortKey k : opts_.sort)
       if (is_branch_key(k)) return make_error("Invalid --sort key: `{}'", branch_key_name(k));
+  if (!branch_mode_)
+    for (SortKey k : opts_.fields)
+      if (is_branch_key(k)) return make_error("Invalid --fields key: `{}'", branch_key_name(k));
   return ok();
 }
 
@@ -580,14 +627,25 @@ void Report::settle(Session& session) {
   setup_status_ = settle_branch_mode(session);
   // perf's default sort when every event is a tracepoint (known before the
   // records only in file mode): the formatted payload.
-  if (!opts_.sort_given && !session.reader().is_pipe() && ev.size() > 0 &&
+  const bool defaults = !opts_.sort_given && !opts_.fields_given;
+  if (defaults && !session.reader().is_pipe() && ev.size() > 0 &&
       std::all_of(ev.events().begin(), ev.events().end(),
                   [](const auto& d) { return d.attr.type == kTypeTracepoint; }))
     opts_.sort = {SortKey::kTrace};
-  else if (branch_mode_ && !opts_.sort_given)
+  else if (branch_mode_ && defaults)
     opts_.sort = {SortKey::kComm, SortKey::kDsoFrom, SortKey::kSymFrom, SortKey::kSymTo,
                   SortKey::kCycles};
   if (opts_.ipc_column) opts_.sort.push_back(branch_mode_ ? SortKey::kIpcLbr : SortKey::kIpcNull);
+  // perf's sort list: the --sort keys (each once), then the -F keys not
+  // among them. Entries are told apart by the sort keys that are not hpp
+  // columns, in that order.
+  sort_keys_.clear();
+  for (SortKey k : opts_.sort) add_once(sort_keys_, k);
+  std::vector<SortKey> all = sort_keys_;
+  for (SortKey k : opts_.fields) add_once(all, k);
+  opts_.sort.clear();
+  for (SortKey k : all)
+    if (!is_hpp_key(k)) opts_.sort.push_back(k);
   for (SortKey k : opts_.sort) has_key_[static_cast<int>(k)] = true;
   branches_.setup(opts_.sort);
   // A stream's attrs come with its records: settle at the first sample then.
@@ -610,6 +668,9 @@ void Report::settle(Session& session) {
     else
       setup_status_ = ranges.error();
   }
+  if (setup_status_ && opts_.have_cpus)
+    setup_status_ =
+        check_cpu_filter(session.reader(), *std::max_element(opts_.cpus.begin(), opts_.cpus.end()));
   bool caller = opts_.caller_order;
   if (opts_.children != 0 && !opts_.order_given) caller = true;
   opts_.caller_order = caller;
@@ -628,6 +689,7 @@ void Report::settle(Session& session) {
     UnwindOptions uo;
     uo.unwind_arch = arch.empty() || arch == "x86";
     uo.lines = lines;
+    uo.inline_frames = opts_.inline_frames;
     session.set_unwinder(make_dwarf_unwinder(session.symbolizer(), uo));
   }
 }
@@ -653,13 +715,17 @@ void Report::setup_groups() {
     }
   }
   bool forced = false;
-  if (groups.empty() && opts_.group && n > 1) {
+  if (groups.empty() && opts_.group != -1 && n > 1) {
     groups.push_back({"", 0, static_cast<std::uint32_t>(n)});
-    forced = true;  // perf's forced leader: the description has no braces
+    // perf's forced leader (--group or --no-group given): no braces.
+    forced = true;
   }
   for (const G& g : groups) {
     if (g.nr < 2 || g.leader + g.nr > n) continue;
     Hists& leader = hists_[g.leader];
+    // --no-group: each event has its block; a leader's still says "events".
+    leader.group_leader = true;
+    if (opts_.group == 0) continue;
     std::string desc = g.name.empty() || g.name == "{anon_group}" ? "anon group" : g.name;
     desc = forced ? "" : desc + " { ";
     for (std::uint32_t m = 0; m < g.nr; ++m) {
@@ -674,13 +740,19 @@ void Report::setup_groups() {
 
 void Report::merge_group(Hists& leader) {
   const std::size_t nm = leader.members.size();
+  const std::size_t stride = Hists::kGroupSets * nm;
   std::vector<std::uint64_t>& v = leader.group_values;
-  v.assign(leader.entries.size() * 2 * nm, 0);
+  v.assign(leader.entries.size() * stride, 0);
+  auto put = [&](std::uint32_t row, std::size_t m, const Entry& e) {
+    v[row * stride + m] = e.period;
+    v[row * stride + nm + m] = e.acc_period;
+    v[row * stride + 2 * nm + m] = e.nr_events;
+    for (std::size_t i = 0; i < 4; ++i) v[row * stride + (3 + i) * nm + m] = e.mode_period[i];
+  };
   std::uint32_t row = 0;
   for (Entry& e : leader.entries) {
     e.group_row = row++;
-    v[e.group_row * 2 * nm] = e.period;
-    v[e.group_row * 2 * nm + nm] = e.acc_period;
+    put(e.group_row, 0, e);
   }
   for (std::size_t m = 1; m < nm; ++m) {
     Hists& mh = hists_[leader.members[m]];
@@ -692,13 +764,11 @@ void Report::merge_group(Hists& leader) {
         d.period = d.acc_period = d.nr_events = d.acc_nr_events = 0;
         d.chain = UINT32_MAX;
         d.group_row = row++;
-        v.resize(v.size() + 2 * nm, 0);
+        v.resize(v.size() + stride, 0);
         leader.entries.push_back(d);
         leader.index.insert(at, me.key);
       }
-      const Entry& le = leader.entries[at];
-      v[le.group_row * 2 * nm + m] = me.period;
-      v[le.group_row * 2 * nm + nm + m] = me.acc_period;
+      put(leader.entries[at].group_row, m, me);
     }
   }
 }
@@ -726,10 +796,7 @@ void Report::apply_comm_renames(Hists& h) {
       continue;
     }
     Entry& k = kept[at];
-    k.period += e.period;
-    k.nr_events += e.nr_events;
-    k.acc_period += e.acc_period;
-    k.acc_nr_events += e.acc_nr_events;
+    k.add_counts(e);
     k.max_depth = std::max(k.max_depth, e.max_depth);
   }
   h.entries = std::move(kept);
@@ -738,10 +805,7 @@ void Report::apply_comm_renames(Hists& h) {
 void Report::collapse_merge(Hists& h, std::uint32_t kept, std::uint32_t merged) {
   Entry& k = h.entries[kept];
   const Entry& m = h.entries[merged];
-  k.period += m.period;
-  k.nr_events += m.nr_events;
-  k.acc_period += m.acc_period;
-  k.acc_nr_events += m.acc_nr_events;
+  k.add_counts(m);
   if (k.chain != UINT32_MAX && m.chain != UINT32_MAX) arena_.merge(k.chain, m.chain);
 }
 

@@ -46,17 +46,36 @@ enum class SortKey : std::uint8_t {
   // "symbol": in branch mode compared as sym (ipc_lbr), else never (ipc_null).
   kIpcLbr,
   kIpcNull,
+  // perf's hpp columns other than Period: percentages of the period (self,
+  // accumulated, by cpumode) and the sample count. No part of an entry's
+  // identity; named in --sort or -F they place a column and an output
+  // sort of their own.
+  kOverhead,
+  kOverheadChildren,
+  kOverheadSys,
+  kOverheadUs,
+  kOverheadGuestSys,
+  kOverheadGuestUs,
+  kSample,
 };
+// Whether `k` is one of perf's hpp columns (kPeriod, kOverhead...kSample).
+constexpr bool is_hpp_key(SortKey k) {
+  return k == SortKey::kPeriod || (k >= SortKey::kOverhead && k <= SortKey::kSample);
+}
 enum class ChainMode : std::uint8_t { kNone, kGraphAbs, kGraphRel, kFlat, kFolded };
 enum class ChainValue : std::uint8_t { kPercent, kPeriod, kCount };
 
 struct ReportOptions {
+  // --sort, or the default: entries are told apart by its keys (and those
+  // of -F), ordered by them after the percentages (perf's setup_sorting).
   std::vector<SortKey> sort = {SortKey::kComm, SortKey::kDso, SortKey::kSym};
-  // -F: only the columns named; Children and Overhead (not "Self") only
-  // when listed, and entries ordered by the listed ones.
-  bool fields_given = false, field_children = false, field_overhead = false;
-  bool field_self_first = false;  // -F lists overhead before overhead_children
-  bool sort_given = false;        // --sort was given (affects the "sym" first-line elision)
+  // -F: the columns in order. With fields_given (a list not starting with
+  // '+') they replace perf's default columns and sort: the --sort keys
+  // are appended, then entries are ordered by --sort, then by -F.
+  // Otherwise ("+key,...") they follow the default columns.
+  std::vector<SortKey> fields;
+  bool fields_given = false;
+  bool sort_given = false;  // --sort was given (affects the "sym" first-line elision)
   bool sort_starts_with_sym = false;
   int children = -1;  // -1: perf's default (on with callchains)
   // The samples count as having call chains whatever their attrs say: perf's
@@ -76,7 +95,9 @@ struct ReportOptions {
   bool relative = false;
   bool show_nr_samples = false;
   bool show_period = false;
-  bool group = false;
+  bool show_cpu_utilization = false;  // sys and usr columns after Overhead
+  bool inline_frames = true;          // --inline (the default) / --no-inline
+  int group = -1;                     // --group 1, --no-group 0, default -1: the file's groups
   // Branch-stack mode: -1 perf's default (on when the file says its
   // samples carry branch stacks), 1 -b/--branch-stack, 0 --no-branch-stack.
   int branch_mode = -1;
@@ -102,8 +123,10 @@ struct ReportOptions {
   std::string tip = "Tip: perfkit report --sort dso,sym shows where the time went per library";
 };
 
-// Parses a --sort / -F key list. Errors: an unknown key, naming it.
-Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list);
+// Parses a --sort / -F key list (`option`: "sort" or "fields", for the
+// error). Errors: perf's "Unknown --sort key: `k'".
+Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list,
+                                               std::string_view option = "sort");
 // --time-quantum: "100ms", "1s", "500us", "10ns". Errors: no or a bad unit.
 Expected<std::uint64_t> parse_time_quantum(std::string_view s);
 

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "abi/perf_event.h"
 #include "analysis/flat_map.h"
 #include "analysis/report.h"
 #include "analysis/report_branch.h"
@@ -99,6 +100,34 @@ struct alignas(64) Entry {
   // With --group, the leader's entries carry each member's values in
   // Hists::group_values (Hists::group_period/group_acc).
   std::uint32_t group_row = UINT32_MAX;
+  // The self period by the samples' cpumode: kernel, user, guest kernel,
+  // guest user (perf's period_sys, period_us, period_guest_sys/us).
+  std::uint64_t mode_period[4] = {};
+  void add_mode_period(std::uint8_t cpumode, std::uint64_t period) {
+    switch (cpumode) {
+      case abi::kMiscKernel:
+        mode_period[0] += period;
+        break;
+      case abi::kMiscUser:
+        mode_period[1] += period;
+        break;
+      case abi::kMiscGuestKernel:
+        mode_period[2] += period;
+        break;
+      case abi::kMiscGuestUser:
+        mode_period[3] += period;
+        break;
+      default:
+        break;
+    }
+  }
+  void add_counts(const Entry& o) {
+    period += o.period;
+    nr_events += o.nr_events;
+    acc_period += o.acc_period;
+    acc_nr_events += o.acc_nr_events;
+    for (int i = 0; i < 4; ++i) mode_period[i] += o.mode_period[i];
+  }
 };
 
 // The entries of a histogram by key: an open-addressing set of indexes into
@@ -239,17 +268,31 @@ struct Hists {
   // Event groups: the leader's block shows its members side by side.
   std::vector<std::size_t> members;  // for a leader: itself then its members
   // Per grouped entry (Entry::group_row): each member's period, then each
-  // member's accumulated period (index 0: the leader's own).
+  // member's accumulated period, then each member's sample count, then
+  // each member's Entry::mode_period[0..3] (index 0: the leader's own).
+  static constexpr std::size_t kGroupSets = 7;
   std::vector<std::uint64_t> group_values;
-  std::span<const std::uint64_t> group_period(const Entry& e) const {
-    return {group_values.data() + std::size_t{e.group_row} * 2 * members.size(), members.size()};
+  std::span<const std::uint64_t> group_period(const Entry& e) const { return group_set(e, 0); }
+  std::span<const std::uint64_t> group_acc(const Entry& e) const { return group_set(e, 1); }
+  std::span<const std::uint64_t> group_events(const Entry& e) const { return group_set(e, 2); }
+  std::span<const std::uint64_t> group_mode(const Entry& e, int mode) const {
+    return group_set(e, 3 + static_cast<std::size_t>(mode));
   }
-  std::span<const std::uint64_t> group_acc(const Entry& e) const {
-    return {group_period(e).data() + members.size(), members.size()};
+  std::span<const std::uint64_t> group_set(const Entry& e, std::size_t set) const {
+    const std::size_t nm = members.size();
+    return {group_values.data() + std::size_t{e.group_row} * kGroupSets * nm + set * nm, nm};
   }
   bool group_member = false;  // a non-leader member: no block of its own
+  bool group_leader = false;  // the leader of a group of 2 or more in the file
   std::string group_name;
 };
+
+// Appends `k` to `v` unless it is there already.
+inline void add_once(std::vector<SortKey>& v, SortKey k) {
+  for (SortKey o : v)
+    if (o == k) return;
+  v.push_back(k);
+}
 
 class ExtKeys;
 class TracepointFormatter;
@@ -330,11 +373,13 @@ class Report : public SampleVisitor {
   mutable std::unordered_map<std::uint64_t, std::uint32_t> prefix_counts_;
   bool children_ = false;
   bool use_callchain_ = false;
-  // The percentage columns shown and sorted on (-F can leave them out).
-  bool acc_col_ = false, self_col_ = true;
-  bool na_acc_col_ = false;   // -F overhead_children where nothing accumulates: "N/A"
+  // The sort keys as given (hpp columns included), the columns in order,
+  // and perf's output sort list (report.cc: settle_columns).
+  std::vector<SortKey> sort_keys_, columns_, sort_list_;
+  void settle_columns();
+  bool acc_sorted_ = false;   // the output sort compares accumulated periods
   bool need_chains_ = false;  // the session resolves callchains
-  bool has_key_[32] = {};
+  bool has_key_[48] = {};
   std::vector<Hists> hists_;
   ChainArena arena_;
   Session* session_ = nullptr;
@@ -383,6 +428,10 @@ class Report : public SampleVisitor {
 };
 
 int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry& b);
+// An entry's value of hpp column `k` (0 for the rest), and the same of
+// each member of the group `h` leads.
+std::uint64_t hpp_value(const Entry& e, SortKey k);
+std::span<const std::uint64_t> hpp_members(const Hists& h, const Entry& e, SortKey k);
 // Adds entry `idx` (the last) to perf's input tree of `h`, starting the tree
 // from the earlier entries when it is not kept yet. Returns the entry perf's
 // search finds equal, or idx when it links the new one.

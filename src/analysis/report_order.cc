@@ -125,30 +125,65 @@ int depth_cmp(const Report& r, std::int32_t ta, std::int32_t tb, std::uint32_t d
   return a_first ? -1 : 1;
 }
 
+std::uint64_t hpp_value(const Entry& e, SortKey k) {
+  switch (k) {
+    case SortKey::kOverhead:
+    case SortKey::kPeriod:
+      return e.period;
+    case SortKey::kOverheadChildren:
+      return e.acc_period;
+    case SortKey::kSample:
+      return e.nr_events;
+    case SortKey::kOverheadSys:
+    case SortKey::kOverheadUs:
+    case SortKey::kOverheadGuestSys:
+    case SortKey::kOverheadGuestUs:
+      return e.mode_period[static_cast<int>(k) - static_cast<int>(SortKey::kOverheadSys)];
+    default:
+      return 0;
+  }
+}
+
+std::span<const std::uint64_t> hpp_members(const Hists& h, const Entry& e, SortKey k) {
+  switch (k) {
+    case SortKey::kOverheadChildren:
+      return h.group_acc(e);
+    case SortKey::kSample:
+      return h.group_events(e);
+    case SortKey::kOverheadSys:
+    case SortKey::kOverheadUs:
+    case SortKey::kOverheadGuestSys:
+    case SortKey::kOverheadGuestUs:
+      return h.group_mode(e, static_cast<int>(k) - static_cast<int>(SortKey::kOverheadSys));
+    default:
+      return h.group_period(e);
+  }
+}
+
+// perf's output sort of hpp column `k` (__hpp__sort): the larger value
+// first, then each group member's; accumulated periods then put callers
+// above callees within a thread.
+static int hpp_output_cmp(const Report& r, const Hists& h, const Entry& a, const Entry& b,
+                          SortKey k) {
+  if (k == SortKey::kOverheadChildren && !r.children_) return 0;
+  const std::uint64_t va = hpp_value(a, k), vb = hpp_value(b, k);
+  if (va != vb) return va > vb ? -1 : 1;
+  if (h.members.size() > 1) {
+    auto ga = hpp_members(h, a, k), gb = hpp_members(h, b, k);
+    for (std::size_t m = 1; m < h.members.size(); ++m)
+      if (ga[m] != gb[m]) return ga[m] > gb[m] ? -1 : 1;
+  }
+  if (k == SortKey::kOverheadChildren) return depth_cmp(r, a.tid, b.tid, a.max_depth, b.max_depth);
+  return 0;
+}
+
 int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry& b) {
-  const bool group = h.members.size() > 1;
-  auto acc = [&]() -> int {
-    if (!r.acc_col_) return 0;
-    if (a.acc_period != b.acc_period) return a.acc_period > b.acc_period ? -1 : 1;
-    if (group)
-      for (std::size_t m = 1; m < h.members.size(); ++m)
-        if (h.group_acc(a)[m] != h.group_acc(b)[m])
-          return h.group_acc(a)[m] > h.group_acc(b)[m] ? -1 : 1;
-    return depth_cmp(r, a.tid, b.tid, a.max_depth, b.max_depth);
-  };
-  auto self = [&]() -> int {
-    if (!r.self_col_) return 0;
-    if (a.period != b.period) return a.period > b.period ? -1 : 1;
-    if (group)
-      for (std::size_t m = 1; m < h.members.size(); ++m)
-        if (h.group_period(a)[m] != h.group_period(b)[m])
-          return h.group_period(a)[m] > h.group_period(b)[m] ? -1 : 1;
-    return 0;
-  };
-  if (int c = r.opts_.field_self_first ? self() : acc()) return c;
-  if (int c = r.opts_.field_self_first ? acc() : self()) return c;
   for (SortKey k : r.output_sort_) {
     int c = 0;
+    if (is_hpp_key(k)) {
+      if (int hc = hpp_output_cmp(r, h, a, b, k)) return hc;
+      continue;
+    }
     switch (k) {
       case SortKey::kComm:
         c = cmp_str(a.comm, b.comm);
@@ -237,6 +272,7 @@ struct SortRow {
   std::uint32_t left = 0, right = 0, parent = 0;  // rbtree_order's links
   bool red = false;
   std::uint64_t acc = 0, period = 0;
+  const Entry* entry = nullptr;  // the other hpp values
   std::string_view sym_name;
   std::uint32_t max_depth = 0, comm = 0, key_dso = 0, cpu = 0, idx = 0, ext = 0;
   std::uint32_t dso_name = 0;
@@ -288,6 +324,7 @@ SortRow sort_row(const Entry& e, std::uint32_t idx, const Ranks& ranks) {
   SortRow r;
   r.acc = e.acc_period;
   r.period = e.period;
+  r.entry = &e;
   r.sym_name = e.sym_name;
   r.max_depth = e.max_depth;
   r.comm = ranks.comms.rank(e.comm);
@@ -486,18 +523,23 @@ namespace {
 
 // compare_output over rows (no event group).
 int row_output_cmp(const Report& r, const SortRow& a, const SortRow& b, std::vector<char>& traced) {
-  auto acc = [&]() -> int {
-    if (!r.acc_col_) return 0;
-    if (a.acc != b.acc) return a.acc > b.acc ? -1 : 1;
-    return depth_cmp(r, a.tid, b.tid, a.max_depth, b.max_depth);
-  };
-  auto self = [&]() -> int {
-    return r.self_col_ && a.period != b.period ? (a.period > b.period ? -1 : 1) : 0;
-  };
-  if (int c = r.opts_.field_self_first ? self() : acc()) return c;
-  if (int c = r.opts_.field_self_first ? acc() : self()) return c;
   for (SortKey k : r.output_sort_) {
     int c = 0;
+    if (is_hpp_key(k)) {
+      if (k == SortKey::kOverheadChildren && !r.children_) continue;
+      std::uint64_t va = a.acc, vb = b.acc;
+      if (k == SortKey::kOverhead || k == SortKey::kPeriod) {
+        va = a.period;
+        vb = b.period;
+      } else if (k != SortKey::kOverheadChildren) {
+        va = hpp_value(*a.entry, k);
+        vb = hpp_value(*b.entry, k);
+      }
+      if (va != vb) return va > vb ? -1 : 1;
+      if (k == SortKey::kOverheadChildren)
+        if (int d = depth_cmp(r, a.tid, b.tid, a.max_depth, b.max_depth)) return d;
+      continue;
+    }
     switch (k) {
       case SortKey::kComm:
         c = cmp_num(a.comm, b.comm);
@@ -589,7 +631,7 @@ std::vector<std::uint32_t> tree_order(
 void output_order(const Report& r, Hists& h, std::vector<std::uint32_t>& order, const Ranks& ranks,
                   std::vector<char>& traced) {
   const bool simulate =
-      (r.acc_col_ && r.use_callchain_) || r.has_key_[static_cast<int>(SortKey::kTrace)];
+      (r.acc_sorted_ && r.use_callchain_) || r.has_key_[static_cast<int>(SortKey::kTrace)];
   // perf sizes the columns from each entry as it joins the output tree.
   auto joined = [&](std::uint32_t idx) { h.entries[idx].trace_formatted = traced[idx] != 0; };
   if (h.members.size() > 1) {
@@ -634,7 +676,7 @@ void output_order(const Report& r, Hists& h, std::vector<std::uint32_t>& order, 
 void Report::finish() {
   // perf's output sort skips the keys whose column is elided.
   output_sort_.clear();
-  for (SortKey k : opts_.sort)
+  for (SortKey k : sort_list_)
     if (!elided(k)) output_sort_.push_back(k);
   for (Hists& h : hists_) apply_comm_renames(h);
   setup_groups();

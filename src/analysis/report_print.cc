@@ -41,13 +41,14 @@ int put_left(char* buf, std::size_t cap, std::string_view s, int w) {
   return static_cast<int>(width);
 }
 
-// printf's "%6.2f%%" (to_chars gives printf's digits for a precision).
-void put_percent(FdWriter& out, double p, const char* lead) {
+// printf's "%*.2f%%" in `width` (to_chars gives printf's digits for a
+// precision).
+void put_percent(FdWriter& out, double p, const char* lead, int width = 6) {
   char buf[64];
   char* end = std::to_chars(buf, buf + sizeof buf, p, std::chars_format::fixed, 2).ptr;
   auto len = static_cast<std::size_t>(end - buf);
   out.write(lead);
-  if (len < 6) out.write(std::string_view("      ", 6 - len));
+  for (auto w = static_cast<std::size_t>(width); len < w; --w) out.write(" ");
   out.write(std::string_view(buf, len));
   out.write("%");
 }
@@ -85,6 +86,20 @@ const char* header_of(SortKey k) {
       return "Trace output";
     case SortKey::kPeriod:
       return "Period";
+    case SortKey::kOverhead:
+      return "Overhead";
+    case SortKey::kOverheadChildren:
+      return "Children";
+    case SortKey::kOverheadSys:
+      return "sys";
+    case SortKey::kOverheadUs:
+      return "usr";
+    case SortKey::kOverheadGuestSys:
+      return "guest sys";
+    case SortKey::kOverheadGuestUs:
+      return "guest usr";
+    case SortKey::kSample:
+      return "Samples";
     case SortKey::kDsoFrom:
       return "Source Shared Object";
     case SortKey::kDsoTo:
@@ -137,6 +152,7 @@ class Printer {
   void compute_widths();
   void print_headers();
   void print_entry(const Entry& e);
+  void hpp_cell(const Entry& e, SortKey k, std::size_t width);
   int ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
   int branch_cell(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
   void branch_widths(const Entry& e);
@@ -164,9 +180,32 @@ class Printer {
   std::vector<std::uint64_t> member_totals_;
 };
 
+// perf's hpp column width of one event (perf_hpp__reset_width).
+std::size_t hpp_len(SortKey k) {
+  switch (k) {
+    case SortKey::kOverheadGuestSys:
+    case SortKey::kOverheadGuestUs:
+      return 9;
+    case SortKey::kSample:
+    case SortKey::kPeriod:
+      return 12;
+    default:
+      return 8;
+  }
+}
+
+bool is_percent(SortKey k) {
+  return is_hpp_key(k) && k != SortKey::kSample && k != SortKey::kPeriod;
+}
+
 void Printer::compute_widths() {
-  for (SortKey k : r_.opts_.sort)
-    if (!r_.elided(k)) cols_.push_back({k, std::strlen(header_of(k))});
+  for (SortKey k : r_.columns_) {
+    if (r_.elided(k)) continue;
+    // perf's hpp__width_fn: the width of one event times the group members.
+    std::size_t w = std::strlen(header_of(k));
+    if (is_hpp_key(k)) w = std::max(w, hpp_len(k) * std::max<std::size_t>(1, h_.members.size()));
+    cols_.push_back({k, w});
+  }
   std::size_t comm_len = 0;
   for (std::uint32_t i : h_.sorted) {
     const Entry& e = h_.entries[i];
@@ -190,9 +229,6 @@ void Printer::compute_widths() {
           c.width = std::max(c.width, e.sym_name.empty() ? std::size_t{22} : e.sym_name.size() + 4);
           break;
         case SortKey::kTime:
-          c.width = std::max<std::size_t>(c.width, 12);
-          break;
-        case SortKey::kPeriod:
           c.width = std::max<std::size_t>(c.width, 12);
           break;
         case SortKey::kParent:
@@ -226,31 +262,20 @@ void Printer::compute_widths() {
 }
 
 void Printer::print_headers() {
-  std::vector<std::pair<const char*, std::size_t>> heads;
-  std::size_t pw = std::max<std::size_t>(8, 8 * std::max<std::size_t>(1, h_.members.size()));
-  const bool acc = r_.acc_col_ || r_.na_acc_col_;
-  const bool self_first = r_.opts_.field_self_first;
-  if (acc && !self_first) heads.push_back({"Children", pw});
-  if (r_.self_col_)
-    heads.push_back({r_.children_ && !r_.opts_.fields_given ? "Self" : "Overhead", pw});
-  if (acc && self_first) heads.push_back({"Children", pw});
-  if (r_.opts_.show_nr_samples) heads.push_back({"Samples", 12});
-  if (r_.opts_.show_period) heads.push_back({"Period", 12});
   out_.write("# ");
-  bool first = true;
   std::string dots = "# ";
-  for (auto& [name, w] : heads) {
-    if (!first) out_.write("  "), dots += "  ";
-    first = false;
-    outf(out_, "%*s", static_cast<int>(w), name);
-    dots.append(w, '.');
-  }
+  bool first = true;
   for (const Column& c : cols_) {
     if (!first) out_.write("  "), dots += "  ";
     first = false;
-    // perf's hpp columns (period) are right-aligned, sort keys left-aligned.
-    outf(out_, c.key == SortKey::kPeriod ? "%*.*s" : "%-*.*s", static_cast<int>(c.width),
-         static_cast<int>(c.width), header_of(c.key));
+    const int w = static_cast<int>(c.width);
+    // perf's hpp columns are right-aligned, sort keys left-aligned.
+    const char* name = header_of(c.key);
+    if (c.key == SortKey::kOverhead && r_.children_ && !r_.opts_.fields_given) name = "Self";
+    if (is_hpp_key(c.key))
+      outf(out_, "%*s", w, name);
+    else
+      outf(out_, "%-*.*s", w, w, name);
     dots.append(c.width, '.');
   }
   out_.write("\n");
@@ -290,9 +315,6 @@ int Printer::ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t
     case SortKey::kTrace:
       // perf's "%-.*s" in the header's width: cut, never padded
       return std::snprintf(buf, cap, "%-.*s", w, x.trace ? x.trace->c_str() : "N/A");
-    case SortKey::kPeriod:
-      // perf's hpp raw format: " %*lu" in the width less one.
-      return std::snprintf(buf, cap, " %*" PRIu64, w - 1, e.period);
     default:
       return 0;
   }
@@ -337,33 +359,40 @@ void Printer::branch_widths(const Entry& e) {
   }
 }
 
-void Printer::print_entry(const Entry& e) {
-  auto pct = [&](std::uint64_t v, std::uint64_t total, bool first) {
-    double p = total ? 100.0 * static_cast<double>(v) / static_cast<double>(total) : 0.0;
-    put_percent(out_, p, first ? "   " : " ");
-  };
-  // Each column is preceded by two spaces; percentages are " %6.2f%%", one
-  // per group member.
-  auto values = [&](std::span<const std::uint64_t> g, std::uint64_t own) {
-    if (h_.members.size() < 2) return pct(own, total_, true);
-    for (std::size_t m = 0; m < h_.members.size(); ++m) pct(g[m], member_totals_[m], m == 0);
-  };
+// perf's hpp cell of column `k`: "  ", then per group member " %*.2f%%"
+// (a percentage of the member's total) or " %*lu", in the event's width
+// less the space (and the '%').
+void Printer::hpp_cell(const Entry& e, SortKey k, std::size_t width) {
+  out_.write("  ");
+  const int len = static_cast<int>(hpp_len(k));
+  if (k == SortKey::kOverheadChildren && !r_.children_) {
+    // perf's hpp__fmt_acc without accumulation, padded to the column
+    outf(out_, " %*s%*s", len - 1, "N/A", static_cast<int>(width) - len, "");
+    return;
+  }
   const bool grouped = h_.members.size() > 1;
-  auto acc = [&] {
-    if (r_.acc_col_)
-      values(grouped ? h_.group_acc(e) : std::span<const std::uint64_t>(), e.acc_period);
-    if (r_.na_acc_col_) out_.write("       N/A");  // -F overhead_children without call graphs
-  };
-  const bool self_first = r_.opts_.field_self_first;
-  if (!self_first) acc();
-  if (r_.self_col_)
-    values(grouped ? h_.group_period(e) : std::span<const std::uint64_t>(), e.period);
-  if (self_first) acc();
-  if (r_.opts_.show_nr_samples) outf(out_, "   %11" PRIu64, e.nr_events);
-  if (r_.opts_.show_period) outf(out_, "   %11" PRIu64, e.period);
+  std::uint64_t own = hpp_value(e, k);
+  std::span<const std::uint64_t> vals(&own, 1);
+  if (grouped) vals = hpp_members(h_, e, k);
+  for (std::size_t m = 0; m < vals.size(); ++m) {
+    if (!is_percent(k)) {
+      outf(out_, " %*" PRIu64, len - 1, vals[m]);
+      continue;
+    }
+    const std::uint64_t total = grouped ? member_totals_[m] : total_;
+    double p = total ? 100.0 * static_cast<double>(vals[m]) / static_cast<double>(total) : 0.0;
+    put_percent(out_, p, " ", len - 2);
+  }
+}
+
+void Printer::print_entry(const Entry& e) {
   for (std::size_t i = 0; i < cols_.size(); ++i) {
     const Column& c = cols_[i];
     bool last = i + 1 == cols_.size();
+    if (is_hpp_key(c.key)) {
+      hpp_cell(e, c.key, c.width);
+      continue;
+    }
     int w = static_cast<int>(c.width);
     out_.write("  ");
     // perf sizes its line from the columns' widths: a cell is never cut
@@ -394,7 +423,6 @@ void Printer::print_entry(const Entry& e) {
       case SortKey::kSrcline:
       case SortKey::kSrcfile:
       case SortKey::kTrace:
-      case SortKey::kPeriod:
         n = ext_column(e, c.key, w, buf, cap);
         break;
       case SortKey::kSym:
@@ -690,7 +718,7 @@ void Report::print(Session& session, FdWriter& out) {
     for (char u : {'K', 'M', 'G'})
       if (nr > 1000) nr /= 1000, unit = u;
     std::string name = h.members.size() > 1 ? h.group_name : event_label(session, i);
-    outf(out, "# Samples: %" PRIu64 "%c of event%s '%s'", nr, unit, h.members.size() > 1 ? "s" : "",
+    outf(out, "# Samples: %" PRIu64 "%c of event%s '%s'", nr, unit, h.group_leader ? "s" : "",
          name.c_str());
     if (!opts_.time_str.empty()) outf(out, " (time slices: %s)", opts_.time_str.c_str());
     out.write("\n");

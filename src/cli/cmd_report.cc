@@ -134,6 +134,8 @@ int cmd_report(int argc, char** argv) {
                  "'^sys_|^do_page_fault')");
   app.add_flag("-n,--show-nr-samples", opts.show_nr_samples, "Show a Samples column");
   app.add_flag("--show-total-period", opts.show_period, "Show a Period column");
+  app.add_flag("--show-cpu-utilization", opts.show_cpu_utilization,
+               "Show sys and usr columns: the period in kernel and in user mode");
   app.add_flag("--stats", stats, "Only print the number of records of each type");
   bool dump_raw = false;
   app.add_flag("-D,--dump-raw-trace", dump_raw, "Dump raw trace in ASCII");
@@ -144,8 +146,13 @@ int cmd_report(int argc, char** argv) {
   app.add_option("-k,--vmlinux", vmlinux, "vmlinux file for kernel symbols");
   app.add_option("--kallsyms", kallsyms, "kallsyms file for kernel symbols");
   app.add_flag("--no-demangle", no_demangle, "Do not demangle C++ symbol names");
+  bool inline_flag = false, no_inline = false;
+  app.add_flag("--inline", inline_flag, "Show inline functions in call chains (the default)");
+  app.add_flag("--no-inline", no_inline, "Do not show inline functions");
   app.add_flag("--demangle-kernel", demangle_kernel, "Demangle kernel symbol names");
-  app.add_flag("--group", opts.group, "Show event group members side by side");
+  bool group = false, no_group = false;
+  app.add_flag("--group", group, "Show event group members side by side");
+  app.add_flag("--no-group", no_group, "Show each event of a group on its own");
   bool branch_stack = false, no_branch_stack = false;
   app.add_flag("-b,--branch-stack", branch_stack,
                "Report per branch of the sampled branch stacks (the default when samples "
@@ -229,27 +236,24 @@ int cmd_report(int argc, char** argv) {
     opts.ipc_column = fields.empty() && sort.find("symbol") != std::string::npos;
   }
   if (!fields.empty()) {
-    // "period" is a column of its own, in -F's order (SortKey::kPeriod);
-    // "sample" is the -n column.
-    std::string keys_list;
-    opts.fields_given = true;
-    for (const auto& f : split_list(fields)) {
-      opts.field_self_first |= f == "overhead" && !opts.field_children;
-      opts.field_children |= f == "overhead_children";
-      opts.field_overhead |= f == "overhead";
-      if (f == "sample") {
-        opts.show_nr_samples = true;
-        continue;
-      }
-      keys_list += f + ",";
-    }
-    auto keys = analysis::parse_sort_keys(keys_list);
-    if (keys) opts.sort = *keys;
+    // perf's -F: a list starting with '+' adds to the default columns.
+    const bool strict = fields[0] != '+';
+    std::string_view list = fields;
+    if (!strict) list.remove_prefix(1);
+    if (list.empty()) return fail("report", make_error("Invalid --fields key: `+'"));
+    auto keys = analysis::parse_sort_keys(list, "fields");
+    if (!keys) return fail("report", keys.error());
+    opts.fields = *keys;
+    opts.fields_given = strict;
+    // With -F and no --sort, perf sorts by the fields alone.
+    if (strict && sort.empty()) opts.sort.clear();
     opts.parent_refused_without_callchains = sort.find("parent") != std::string::npos;
-    opts.sort_given = true;
   }
   if (branch_stack) opts.branch_mode = 1;
   if (no_branch_stack) opts.branch_mode = 0;
+  opts.inline_frames = !no_inline;
+  if (group) opts.group = 1;
+  if (no_group) opts.group = 0;
   if (children) opts.children = 1;
   if (no_children) opts.children = 0;
   // perf settles --children before a stream's attrs arrive: off for a

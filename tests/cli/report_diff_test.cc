@@ -118,9 +118,9 @@ TEST(ReportDwarf, VdsoAndPltLikePerf) {
   for (const char* fx : {"dwarf_vdso.data", "dwarf.data"}) {
     std::string f = test::fixture(fx);
     if (f.empty()) continue;
-    for (const char* mode :
-         {kModes[0], kModes[1], kModes[2], kModes[3], "", "--no-children", "-g flat", "-g folded",
-          "--no-children -g folded", "-G", "-g caller"}) {
+    for (const char* mode : {kModes[0], kModes[1], kModes[2], kModes[3], "", "--no-children",
+                             "-g flat", "-g folded", "--no-children -g folded", "-G", "-g caller",
+                             "--no-inline", "--no-inline --no-children"}) {
       std::string d = diff_report(f, mode);
       EXPECT_TRUE(d.empty()) << fx << " [" << mode << "]:\n" << d;
     }
@@ -212,6 +212,52 @@ TEST(ReportOptions, FieldListsMatchPerf) {
       EXPECT_TRUE(d.empty()) << fx << " " << args << ":\n" << d;
     }
   }
+}
+
+// -F in any order: the columns as listed, entries sorted by --sort then by
+// the fields in their order (by name when a key comes first); "+" adds to
+// perf's default columns; the hpp columns (sample, period, sys/usr by
+// cpumode) anywhere, in --sort too; each group member's value side by side.
+TEST(ReportOptions, FieldOrdersAndHppColumnsMatchPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* fx : {"fp.data", "syswide_g.data", "group.data", "multi.data"}) {
+    std::string f = test::fixture(fx);
+    if (f.empty()) continue;
+    for (const char* args :
+         {"-F sym,overhead", "-F dso,overhead,sym -g none", "-F comm", "-F sample,overhead,comm",
+          "-F overhead,period,sample,dso -g none", "-F overhead_sys,overhead_us,comm -g none",
+          "-F overhead,dso -s sym -g none", "-F overhead_children,sym,overhead", "-F +dso",
+          "-F +sample -g none", "-s sample,comm -g none", "-s dso,overhead",
+          "--show-cpu-utilization -n --show-total-period --no-children", "-F overhead_guest_us,dso",
+          "-n --group", "-n --no-group", "--no-group"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << fx << " " << args << ":\n" << d;
+    }
+  }
+}
+
+// perf's refusals of -F lists, and of -C where samples carry no CPU or the
+// CPU is past the recording's.
+TEST(ReportOptions, BadFieldsAndCpusAreErrors) {
+  std::string f = test::fixture("fp.data");
+  std::string sys = test::fixture("syswide.data");
+  if (f.empty() || sys.empty()) GTEST_SKIP() << "fixture missing";
+  auto err = [](const std::string& file, const std::string& args) {
+    auto k = test::run(test::perfkit_bin() + " report --stdio -i " + test::sh(file) + " " + args);
+    EXPECT_EQ(k.status, 1) << args;
+    return k.err;
+  };
+  EXPECT_NE(err(f, "-F overhead,bogus").find("Unknown --fields key: `bogus'"), std::string::npos);
+  EXPECT_NE(err(f, "-F +").find("Invalid --fields key: `+'"), std::string::npos);
+  EXPECT_NE(err(f, "-F overhead,dso_from").find("Invalid --fields key: `dso_from'"),
+            std::string::npos);
+  EXPECT_NE(err(f, "--sort bogus").find("Unknown --sort key: `bogus'"), std::string::npos);
+  EXPECT_NE(err(f, "-C 0").find("File does not contain CPU events. Remove -C option to proceed."),
+            std::string::npos);
+  EXPECT_NE(err(sys, "-C 4096").find("Requested CPU 4096 too large"), std::string::npos);
+  auto s = test::run(test::perfkit_bin() + " script -i " + test::sh(f) + " -C 0");
+  EXPECT_EQ(s.status, 1);
+  EXPECT_NE(s.err.find("File does not contain CPU events"), std::string::npos) << s.err;
 }
 
 TEST(ReportOptions, FiltersAndLimitsMatchPerf) {

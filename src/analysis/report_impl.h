@@ -359,6 +359,7 @@ class Report : public SampleVisitor {
   std::unique_ptr<TracepointFormatter> tp_names_;
   bool tp_names_tried_ = false;
   bool elided(SortKey k) const;
+  bool single_filter(SortKey k) const;
   std::vector<SortKey> output_sort_;  // the sort keys perf's output sort compares
 
   ReportOptions opts_;

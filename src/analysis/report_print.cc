@@ -667,22 +667,27 @@ void Printer::print_block() {
 
 }  // namespace
 
-bool Report::elided(SortKey k) const {
+// A key whose filter names one value (--comm, --dsos, --symbols): perf
+// elides its column and names the value in the header instead.
+bool Report::single_filter(SortKey k) const {
   auto one = [](const std::vector<std::string>& l) { return l.size() == 1; };
-  auto is = [&](SortKey x) {
-    return (x == SortKey::kComm && one(opts_.comms)) || (x == SortKey::kDso && one(opts_.dsos)) ||
-           (x == SortKey::kSym && one(opts_.symbols));
-  };
-  if (!is(k)) return false;
+  return (k == SortKey::kComm && one(opts_.comms)) || (k == SortKey::kDso && one(opts_.dsos)) ||
+         (k == SortKey::kSym && one(opts_.symbols));
+}
+
+bool Report::elided(SortKey k) const {
+  if (!single_filter(k)) return false;
   // Eliding every column makes no sense: perf shows them all then.
   for (SortKey o : opts_.sort)
-    if (!is(o)) return true;
+    if (!single_filter(o)) return true;
   return false;
 }
 
+// perf names the value as it decides to elide (even when it then shows
+// every column again), in the order of the columns.
 void Report::print_elided(FdWriter& out) const {
-  for (SortKey k : opts_.sort) {
-    if (!elided(k)) continue;
+  for (SortKey k : columns_) {
+    if (!single_filter(k)) continue;
     if (k == SortKey::kSym) outf(out, "# symbol: %s\n", opts_.symbols[0].c_str());
     if (k == SortKey::kDso) outf(out, "# dso: %s\n", opts_.dsos[0].c_str());
     if (k == SortKey::kComm) outf(out, "# comm: %s\n", opts_.comms[0].c_str());

@@ -293,6 +293,11 @@ int cmd_report(int argc, char** argv) {
       opts.sort.push_back(analysis::SortKey::kParent);
   }
 
+  // perf's cmd_report refuses a -k or --kallsyms file it cannot read.
+  for (const std::string* f : {&vmlinux, &kallsyms})
+    if (!f->empty() && access(f->c_str(), R_OK) != 0)
+      return fail("report", make_error("Invalid file: {}", *f));
+
   analysis::SessionOptions so;
   so.stream_prefix = std::move(peek.prefix);
   so.symbols = symbol::symbolizer_options_from_env();

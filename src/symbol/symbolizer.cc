@@ -111,7 +111,10 @@ std::string buildid_cache_file(const std::string& dir, std::string_view path,
   return buildid_link_path(dir, id) + leaf;
 }
 
-Symbolizer::Symbolizer(SymbolizerOptions opts) : opts_(std::move(opts)) {}
+Symbolizer::Symbolizer(SymbolizerOptions opts) : opts_(std::move(opts)) {
+  // perf takes --symfs / as no symfs: the running kernel's kallsyms stay.
+  if (opts_.symfs == "/") opts_.symfs.clear();
+}
 
 void Symbolizer::warn_missing(std::string_view path, const elf::BuildId& id) {
   if (!opts_.warn) return;

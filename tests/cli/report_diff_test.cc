@@ -255,6 +255,9 @@ TEST(ReportOptions, BadFieldsAndCpusAreErrors) {
   EXPECT_NE(err(f, "-C 0").find("File does not contain CPU events. Remove -C option to proceed."),
             std::string::npos);
   EXPECT_NE(err(sys, "-C 4096").find("Requested CPU 4096 too large"), std::string::npos);
+  EXPECT_NE(err(f, "-k /nonexistent").find("Invalid file: /nonexistent"), std::string::npos);
+  EXPECT_NE(err(f, "--kallsyms /nonexistent").find("Invalid file: /nonexistent"),
+            std::string::npos);
   auto s = test::run(test::perfkit_bin() + " script -i " + test::sh(f) + " -C 0");
   EXPECT_EQ(s.status, 1);
   EXPECT_NE(s.err.find("File does not contain CPU events"), std::string::npos) << s.err;
@@ -270,7 +273,8 @@ TEST(ReportOptions, FiltersAndLimitsMatchPerf) {
         "--no-children --sort cpu", "--no-children --percentage absolute --comm swapper",
         "--no-children --percentage relative --comm swapper",
         "--no-children --dsos '[kernel.kallsyms]',cpuloop",
-        "--no-children --symbols pv_native_safe_halt"}) {
+        "--no-children --symbols pv_native_safe_halt",
+        "--no-children --sort dso --dsos '[kernel.kallsyms]'", "--no-children --symfs /"}) {
     std::string d = diff_report(f, args);
     EXPECT_TRUE(d.empty()) << args << ":\n" << d;
   }

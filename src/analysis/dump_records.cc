@@ -267,7 +267,8 @@ void print_kernel_record(PrinterState& st, const RecordView& r, const Stamp& s, 
       break;
     case kRecordThrottle:
     case kRecordUnthrottle:
-      unhandled();
+      // perf script's handler prints nothing, not even the line's end
+      if (!st.opts.script_tool) unhandled();
       break;
     case kRecordRead:
       print_read(st, r, s, b);

@@ -53,6 +53,9 @@ struct RecordPrinterOptions {
   // Samples counted one by one even where perf report would add an entry
   // per branch (perf report --stats adds no entries at all).
   bool per_sample_counts = false;
+  // perf script's tool: it handles THREAD_MAP, CPU_MAP, THROTTLE and
+  // UNTHROTTLE (no ": unhandled!").
+  bool script_tool = false;
 };
 
 class RecordPrinter {

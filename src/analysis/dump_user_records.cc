@@ -230,7 +230,7 @@ Status print_user_record(PrinterState& st, const RecordView& r, Buf& b, FdWriter
       return print_auxtrace(st, r, b, out);
     case kRecordThreadMap:
       if (auto t = record::parse_thread_map(r)) print_thread_map(*t, b);
-      b.append(kUnhandled.data(), kUnhandled.data() + kUnhandled.size());
+      if (!st.opts.script_tool) put(b, kUnhandled);
       break;
     case kRecordCpuMap:
       put(b, ": ");
@@ -238,7 +238,7 @@ Status print_user_record(PrinterState& st, const RecordView& r, Buf& b, FdWriter
         print_cpu_map(*m, b);
       else
         put(b, "failed to get cpumap from event\n");
-      put(b, kUnhandled);
+      if (!st.opts.script_tool) put(b, kUnhandled);
       break;
     case kRecordStatConfig:
       if (auto c = record::parse_stat_config(r)) print_stat_config(*c, b);

@@ -2,6 +2,15 @@
 
 namespace perfkit::analysis {
 
+void print_sample_resolution(const ResolvedSample& s, FdWriter& out) {
+  const machine::Thread& t = *s.thread;
+  out.print(" ... thread: {}:{}\n", t.comm ? *t.comm : std::string(), t.tid);
+  std::string_view dso = s.loc.map && s.loc.map->dso ? std::string_view(s.loc.map->dso->long_name)
+                         : s.loc.level == machine::kLevelHyper ? "[hypervisor]"
+                                                               : "<not found>";
+  out.print(" ...... dso: {}\n", dso);
+}
+
 namespace {
 
 class DumpVisitor : public SampleVisitor {
@@ -15,12 +24,7 @@ class DumpVisitor : public SampleVisitor {
   // perf's machine__resolve: the sample's thread, then the map of its ip
   // (the kernel's for kernel samples, the thread's for user ones).
   Status on_sample(const ResolvedSample& s) override {
-    const machine::Thread& t = *s.thread;
-    out_.print(" ... thread: {}:{}\n", t.comm ? *t.comm : std::string(), t.tid);
-    std::string_view dso = s.loc.map && s.loc.map->dso ? std::string_view(s.loc.map->dso->long_name)
-                           : s.loc.level == machine::kLevelHyper ? "[hypervisor]"
-                                                                 : "<not found>";
-    out_.print(" ...... dso: {}\n", dso);
+    print_sample_resolution(s, out_);
     return ok();
   }
   void finish() { printer_.print_stats(out_); }

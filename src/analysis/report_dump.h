@@ -11,6 +11,10 @@
 
 namespace perfkit::analysis {
 
+// perf's machine__resolve dump lines for a sample: " ... thread: COMM:TID"
+// and " ...... dso: NAME" ("[hypervisor]", "<not found>").
+void print_sample_resolution(const ResolvedSample& s, FdWriter& out);
+
 // Runs `session` (not run before) and prints its records to `out`.
 // Errors: the session's and the output's.
 Status run_report_dump(Session& session, const RecordPrinterOptions& opts, FdWriter& out);

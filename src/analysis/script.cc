@@ -6,6 +6,8 @@
 #include "analysis/code_reader.h"
 #include "analysis/cpu_filter.h"
 #include "analysis/dump_records_impl.h"
+#include "analysis/itrace_dump.h"
+#include "analysis/report_dump.h"
 #include "analysis/script_printer.h"
 #include "analysis/unwind_callchain.h"
 #include "perfdata/features.h"
@@ -65,7 +67,18 @@ Status ScriptPrinter::prepare() {
 
   make_tracepoint_formatter();
   defer_kernel_ = kernel_frames_can_wait();
+  if (opts_.dump_raw) {
+    RecordPrinterOptions ro;
+    ro.script_tool = true;
+    ro.auxtrace_dump = intel_pt_auxtrace_dumper();
+    dump_ = std::make_unique<RecordPrinter>(reader, ro);
+    defer_kernel_ = false;  // each sample's lines follow its dump at once
+  }
   return ok();
+}
+
+Status ScriptPrinter::on_delivery(const perfdata::ReadRecord& rec) {
+  return dump_ ? dump_->deliver(rec, out_) : ok();
 }
 
 // Whether kernel frames may be printed after the samples that follow them
@@ -104,8 +117,13 @@ Status run_script(Session& session, ScriptOptions opts, FdWriter& out) {
   const int max_stack = opts.max_stack;
   const bool inline_frames = opts.inline_frames;
   const bool full_path = opts.full_source_path;
+  const bool dump = opts.dump_raw;
   ScriptPrinter printer(session, std::move(opts), out);
   PK_TRY(printer.prepare());
+  if (dump) {
+    out.write(RecordPrinter::ordering_warning(session.reader()));
+    session.set_unordered(!RecordPrinter::perf_orders(session.reader()));
+  }
   session.set_callchains(printer.use_callchain(), false, max_stack);
   if (printer.use_callchain()) {
     UnwindOptions uo;

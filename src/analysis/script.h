@@ -28,6 +28,9 @@ namespace perfkit::analysis {
 
 struct ScriptOptions {
   ScriptFields fields;
+  // -D: every record dumped as perf script -D prints it, each sample then
+  // followed by its resolution lines and its script output.
+  bool dump_raw = false;
   bool hide_callchain = false;  // -G
   int max_stack = 127;          // --max-stack
   bool ns = false;              // --ns: nanosecond times

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "analysis/dump_records.h"
 #include "analysis/flat_map.h"
 #include "analysis/script.h"
 #include "analysis/tracepoint.h"
@@ -41,6 +42,7 @@ class ScriptPrinter : public SampleVisitor {
   Status prepare();
 
   Status on_sample(const ResolvedSample& s) override;
+  Status on_delivery(const perfdata::ReadRecord& rec) override;
   Status before_record(const perfdata::ReadRecord& rec) override;
   Status after_record(const perfdata::ReadRecord& rec) override;
 
@@ -146,6 +148,7 @@ class ScriptPrinter : public SampleVisitor {
   // Kernel frames printed while the kernel's symbols were loading: where
   // their text goes in the buffer, which holds its output until then.
   bool defer_kernel_ = false;
+  std::unique_ptr<RecordPrinter> dump_;  // -D
   struct Pending {
     std::size_t chunk = 0;  // index into held_, or held_.size(): the buffer
     std::size_t offset = 0;

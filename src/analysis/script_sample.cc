@@ -5,6 +5,7 @@
 
 #include "abi/perf_event.h"
 #include "analysis/dump_records_impl.h"
+#include "analysis/report_dump.h"
 #include "analysis/script_printer.h"
 
 namespace perfkit::analysis {
@@ -548,6 +549,7 @@ void ScriptPrinter::print_ip_part(const OutputConfig& o, const ResolvedSample& s
 // value read, as a sample of the value's event with the counter's increase
 // since its previous read as the period; values of unknown ids are dropped.
 Status ScriptPrinter::on_sample(const ResolvedSample& s) {
+  if (dump_) print_sample_resolution(s, out_);  // perf's machine__resolve, under -D
   const record::Sample& smp = *s.sample;
   if (!(smp.sample_type & kSampleRead)) return print_sample(s, smp.period, false);
   const record::ReadValues& rv = smp.read;

@@ -181,16 +181,9 @@ int cmd_script(int argc, char** argv) {
   if (input.empty()) input = stdin_is_pipe() ? "-" : "perf.data";
 
   FdWriter out = FdWriter::stdout_writer(1 << 20);
-  if (dump_raw) {
-    auto reader = perfdata::Reader::open(input);
-    if (!reader) return fail("script", reader.error());
-    analysis::DumpOptions dopts;
-    dopts.header = false;
-    dopts.records.auxtrace_dump = analysis::intel_pt_auxtrace_dumper();
-    auto st = analysis::run_dump(**reader, dopts, out);
-    if (!st) return fail("script", st.error().with_context((*reader)->name()));
-    return 0;
-  }
+  // perf script -D dumps every record and decodes no instruction trace.
+  opts.dump_raw = dump_raw;
+  if (dump_raw) no_itrace = true;
 
   analysis::SessionOptions so;
   StdinPeek peek;

@@ -63,6 +63,32 @@ void expect_same_report_dump(const std::string& path) {
   EXPECT_EQ(test::first_mismatch(vdso_named(theirs.out), ours.out), "") << path;
 }
 
+// perfkit script -D: the whole of perf script -D, each sample followed by
+// its resolution lines and its script output, THREAD_MAP, CPU_MAP and
+// THROTTLE handled, no stats at the end.
+void expect_same_script_dump(const std::string& path) {
+  auto theirs = test::run("perf script -D -i " + test::sh(path) + " </dev/null");
+  ASSERT_EQ(theirs.status, 0) << theirs.err;
+  auto ours = test::run(test::perfkit_bin() + " script -D -i " + test::sh(path) + " </dev/null");
+  ASSERT_EQ(ours.status, 0) << ours.err;
+  EXPECT_EQ(test::first_mismatch(vdso_named(theirs.out), ours.out), "") << path;
+}
+
+TEST_P(FixtureDump, ScriptDumpEqualsPerfsWhole) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture(GetParam());
+  if (f.empty()) GTEST_SKIP() << "fixture " << GetParam() << " was not recorded";
+  expect_same_script_dump(f);
+}
+
+TEST(CorpusScriptDump, SamplesFollowedByTheirScriptLines) {
+  PK_SKIP_WITHOUT_PERF();
+  PK_SKIP_WITHOUT_CORPUS();
+  for (const char* f : {"quipper/perf.data.forkexit-3.4", "quipper/perf.data.callgraph-3.4",
+                        "quipper/perf.data.piped.hw_and_sw-3.4", "quipper/perf.data.intel_pt-4.14"})
+    expect_same_script_dump(test::corpus_dir() + "/" + f);
+}
+
 TEST_P(FixtureDump, ReportDumpEqualsPerfsWhole) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture(GetParam());

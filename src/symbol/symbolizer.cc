@@ -112,7 +112,11 @@ std::string buildid_cache_file(const std::string& dir, std::string_view path,
 }
 
 Symbolizer::Symbolizer(SymbolizerOptions opts) : opts_(std::move(opts)) {
-  // perf takes --symfs / as no symfs: the running kernel's kallsyms stay.
+  // perf's --symfs DIR moves the build-id cache to DIR/.debug (even for
+  // "/"), and takes "/" as no symfs otherwise: the running kernel's
+  // kallsyms stay.
+  symfs_given_ = !opts_.symfs.empty();
+  if (symfs_given_) opts_.buildid_dir = opts_.symfs + "/.debug";
   if (opts_.symfs == "/") opts_.symfs.clear();
 }
 
@@ -191,8 +195,9 @@ LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& r
     }
     if (syms && runtime) break;
   }
-  // perf loads [vdso] from its own process's vdso when nothing else matches.
-  if (!syms && !runtime && path == "[vdso]") {
+  // perf loads [vdso] from its own process's vdso when nothing else matches
+  // (not under a symfs, which its copy's path is looked for in).
+  if (!syms && !runtime && path == "[vdso]" && !symfs_given_) {
     if (auto v = local_vdso(); v && (recorded.empty() || same_build_id(recorded, v->build_id()))) {
       auto again = local_vdso();
       if (v->has_symtab()) syms.emplace(std::move(*v));

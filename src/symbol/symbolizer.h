@@ -98,6 +98,7 @@ class Symbolizer {
   void warn_missing(std::string_view path, const elf::BuildId& id);
 
   SymbolizerOptions opts_;
+  bool symfs_given_ = false;  // --symfs was given (even "/", which opts_ then drops)
   std::map<std::string, LoadedSymbols, std::less<>> cache_;
   struct Prefetch {
     std::future<Expected<KallsymsInfo>> result;

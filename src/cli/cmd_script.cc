@@ -144,29 +144,42 @@ int cmd_script(int argc, char** argv) {
   opts.warn = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
   analysis::ScriptItraceOptions itopts;
   {
-    // The trace presets edit the fields and the itrace options as perf's do.
-    std::string preset, preset_fields;
-    if (insn_trace) preset = "i0nse", preset_fields = "+insn,-event,-period";
-    if (call_trace) preset = "cewp", preset_fields = "-ip,-addr,-event,-period,+callindent";
-    if (call_ret_trace)
-      preset = "crewp", preset_fields = "-ip,-addr,-event,-period,+callindent,+flags";
+    // -F, --itrace and the trace presets apply in the order given, as perf's
+    // option callbacks do: fields accumulate (or override), and each itrace
+    // string is parsed on top of what came before.
+    auto* insn_opt = app.get_option("--insn-trace");
+    auto* call_opt = app.get_option("--call-trace");
+    auto* call_ret_opt = app.get_option("--call-ret-trace");
+    auto* fields_opt = app.get_option("--fields");
     itopts.itrace = {};
-    if (!preset.empty()) {
+    bool itrace_given = false;
+    std::size_t next_field = 0;
+    for (const CLI::Option* op : app.parse_order()) {
+      std::string preset, preset_fields;
+      if (op == fields_opt && next_field < fields.size()) {
+        auto st = opts.fields.parse(fields[next_field++], opts.warn);
+        if (!st) return fail("script", st.error());
+      } else if (op == itrace_opt) {
+        auto st = intelpt::parse_itrace(itrace, true, itopts.itrace);
+        if (!st) return fail("script", st.error());
+        itrace_given = true;
+      } else if (op == insn_opt) {
+        preset = "i0nse", preset_fields = "+insn,-event,-period";
+      } else if (op == call_opt) {
+        preset = "cewp", preset_fields = "-ip,-addr,-event,-period,+callindent";
+        itopts.dso_pad = 50;
+      } else if (op == call_ret_opt) {
+        preset = "crewp", preset_fields = "-ip,-addr,-event,-period,+callindent,+flags";
+      }
+      if (preset.empty()) continue;
       opts.ns = true;
-      if (call_trace) itopts.dso_pad = 50;
       auto st = opts.fields.parse(preset_fields, opts.warn);
       if (!st) return fail("script", st.error());
       (void)intelpt::parse_itrace(preset, true, itopts.itrace);
+      itrace_given = true;
     }
-    if (itrace_opt->count() > 0 || preset.empty()) {
-      auto st = intelpt::parse_itrace(itrace, true, itopts.itrace);
-      if (!st) return fail("script", st.error());
-    }
+    if (!itrace_given) (void)intelpt::parse_itrace("", true, itopts.itrace);
     itopts.disasm = xed;
-  }
-  for (const auto& f : fields) {
-    auto st = opts.fields.parse(f, opts.warn);
-    if (!st) return fail("script", st.error());
   }
   opts.inline_frames = !no_inline;
   if (!cpus.empty()) {

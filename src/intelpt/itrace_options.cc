@@ -111,12 +111,11 @@ Status parse_itrace(std::string_view str, bool no_sample, ItraceOptions& o) {
   }
   auto bad = [&] { return make_error("Bad Instruction Tracing options '{}'", str); };
   Parser p(str);
-  bool iy = false, period_set = false, type_set = false;
+  bool period_set = false, type_set = false;
   while (!p.done()) {
     switch (p.get()) {
       case 'i':
         o.instructions = true;
-        iy = true;
         if (!parse_period(p, o, period_set, type_set)) return bad();
         break;
       case 'b':
@@ -191,7 +190,9 @@ Status parse_itrace(std::string_view str, bool no_sample, ItraceOptions& o) {
         return bad();
     }
   }
-  if (iy) {
+  // As perf: whenever instructions are on, a string that gives no period
+  // (or no unit) sets the default one, even over an earlier string's.
+  if (o.instructions) {
     if (!type_set) o.period_type = PeriodType::kNanosecs;
     if (!period_set) o.period = 100000;
   }

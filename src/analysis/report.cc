@@ -607,7 +607,8 @@ Status Report::settle_branch_mode(Session& session) {
   for (const auto& d : reader.events().events())
     user_stacks |= (d.attr.sample_type & kSampleStackUser) != 0;
   const bool has_br =
-      !reader.is_pipe() && reader.feature(kFeatBranchStack).has_value() && !user_stacks;
+      (!reader.is_pipe() && reader.feature(kFeatBranchStack).has_value() && !user_stacks) ||
+      opts_.itrace_branch_stacks;
   if (opts_.branch_mode == 1 && !has_br)
     return make_error("Selected -b but no branch data. Did you call perf record without -b?");
   branch_mode_ = opts_.branch_mode == 1 || (opts_.branch_mode == -1 && has_br);

@@ -101,6 +101,9 @@ struct ReportOptions {
   // Branch-stack mode: -1 perf's default (on when the file says its
   // samples carry branch stacks), 1 -b/--branch-stack, 0 --no-branch-stack.
   int branch_mode = -1;
+  // The Intel PT samples carry branch stacks (itrace l): branch mode, as
+  // the header's BRANCH_STACK feature would.
+  bool itrace_branch_stacks = false;
   bool ipc_column = false;  // --sort named "symbol" (SortKey::kIpcLbr / kIpcNull)
   std::vector<std::string> comms, dsos, symbols;
   std::vector<std::int32_t> pids, tids;

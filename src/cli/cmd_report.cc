@@ -225,13 +225,14 @@ int cmd_report(int argc, char** argv) {
     opts.assume_callchains =
         chains_asked || (itrace_opt->count() == 0 && !f->empty() && peek.spooled.empty());
     if (!f->empty()) input = itrace_file.path = *f;
+    opts.itrace_branch_stacks = !f->empty() && it.last_branch;
   }
   if (!sort.empty()) {
     auto keys = analysis::parse_sort_keys(sort);
     if (!keys) return fail("report", keys.error());
     opts.sort = *keys;
     opts.sort_given = true;
-    opts.sort_starts_with_sym = sort.starts_with("sym");
+    opts.sort_starts_with_sym = fields.empty() && sort.starts_with("sym");
     // perf appends an IPC column to a --sort that names "symbol" anywhere.
     opts.ipc_column = fields.empty() && sort.find("symbol") != std::string::npos;
   }

@@ -229,7 +229,9 @@ TEST(ReportOptions, FieldOrdersAndHppColumnsMatchPerf) {
           "-F overhead,dso -s sym -g none", "-F overhead_children,sym,overhead", "-F +dso",
           "-F +sample -g none", "-s sample,comm -g none", "-s dso,overhead",
           "--show-cpu-utilization -n --show-total-period --no-children", "-F overhead_guest_us,dso",
-          "-n --group", "-n --no-group", "--no-group"}) {
+          "-n --group", "-n --no-group", "--no-group",
+          // -F keeps the first callchain frame a --sort sym would elide
+          "-s sym -F overhead,sym", "--no-children -s sym -F overhead,sym"}) {
       std::string d = diff_report(f, args);
       EXPECT_TRUE(d.empty()) << fx << " " << args << ":\n" << d;
     }

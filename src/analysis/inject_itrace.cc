@@ -218,6 +218,7 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
   std::vector<std::uint8_t> samples;
   std::vector<std::uint8_t> raw;
   std::vector<std::uint64_t> chain;
+  std::vector<std::uint8_t> brs;  // the branch stack's entries (itrace l)
   std::uint64_t errors = 0;
   PK_ASSIGN(auto trace, perfdata::Reader::open(in_path));
   ItraceDecodeOptions dopts;
@@ -275,6 +276,7 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
       smp.callchain = record::U64Array(reinterpret_cast<const std::uint8_t*>(chain.data()),
                                        chain.size(), false);
     }
+    if (layout.sample_type & kSampleBranchStack) smp.branch_stack = itrace_branch_stack(s, brs);
     // perf's intel_pt_cpumode: by the sample's IP, or by its target when
     // it has none; x86_64 kernel addresses are those from 2^63 up.
     const std::uint64_t at = s.ip ? s.ip : s.addr;

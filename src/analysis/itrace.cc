@@ -1,5 +1,7 @@
 #include "analysis/itrace.h"
 
+#include <cstring>
+
 #include "abi/perf_event.h"
 #include "analysis/itrace_queue.h"
 
@@ -132,6 +134,25 @@ Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecode
                                     const ItraceVisitor& visit) {
   PK_ASSIGN(auto rec, read_pt_recording(reader, opts));
   return detail::decode_recording(*rec, opts, visit);
+}
+
+record::BranchStack itrace_branch_stack(const intelpt::SynthSample& s,
+                                        std::vector<std::uint8_t>& buf) {
+  constexpr std::uint64_t kInTx = 1u << 2, kAbort = 1u << 3;  // perf's branch_flags bits
+  buf.resize(24 * std::size_t{s.branch_nr});
+  std::uint8_t* p = buf.data();
+  for (std::uint32_t i = 0; i < s.branch_nr; ++i, p += 24) {
+    const intelpt::BranchRecord& r = s.branch_stack[i];
+    const std::uint64_t flags = ((r.flags & intelpt::kFlagInTx) ? kInTx : 0) |
+                                ((r.flags & intelpt::kFlagTxAbort) ? kAbort : 0);
+    std::memcpy(p, &r.from, 8);
+    std::memcpy(p + 8, &r.to, 8);
+    std::memcpy(p + 16, &flags, 8);
+  }
+  record::BranchStack bs;
+  bs.nr = s.branch_nr;
+  bs.entries = buf.data();
+  return bs;
 }
 
 }  // namespace perfkit::analysis

@@ -14,11 +14,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "intelpt/itrace_options.h"
 #include "intelpt/synth.h"
 #include "perfdata/reader.h"
+#include "record/sample.h"
 
 namespace perfkit::analysis {
 
@@ -63,6 +65,12 @@ struct ItraceStats {
 };
 
 using ItraceVisitor = std::function<Status(const ItraceSample&)>;
+
+// The last branches of `s` (itrace l) as a sample's branch stack in perf's
+// layout, most recent first: from, to, and flags with in_tx and abort (no
+// mispredict). Its entries live in `buf`.
+record::BranchStack itrace_branch_stack(const intelpt::SynthSample& s,
+                                        std::vector<std::uint8_t>& buf);
 
 // Decodes every Intel PT queue of `reader` (which must be at its first
 // record) and hands the samples to `visit` in time order (queue order for

@@ -53,7 +53,7 @@ struct Batch {
             pid,  tid,    cpu,   kCompact, s.kind,   s.insn_len};
     const bool compact = (s.kind == intelpt::SampleKind::kInstructions ||
                           s.kind == intelpt::SampleKind::kBranches) &&
-                         !s.callchain_nr && !s.branch_nr && !s.insn_cnt && !s.cyc_cnt;
+                         !s.callchain_nr && !s.branch_nr && !s.insn_cnt && !s.cyc_cnt && !s.insn_ip;
     if (!compact) {
       e.full = static_cast<std::uint32_t>(full.size());
       full.push_back(s);
@@ -73,6 +73,7 @@ struct Batch {
       tmp.insn_cnt = tmp.cyc_cnt = 0;
       tmp.callchain_nr = tmp.branch_nr = 0;
       tmp.payload = tmp.aux = 0;
+      tmp.insn_ip = 0;
       tmp.kind = e.kind;
       tmp.ip = e.ip;
       tmp.addr = e.addr;

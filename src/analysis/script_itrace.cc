@@ -161,7 +161,10 @@ std::vector<ItraceSynthEvent> itrace_synth_events(const EventAttr& pt,
     add(SampleKind::kBranches, b, nullptr);
   }
   if (o.callchain) a.sample_type |= kSampleCallchain;
-  if (o.last_branch) a.sample_type |= kSampleBranchStack;
+  if (o.last_branch) {
+    a.sample_type |= kSampleBranchStack;
+    a.branch_sample_type |= kBranchHwIndex;  // as perf: the layout has hw_idx (never used)
+  }
   if (o.instructions) {
     EventAttr i = a;
     i.config = 1;
@@ -335,6 +338,14 @@ Status ItraceScript::on_sample_general(const ItraceSample& is) {
         if (fast_event(rs.event)) keep_location_text(o, rs.event);
       }
     }
+    if (s.branch_nr) {
+      const int kind = o.has(F::kBrstack)      ? 0
+                       : o.has(F::kBrstacksym) ? 1
+                       : o.has(F::kBrstackoff) ? 2
+                                               : -1;
+      sample_.branch_stack = itrace_branch_stack(s, branch_bytes_);
+      if (kind >= 0) p_.print_brstack(o, rs, kind, true);  // decoding loaded them
+    }
     print_insn(o, rs, s);
     print_ipc(o, s);
   }
@@ -451,7 +462,14 @@ void ItraceScript::print_insn(const OutputConfig& o, const ResolvedSample& rs,
   if (!o.has(F::kInsnlen) && !o.has(F::kInsn)) return;
   std::uint8_t code[16] = {};
   unsigned len = s.insn_len;
-  bool have = len && read_code(rs.loc, code, len);
+  bool have = false;
+  if (len && s.insn_ip && s.insn_ip != s.ip) {
+    machine::Location at;
+    resolve_ip(*rs.thread, s.insn_ip >= kKernelStart ? kMiscKernel : kMiscUser, s.insn_ip, at);
+    have = read_code(at, code, len);
+  } else if (len) {
+    have = read_code(rs.loc, code, len);
+  }
   if (!len && s.ip) {
     len = code_.fetch_insn(rs.loc, code);
     have = len != 0;

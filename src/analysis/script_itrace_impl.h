@@ -142,6 +142,7 @@ class ItraceScript {
   std::unordered_map<std::int32_t, CallStack> stacks_;
   CodeReader code_;
   record::Sample sample_;
+  std::vector<std::uint8_t> branch_bytes_;  // sample_.branch_stack's entries (itrace l)
   std::vector<Frame> frames_;
   // The comm/pid/tid columns of a thread (under one comm) and the padded
   // event names: formatted once, as the same few repeat on every line.

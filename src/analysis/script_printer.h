@@ -79,7 +79,10 @@ class ScriptPrinter : public SampleVisitor {
   void print_addr(const OutputConfig& o, const ResolvedSample& s);
   void print_regs(const record::Regs& regs, std::uint64_t mask);
   void print_data_src(std::uint64_t data_src);  // script_mem.cc
-  void print_brstack(const OutputConfig& o, const ResolvedSample& s, int kind);
+  // brstack (kind 0), brstacksym (1), brstackoff (2). perf shows brstackoff
+  // addresses in a DSO whose symbols it loaded (adjust_symbols, true for
+  // user space) as they are: `loaded` says the user DSOs all were.
+  void print_brstack(const OutputConfig& o, const ResolvedSample& s, int kind, bool loaded = false);
   void print_srccode(const machine::Location& loc, machine::Thread* thread);
   void print_insn(const OutputConfig& o, const ResolvedSample& s);
   machine::Location resolve_fb(machine::Thread& t, std::uint8_t cpumode, std::uint64_t addr);

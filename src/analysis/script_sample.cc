@@ -505,8 +505,8 @@ void ScriptPrinter::print_regs(const record::Regs& regs, std::uint64_t mask) {
   }
 }
 
-// brstack (kind 0), brstacksym (1), brstackoff (2).
-void ScriptPrinter::print_brstack(const OutputConfig& o, const ResolvedSample& s, int kind) {
+void ScriptPrinter::print_brstack(const OutputConfig& o, const ResolvedSample& s, int kind,
+                                  bool loaded) {
   const record::BranchStack& br = s.sample->branch_stack;
   auto out = fmt::appender(b_);
   for (std::uint64_t i = 0; i < br.nr; ++i) {
@@ -517,7 +517,8 @@ void ScriptPrinter::print_brstack(const OutputConfig& o, const ResolvedSample& s
       if (kind == 1) {
         print_symoff(l, l.symbol >= 0 ? symbol_name(l) : std::string_view(), true);
       } else {
-        std::uint64_t shown = kind == 2 && l.map ? l.addr : addr;
+        const bool offset = l.map && !(loaded && addr < (1ULL << 63));
+        std::uint64_t shown = kind == 2 && offset ? l.addr : addr;
         fmt::format_to(out, "0x{:x}", shown);
       }
       if (o.has(F::kDso)) {

@@ -181,9 +181,11 @@ bool Synthesizer::skip() { return o_.initial_skip && events_++ < o_.initial_skip
 void Synthesizer::emit(SynthSample& out, std::uint64_t tsc) {
   out.tsc = tsc;
   out.time = perf_time(tsc);
-  // perf adds call chains to every synthesized event but branches.
-  if (o_.callchain && out.kind != SampleKind::kBranches && out.kind != SampleKind::kError) {
-    select_thread(tsc);  // the stack of the thread running now
+  // perf adds call chains and last branches to every synthesized event but
+  // branches (intel_pt_prep_sample).
+  const bool stacked = out.kind != SampleKind::kBranches && out.kind != SampleKind::kError;
+  if (stacked && (o_.callchain || o_.last_branch)) select_thread(tsc);  // the running thread's
+  if (o_.callchain && stacked) {
     chain_.clear();
     chain_.push_back(out.ip);
     if (stack_)
@@ -193,13 +195,32 @@ void Synthesizer::emit(SynthSample& out, std::uint64_t tsc) {
     out.callchain = chain_.data();
     out.callchain_nr = static_cast<std::uint32_t>(chain_.size());
   }
-  if (o_.last_branch &&
-      (out.kind == SampleKind::kInstructions || out.kind == SampleKind::kTransactions)) {
-    branch_buf_.assign(last_branches_.begin(), last_branches_.end());
+  if (o_.last_branch && stacked) {
+    copy_branches(stack_);
     out.branch_stack = branch_buf_.data();
     out.branch_nr = static_cast<std::uint32_t>(branch_buf_.size());
   }
   sink_.on_sample(out);
+}
+
+// perf's thread_stack__update_br_stack: a ring of last_branch_sz entries
+// filled from the top down, so the newest is first when read from br_pos.
+void Synthesizer::push_branch(ThreadStack& st, std::uint64_t from, std::uint64_t to,
+                              std::uint32_t flags) {
+  const std::size_t sz = o_.last_branch_sz;
+  if (!sz) return;
+  if (st.br.size() != sz) st.br.resize(sz);
+  st.br_pos = (st.br_pos ? st.br_pos : sz) - 1;
+  st.br[st.br_pos] = {from, to, flags};
+  if (st.br_nr < sz) ++st.br_nr;
+}
+
+// perf's thread_stack__br_sample: the thread's last branches, newest first.
+void Synthesizer::copy_branches(const ThreadStack* st) {
+  branch_buf_.clear();
+  if (!st || !st->br_nr) return;
+  const std::size_t sz = st->br.size();
+  for (std::size_t i = 0; i < st->br_nr; ++i) branch_buf_.push_back(st->br[(st->br_pos + i) % sz]);
 }
 
 // The flags perf gives the sample of a run's last instruction: its branch
@@ -283,16 +304,15 @@ void Synthesizer::sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s,
 
 void Synthesizer::track_stack(std::uint64_t from, std::uint64_t to, std::uint32_t flags,
                               std::uint8_t len, std::uint64_t tsc) {
-  if (o_.last_branch) {
-    last_branches_.push_front({from, to, flags});
-    if (last_branches_.size() > o_.last_branch_sz) last_branches_.pop_back();
-  }
-  if (!o_.callchain && !o_.add_callchain) return;
+  const bool chains = o_.callchain || o_.add_callchain;
+  if (!chains && !o_.last_branch) return;
   // Recorded samples before this branch see the stacks without it.
-  if (late_pos_ < late_.size()) late_chains_before(tsc);
+  if (chains && late_pos_ < late_.size()) late_chains_before(tsc);
   select_thread(tsc);
   if (!stack_) return;
   auto& st = *stack_;
+  if (o_.last_branch) push_branch(st, from, to, flags);
+  if (!chains) return;
   // perf's thread stack: a call made as tracing stops (a syscall with
   // user-only tracing) is not expected to return; trace begins pop it.
   auto pop_to = [&](std::uint64_t ret) {
@@ -411,6 +431,10 @@ void Synthesizer::branch(std::uint64_t from, std::uint64_t to, std::uint32_t fla
   out.addr = to;
   out.flags = flags;
   out.insn_len = len;
+  if (!from) {  // a trace begin shows the instruction walked last
+    out.insn_len = last_insn_len_;
+    out.insn_ip = last_insn_ip_;
+  }
   out.offset = s.offset;
   emit(out, tsc);
 }
@@ -494,6 +518,7 @@ void Synthesizer::run(const Step& s) {
   if (s.ninsn) {
     last_insn_flags_ = insn_op_flags(s.last.op);
     last_insn_len_ = s.last.length;
+    last_insn_ip_ = s.from;
   }
   if (s.end == RunEnd::kBranch) {
     branch(s.from, s.to, insn_op_flags(s.last.op), s.last.length, s, s.last_timestamp, insn_total_);
@@ -505,6 +530,7 @@ void Synthesizer::run(const Step& s) {
 }
 
 void Synthesizer::error(PtError code, const Step& s) {
+  last_insn_len_ = 0;  // perf's decoder starts over: no instruction walked
   if (!o_.errors) return;
   if (code == PtError::kOverflow && !o_.report_overflow()) return;
   if (code == PtError::kLost && !o_.report_lost()) return;
@@ -546,7 +572,14 @@ void Synthesizer::event(const Step& s) {
   out.ip = s.has_ip ? s.from : 0;
   out.offset = s.offset;
   out.payload = s.payload;
-  out.insn_len = last_insn_len_;  // perf's samples keep the last instruction's length
+  // perf's decoder forgets the instruction it walked at an event bound to a
+  // FUP (the sample shows the one at its IP); the others keep it.
+  const bool at_fup =
+      s.event == EventKind::kTsx || s.event == EventKind::kMwait || s.event == EventKind::kPwre ||
+      ((s.event == EventKind::kPtwrite || s.event == EventKind::kExstop) && s.has_ip);
+  if (at_fup) last_insn_len_ = 0;
+  out.insn_len = last_insn_len_;
+  out.insn_ip = last_insn_ip_;
   switch (s.event) {
     case EventKind::kOverflow:
       error(PtError::kOverflow, s);

@@ -92,6 +92,10 @@ struct SynthSample {
   std::uint64_t period = 1;
   std::uint32_t flags = 0;  // IpFlag bits
   std::uint8_t insn_len = 0;
+  // Where the instruction of insn_len is (0: at ip). perf's samples of
+  // events not tied to a FUP, and trace begins, keep the instruction its
+  // decoder walked last.
+  std::uint64_t insn_ip = 0;
   std::uint64_t payload = 0;       // ptwrite/mwait/pwre/pwrx payload; psb: trace offset
   std::uint32_t aux = 0;           // cbr: ratio; ptwrite/exstop: the IP bit
   std::uint32_t cbr_freq_khz = 0;  // cbr: ratio times the kHz per ratio step
@@ -185,14 +189,21 @@ class Synthesizer : public FlowSink {
                    std::uint64_t tsc);
   // perf's thread stack: return addresses, and whether the call ended the
   // trace (not expected to return).
+  // perf's thread stack: return addresses, and (l) the last branches as a
+  // ring whose newest entry is at br_pos.
   struct ThreadStack {
     std::vector<std::uint64_t> ret;
     std::vector<bool> end;
+    std::vector<BranchRecord> br;
+    std::size_t br_pos = 0, br_nr = 0;
     void clear() {
       ret.clear();
       end.clear();
+      br_pos = br_nr = 0;
     }
   };
+  void push_branch(ThreadStack& st, std::uint64_t from, std::uint64_t to, std::uint32_t flags);
+  void copy_branches(const ThreadStack* st);
   void select_thread(std::uint64_t tsc);
   void late_chains_before(std::uint64_t tsc);
   void late_chain(const LateChainRequest& r);
@@ -234,11 +245,11 @@ class Synthesizer : public FlowSink {
   std::vector<LateChainRequest> late_;
   std::size_t late_pos_ = 0;
   std::vector<std::uint64_t> chain_;
-  std::deque<BranchRecord> last_branches_;  // (l)
   std::vector<BranchRecord> branch_buf_;
   SynthSample insn_;                   // reused for every instruction sample
   std::uint32_t last_insn_flags_ = 0;  // of the last instruction walked
-  std::uint8_t last_insn_len_ = 0;
+  std::uint8_t last_insn_len_ = 0;     // 0 after an event at a FUP, as perf's decoder
+  std::uint64_t last_insn_ip_ = 0;
   std::uint64_t time_tsc_ = ~0ULL, time_ns_ = 0;
   bool every_branch_ = false;
   // perf's sample_tot_cyc_cnt, the cycle marks it took or dropped, its

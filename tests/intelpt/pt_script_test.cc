@@ -4,8 +4,15 @@
 // trace presets (--call-trace, --call-ret-trace, --insn-trace); the whole
 // outputs must be equal (the first mismatching lines are printed). perfkit
 // inject --itrace against perf inject --itrace, read back by perf.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "support/test_support.h"
@@ -38,11 +45,12 @@ void expect_same(const std::string& want_text, const std::string& got_text,
 
 class PtScriptTest : public ::testing::Test {
  protected:
-  // One recording per program for the whole suite (single-stepping is slow).
+  // The recordings, made once per build for every test process (single-
+  // stepping is slow): one process makes them under a lock while the others
+  // wait, and a stamp of the binaries and options says when to make them again.
   static void SetUpTestSuite() {
-    dir_ = new test::TempDir();
     // name, program, pt-synth options
-    const char* kRecordings[][3] = {
+    static const char* kRecordings[][3] = {
         {"ptflow-static", "ptflow-static", "--mtc --cyc"},
         {"ptflow", "ptflow", "--mtc --cyc"},
         // overflows (errors), PTWRITE, CBR changes, a per-cpu queue in pieces
@@ -69,20 +77,43 @@ class PtScriptTest : public ::testing::Test {
         {"sampled", "ptflow-static", "--mtc --cyc --sample-every 997"},
         {"sampled-cpu", "ptflow", "--per-cpu --sample-every 1009"},
     };
-    for (const auto& rec : kRecordings) {
-      const bool pipe = std::string(rec[2]).ends_with("-o -");
-      auto r = test::run(test::sh(test::perfkit_bin()) + " pt-synth " + rec[2] +
-                         (pipe ? "" : " -o " + test::sh(file(rec[0]))) + " -- " +
-                         test::sh(std::string(PT_WORKLOAD_DIR) + "/" + rec[1]) + " 5" +
-                         (pipe ? " > " + test::sh(file(rec[0])) : ""));
-      ASSERT_EQ(r.status, 0) << r.err;
+    std::filesystem::create_directories(dir());
+    const int lock = ::open((dir() + "/.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    ASSERT_GE(lock, 0);
+    ::flock(lock, LOCK_EX);
+    std::string stamp;
+    auto add_file = [&](const std::string& path) {
+      struct stat st {};
+      ::stat(path.c_str(), &st);
+      stamp += path + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) +
+               "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
+    };
+    add_file(test::perfkit_bin());
+    for (const char* w : {"ptflow", "ptflow-static"})
+      add_file(std::string(PT_WORKLOAD_DIR) + "/" + w);
+    for (const auto& rec : kRecordings) stamp += std::string(rec[0]) + ":" + rec[2] + "\n";
+    std::ifstream old(dir() + "/.stamp");
+    const std::string had((std::istreambuf_iterator<char>(old)), std::istreambuf_iterator<char>());
+    bool made = had == stamp;
+    if (!made) {
+      std::filesystem::remove(dir() + "/.stamp");
+      made = true;
+      for (const auto& rec : kRecordings) {
+        const bool pipe = std::string(rec[2]).ends_with("-o -");
+        auto r = test::run(test::sh(test::perfkit_bin()) + " pt-synth " + rec[2] +
+                           (pipe ? "" : " -o " + test::sh(file(rec[0]))) + " -- " +
+                           test::sh(std::string(PT_WORKLOAD_DIR) + "/" + rec[1]) + " 5" +
+                           (pipe ? " > " + test::sh(file(rec[0])) : ""));
+        EXPECT_EQ(r.status, 0) << r.err;
+        made &= r.status == 0;
+      }
+      if (made) std::ofstream(dir() + "/.stamp") << stamp;
     }
+    ::flock(lock, LOCK_UN);
+    ::close(lock);
   }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  static std::string file(const char* prog) { return dir_->path(std::string(prog) + ".data"); }
+  static std::string dir() { return std::string(PT_WORKLOAD_DIR) + "/pt-script-recordings"; }
+  static std::string file(const char* prog) { return dir() + "/" + prog + ".data"; }
 
   // perf script and perfkit script with the same arguments: same text
   // (perf's in `perf_out` if given).
@@ -103,11 +134,7 @@ class PtScriptTest : public ::testing::Test {
     compare(prog, args, false, &perf_out);
     EXPECT_EQ(perf_out.find(" \t IPC: ") != std::string::npos, shown) << prog << " " << args;
   }
-
-  static test::TempDir* dir_;
 };
-
-test::TempDir* PtScriptTest::dir_ = nullptr;
 
 TEST_F(PtScriptTest, DefaultItraceIsPerfs) {
   PK_SKIP_WITHOUT_PERF();
@@ -244,6 +271,39 @@ TEST_F(PtScriptTest, CallTraces) {
   compare("ptflow", "--call-ret-trace --dsos /usr/lib/x86_64-linux-gnu/libc.so.6");
 }
 
+// itrace l: each sample's last branches from its thread's stack, as perf's
+// brstack fields show them (brstackoff absolute: perf loaded the DSOs to
+// decode), per thread and per cpu.
+TEST_F(PtScriptTest, LastBranchStacks) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* rec : {"ptflow", "events", "sampled-cpu"})
+    for (const char* opts :
+         {"--itrace=i1000il8 -F ip,sym,brstack", "--itrace=i1000il -F tid,ip,brstacksym",
+          "--itrace=i1000il4 -F ip,brstackoff,dso", "--itrace=pwl3 -F ip,brstack",
+          "--itrace=i100il2 -F+brstack,+flags"})
+      compare(rec, opts);
+}
+
+// -F, --itrace and the trace presets apply in their order, as perf's option
+// callbacks do: a later itrace string without a period resets it.
+TEST_F(PtScriptTest, OptionsApplyInOrder) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* opts : {"-F ip,sym --insn-trace", "--itrace=il2 -F ip,brstack --insn-trace",
+                           "--insn-trace --itrace=b", "--itrace=b --insn-trace",
+                           "-F ip,sym --call-trace", "--call-trace --itrace=i1000i"})
+    compare("ptflow-static", opts);
+}
+
+// The instruction bytes perf shows: a trace begin, and an event not at a
+// FUP, keep the instruction its decoder walked last; events at a FUP show
+// the one at their IP.
+TEST_F(PtScriptTest, InsnBytesOfEventsAndTraceBegins) {
+  PK_SKIP_WITHOUT_PERF();
+  compare("ptflow", "--itrace=b -F +insn,+insnlen");
+  compare("events", "--itrace=i0nsbwe -F +insn,+insnlen");
+  compare("cyc-events", "--itrace=wb -F +insn,+insnlen,+flags");
+}
+
 TEST_F(PtScriptTest, InsnTraceBytes) {
   PK_SKIP_WITHOUT_PERF();
   compare("ptflow-static", "--insn-trace");
@@ -353,7 +413,8 @@ TEST_F(PtScriptTest, InjectItraceMatchesPerfInject) {
   PK_SKIP_WITHOUT_PERF();
   test::TempDir out;
   const std::string theirs = out.path("perf.data"), ours = out.path("perfkit.data");
-  auto check = [&](const char* rec, const std::string& itrace, bool samples) {
+  auto check = [&](const char* rec, const std::string& itrace, bool samples,
+                   const std::string& fields = "") {
     const std::string in = test::sh(file(rec));
     auto p = test::run("perf inject " + itrace + " -i " + in + " -o " + test::sh(theirs));
     ASSERT_EQ(p.status, 0) << p.err;
@@ -364,8 +425,8 @@ TEST_F(PtScriptTest, InjectItraceMatchesPerfInject) {
     expect_same(test::run("perf evlist -v -i " + test::sh(theirs)).out,
                 test::run("perf evlist -v -i " + test::sh(ours)).out, what + " (evlist)");
     if (!samples) return;
-    auto want = test::run("perf script -i " + test::sh(theirs));
-    auto got = test::run("perf script -i " + test::sh(ours));
+    auto want = test::run("perf script " + fields + " -i " + test::sh(theirs));
+    auto got = test::run("perf script " + fields + " -i " + test::sh(ours));
     ASSERT_FALSE(want.out.empty()) << what;
     expect_same(want.out, got.out, what + " (perf script)");
   };
@@ -376,6 +437,8 @@ TEST_F(PtScriptTest, InjectItraceMatchesPerfInject) {
     check("events", itrace, true);
     check("ptflow-static", itrace, true);
   }
+  // Branch stacks (itrace l), in perf's layout with hw_idx.
+  check("events", "--itrace=i1000il8", true, "-F ip,sym,brstack");
 }
 
 }  // namespace
@@ -397,7 +460,10 @@ TEST_F(PtScriptTest, ReportDecodesLikePerfReport) {
   PK_SKIP_WITHOUT_PERF();
   for (const char* rec : {"ptflow-static", "events"})
     for (const char* args : {"--itrace=i1000ig", "--itrace=i100igxe", "--itrace=pe",
-                             "--itrace=i1000i --no-children", "--itrace=i1000ig --sort dso,sym"}) {
+                             "--itrace=i1000i --no-children", "--itrace=i1000ig --sort dso,sym",
+                             // last branches: perf's branch mode
+                             "--itrace=i1000il8", "--itrace=i100il3 --sort symbol_from,dso_to",
+                             "--itrace=i1000il -n --no-branch-stack"}) {
       const std::string in = " --stdio -i " + test::sh(file(rec)) + " " + args;
       auto want = test::run("perf report" + in);
       auto got = test::run(test::sh(test::perfkit_bin()) + " report" + in);

@@ -155,4 +155,57 @@ record::BranchStack itrace_branch_stack(const intelpt::SynthSample& s,
   return bs;
 }
 
+Expected<LateChains> LateChains::decode(const std::string& path, const ItraceDecodeOptions& opts) {
+  // The stacks alone: no event is synthesized but the late chains.
+  ItraceDecodeOptions o = opts;
+  const intelpt::ItraceOptions& asked = opts.itrace;
+  o.itrace = {};
+  o.itrace.set = true;
+  o.itrace.add_callchain = true;
+  o.itrace.callchain_sz = asked.callchain_sz;
+  o.itrace.timeless = asked.timeless;
+  o.late_chains = true;
+  o.progress = nullptr;
+  std::vector<std::pair<std::size_t, std::size_t>> by_ordinal;
+  LateChains out;
+  {
+    PK_ASSIGN(auto reader, perfdata::Reader::open(path));
+    PK_TRY(decode_itrace(*reader, o, [&](const ItraceSample& is) -> Status {
+      const intelpt::SynthSample& s = *is.sample;
+      if (s.kind != intelpt::SampleKind::kChain) return ok();
+      if (s.payload >= by_ordinal.size()) by_ordinal.resize(s.payload + 1, {0, ~std::size_t{0}});
+      by_ordinal[s.payload] = {out.words_.size(), s.callchain_nr};
+      out.words_.insert(out.words_.end(), s.callchain, s.callchain + s.callchain_nr);
+      return ok();
+    }));
+  }
+  // The ordinals count the samples without chains in file order.
+  PK_ASSIGN(auto reader, perfdata::Reader::open(path));
+  perfdata::ReadRecord rec;
+  record::Sample smp;
+  std::size_t ordinal = 0;
+  for (;;) {
+    PK_ASSIGN(bool got, reader->next(rec));
+    if (!got) break;
+    if (rec.view.type != abi::kRecordSample) continue;
+    const int idx = reader->events().attr_index(rec.view);
+    if (idx < 0) continue;
+    const auto& ev = reader->events()[static_cast<std::size_t>(idx)];
+    if (ev.attr.sample_type & abi::kSampleCallchain) continue;
+    const std::size_t n = ordinal++;
+    if (n >= by_ordinal.size() || by_ordinal[n].second == ~std::size_t{0}) continue;
+    if (!record::decode_sample(rec.view, ev.layout, smp)) continue;
+    out.at_[{smp.time, smp.ip, smp.tid}] = by_ordinal[n];
+  }
+  return out;
+}
+
+std::span<const std::uint64_t> LateChains::of(const record::Sample& s) {
+  auto it = at_.find({s.time, s.ip, s.tid});
+  if (it != at_.end()) return {words_.data() + it->second.first, it->second.second};
+  fallback_[0] = s.ip >= (1ULL << 63) ? abi::kContextKernel : abi::kContextUser;
+  fallback_[1] = s.ip;
+  return {fallback_, 2};
+}
+
 }  // namespace perfkit::analysis

@@ -12,8 +12,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/error.h"
@@ -65,6 +68,29 @@ struct ItraceStats {
 };
 
 using ItraceVisitor = std::function<Status(const ItraceSample&)>;
+
+// perf's add_callchain (itrace G) for a reader of the recording: the chain
+// the thread stacks give each recorded sample without one, as of its time
+// (perf's thread_stack__sample_late), found by the sample's time, tid and ip.
+class LateChains {
+ public:
+  // Decodes the trace of the file at `path` once, for its stacks alone.
+  static Expected<LateChains> decode(const std::string& path, const ItraceDecodeOptions& opts);
+  // The sample's chain; perf's [context, ip] for one the trace gave none.
+  std::span<const std::uint64_t> of(const record::Sample& s);
+
+ private:
+  struct Key {
+    std::uint64_t time, ip;
+    std::uint32_t tid;
+    bool operator<(const Key& o) const {
+      return std::tie(time, ip, tid) < std::tie(o.time, o.ip, o.tid);
+    }
+  };
+  std::map<Key, std::pair<std::size_t, std::size_t>> at_;  // (first word, count)
+  std::vector<std::uint64_t> words_;
+  std::uint64_t fallback_[2] = {};
+};
 
 // The last branches of `s` (itrace l) as a sample's branch stack in perf's
 // layout, most recent first: from, to, and flags with in_tx and abort (no

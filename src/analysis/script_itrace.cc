@@ -234,8 +234,9 @@ Status ItraceScript::prepare(const EventAttr& pt, bool per_cpu, bool timeless) {
                                            p_.use_callchain_);
     }
   }
-  // perf turns call chains on for g, even with -G.
-  if (it_.itrace.callchain) p_.use_callchain_ = true;
+  // perf turns call chains on for g, even with -G, and for G (the recorded
+  // events then have them).
+  if (it_.itrace.callchain || it_.itrace.add_callchain) p_.use_callchain_ = true;
   return st;
 }
 
@@ -589,10 +590,14 @@ Status run_script_itrace(Session& session, ScriptOptions opts, const ScriptItrac
         "decoding Intel PT from a pipe is not supported: write the recording to a "
         "file (or use --no-itrace)");
   PK_ASSIGN(const intelpt::PtConfig cfg, read_pt_config(path));
+  // perf's scripting_max_stack grows to the itrace chain size.
+  if (it.itrace.callchain || it.itrace.add_callchain)
+    opts.max_stack = std::max(opts.max_stack, static_cast<int>(it.itrace.callchain_sz));
   WarnFn warn = opts.warn;
   const int max_stack = opts.max_stack;
   ScriptPrinter printer(session, std::move(opts), out);
   ItraceScript script(printer, session, it);
+  LateChains late;
   auto start = [&](bool& timeless) -> Expected<std::unique_ptr<ItraceStream>> {
     const auto& events = session.reader().events();
     EventAttr pt = events.empty() ? EventAttr{} : events[0].attr;
@@ -612,6 +617,14 @@ Status run_script_itrace(Session& session, ScriptOptions opts, const ScriptItrac
     dopts.jobs = it.jobs;
     dopts.warn = warn;
     dopts.progress = it.progress;
+    if (dopts.itrace.add_callchain) {
+      // perf's add_callchain: the recorded samples without chains get the
+      // thread stack's as of their time, from a decode of the stacks alone.
+      ItraceDecodeOptions copts = dopts;
+      copts.warn = nullptr;  // the main decode warns
+      PK_ASSIGN(late, LateChains::decode(path, copts));
+      session.set_late_chains([&late](const record::Sample& s) { return late.of(s); });
+    }
     return ItraceStream::start(path, std::move(dopts));
   };
   Interleave inter(printer, script, cfg, session.reader().events(), start);

@@ -588,7 +588,7 @@ Status ScriptPrinter::print_sample(const ResolvedSample& s, std::uint64_t period
 
   const OutputConfig& o = opts_.fields.of(attr.type);
   if (!o.fields) return ok();
-  const bool has_chain = (attr.sample_type & kSampleCallchain) != 0;
+  const bool has_chain = (st & kSampleCallchain) != 0;  // itrace G adds chains
   const bool chain = use_callchain_ && (st & kSampleCallchain);
 
   StartFields f;

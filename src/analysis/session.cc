@@ -205,6 +205,12 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   }
   const auto& desc = reader_->events()[static_cast<std::size_t>(idx)];
   PK_TRY(record::decode_sample(r, desc.layout, sample_));
+  if (late_chain_ && !(sample_.sample_type & kSampleCallchain)) {
+    const std::span<const std::uint64_t> chain = late_chain_(sample_);
+    sample_.callchain =
+        record::U64Array(reinterpret_cast<const std::uint8_t*>(chain.data()), chain.size(), false);
+    sample_.sample_type |= kSampleCallchain;
+  }
   ResolvedSample rs;
   rs.event = static_cast<std::size_t>(idx);
   rs.sample = &sample_;

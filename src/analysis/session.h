@@ -138,6 +138,10 @@ class Session {
   // Delivers records in file order (true) or perf's time order (false) from
   // now on.
   void set_unordered(bool unordered) { opts_.unordered = unordered; }
+  // Gives samples recorded without a call chain the one `chain` returns (in
+  // PERF_SAMPLE_CALLCHAIN's format), as perf's Intel PT add_callchain does.
+  using LateChainFn = std::function<std::span<const std::uint64_t>(const record::Sample&)>;
+  void set_late_chains(LateChainFn chain) { late_chain_ = std::move(chain); }
   // Unwinds user stacks from now on (perf script and report with dwarf callchains).
   void set_unwinder(std::shared_ptr<UserStackUnwinder> u) { opts_.unwinder = std::move(u); }
   // The event's name: EVENT_DESC / EVENT_UPDATE name, else perf's default.
@@ -162,6 +166,7 @@ class Session {
   SessionStats stats_;
   record::Sample sample_;
   std::vector<Frame> frames_;
+  LateChainFn late_chain_;
   std::vector<Frame> unwound_;
 };
 

@@ -118,9 +118,11 @@ TEST(ItraceOptionsTest, OptionsAddUp) {
   ItraceOptions o;
   ASSERT_TRUE(parse_itrace("i0ns", true, o));
   ASSERT_TRUE(parse_itrace("e", true, o));
-  // A later --itrace without i keeps the earlier period (perf's fixed behavior).
+  // A later string without a period sets the default one while instructions
+  // are on: perf 6.1 decodes `--insn-trace --itrace=b` with i100us.
   EXPECT_TRUE(o.instructions && o.errors);
-  EXPECT_EQ(o.period, 0u);
+  EXPECT_EQ(o.period, 100000u);
+  EXPECT_EQ(o.period_type, PeriodType::kNanosecs);
 }
 
 TEST(ItraceOptionsTest, FormatRoundTrips) {

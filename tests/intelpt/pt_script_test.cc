@@ -284,6 +284,18 @@ TEST_F(PtScriptTest, LastBranchStacks) {
       compare(rec, opts);
 }
 
+// itrace G: the recorded cpu-clock samples get the thread stack's chain as of
+// their time (perf's add_callchain), per thread and per cpu; --max-stack
+// grows to the itrace chain size, as perf's scripting_max_stack.
+TEST_F(PtScriptTest, ChainsAddedToRecordedSamples) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* rec : {"sampled", "sampled-cpu"})
+    for (const char* opts : {"--itrace=G", "--itrace=ceG", "--itrace=i1000igG", "--itrace=G4",
+                             "--itrace=i1000iG -F+callindent", "--itrace=Ge --max-stack 2",
+                             "--itrace=i1000ig4 --max-stack 2"})
+      compare(rec, opts);
+}
+
 // -F, --itrace and the trace presets apply in their order, as perf's option
 // callbacks do: a later itrace string without a period resets it.
 TEST_F(PtScriptTest, OptionsApplyInOrder) {

@@ -339,6 +339,7 @@ Status ItraceScript::on_sample_general(const ItraceSample& is) {
         if (fast_event(rs.event)) keep_location_text(o, rs.event);
       }
     }
+    sample_.branch_stack = {};
     if (s.branch_nr) {
       const int kind = o.has(F::kBrstack)      ? 0
                        : o.has(F::kBrstacksym) ? 1
@@ -630,6 +631,7 @@ Status run_script_itrace(Session& session, ScriptOptions opts, const ScriptItrac
   Interleave inter(printer, script, cfg, session.reader().events(), start);
   Status st = session.run(inter);
   if (st) st = inter.finish();
+  session.set_late_chains(nullptr);  // `late` goes with this frame
   printer.resolve_pending();
   PK_TRY(std::move(st));
   PK_TRY(out.flush());

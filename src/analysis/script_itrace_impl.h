@@ -124,6 +124,7 @@ class ItraceScript {
                         std::uint64_t period, std::size_t event);
   bool fast_event(std::size_t event);
   bool print_fast_line(const ItraceSample& is, std::size_t event);
+  void restart_fast_line(const intelpt::SynthSample& s, std::size_t event);
   Status on_sample_general(const ItraceSample& is);
   void arm_fast_line(const ItraceSample& is, std::size_t event);
   void keep_location_text(const OutputConfig& o, std::size_t event);
@@ -179,7 +180,20 @@ class ItraceScript {
     bool ip = false, offset = false;
     std::uint64_t offset_base = 0;  // the symbol's start as an address
     PaddedText before, after;
-  } location_text_;
+  };
+  // The location texts of the last few spans, for print_fast_line() to
+  // take up again when the flow comes back to one (a loop calling a few
+  // functions); text_ is the one kept last.
+  struct KeptSpan {
+    std::uint64_t lo = 0, hi = 0, generation = ~0ULL;
+    const void* space = nullptr;
+    std::uint8_t cpumode = 0;
+    LocationText text;
+  };
+  std::array<KeptSpan, 8> kept_{};
+  std::size_t kept_next_ = 0;
+  KeptSpan* text_ = &kept_[0];
+  bool take_kept_span(std::uint64_t ip, std::size_t event);
   // What a sample must share with the one before for print_fast_line():
   // set by arm_fast_line() once the kept thread, span, location text and
   // line start all hold for that sample.
@@ -190,7 +204,12 @@ class ItraceScript {
     std::size_t event = 0;
     std::uint64_t lo = 0, size = 0;  // the symbol span
     std::uint64_t generation = 0;
-    std::size_t most = 0;  // bytes a line may take, slack included
+    std::size_t most = 0;                // bytes a line may take, slack included
+    const LocationText* text = nullptr;  // of the span
+    // To render a new line start when only the time or period changes.
+    const OutputConfig* config = nullptr;
+    const machine::Thread* thread = nullptr;
+    bool has_time = false;
   } fast_line_;
   // Per event: -1 not known yet, 0 the general path, 1 fields that
   // print_fast_line() writes itself.

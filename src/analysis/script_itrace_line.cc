@@ -92,34 +92,90 @@ bool ItraceScript::fast_event(std::size_t event) {
 // print_fast_line() to repeat.
 void ItraceScript::keep_location_text(const OutputConfig& o, std::size_t event) {
   const LastSpan& sp = last_span_;
-  LocationText& t = location_text_;
+  if (sp.lo >= sp.hi) {
+    text_->text.serial = 0;
+    return;
+  }
+  // The span's text goes to the next slot (the others stay kept).
+  text_ = &kept_[kept_next_++ % kept_.size()];
+  text_->lo = sp.lo;
+  text_->hi = sp.hi;
+  text_->generation = sp.generation;
+  text_->space = sp.space;
+  text_->cpumode = sp.cpumode;
+  LocationText& t = text_->text;
   t.serial = 0;
-  if (sp.lo >= sp.hi) return;
   const machine::Location& loc = sp.loc;
   const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
   t.event = event;
   t.ip = o.has(F::kIp);
   t.offset = o.has(F::kSym) && o.has(F::kSymoff);
   t.offset_base = loc.map->unmap_ip(sym.start);
-  std::string text;
+  // Built in the printer's buffer past its end, then taken back out: no
+  // allocation per span.
+  auto& b = p_.b_;
+  const std::size_t at = b.size();
   if (o.has(F::kSym)) {
-    text += ' ';
-    text += p_.symbol_name(loc);
-    if (t.offset) text += "+0x";
+    b.push_back(' ');
+    const std::string_view name = p_.symbol_name(loc);
+    b.append(name.data(), name.data() + name.size());
+    if (t.offset) b.append(std::string_view("+0x"));
   }
-  t.before.assign(text);
-  text.clear();
+  t.before.assign({b.data() + at, b.size() - at});
+  b.resize(at);
   if (o.has(F::kDso)) {
-    auto& b = p_.b_;
-    const std::size_t at = b.size();
+    b.append(std::string_view(" ("));
     p_.print_dso_name(loc.dso);
-    text = " (";
-    text.append(b.data() + at, b.size() - at);
-    text += ')';
-    b.resize(at);
+    b.push_back(')');
   }
-  t.after.assign(text);
+  t.after.assign({b.data() + at, b.size() - at});
+  b.resize(at);
   t.serial = sp.serial;
+}
+
+// The flow left the fast line's span: one of the kept spans of the same
+// address space, mode and event may hold the ip.
+bool ItraceScript::take_kept_span(std::uint64_t ip, std::size_t event) {
+  FastLine& f = fast_line_;
+  const std::uint8_t cpumode = ip >= kKernelStart ? kMiscKernel : kMiscUser;
+  if (cpumode != last_start_.misc) return false;
+  const void* space = cpumode == kMiscUser ? static_cast<const void*>(f.thread->maps.get())
+                                           : static_cast<const void*>(&session_.machine());
+  for (const KeptSpan& k : kept_) {
+    if (ip - k.lo >= k.hi - k.lo || k.generation != f.generation || k.space != space ||
+        k.cpumode != cpumode || k.text.serial == 0 || k.text.event != event)
+      continue;
+    f.lo = k.lo;
+    f.size = k.hi - k.lo;
+    f.text = &k.text;
+    f.most = last_start_.text.size() + k.text.before.size() + k.text.after.size() +
+             3 * PaddedText::kSlack + 2 * 16 + 2;
+    return true;
+  }
+  return false;
+}
+
+// Only the time or period changed: the line start is rendered again (as
+// the general path would, kept in last_start_) and the rest stays.
+void ItraceScript::restart_fast_line(const intelpt::SynthSample& s, std::size_t event) {
+  FastLine& f = fast_line_;
+  const LastStart& ls = last_start_;
+  StartFields sf;
+  sf.pid = ls.pid;
+  sf.tid = ls.tid;
+  sf.cpu = ls.cpu;
+  sf.time = f.has_time ? s.time : ~0ULL;
+  sf.misc = ls.misc;
+  sf.record_type = kRecordSample;
+  sf.comm = ls.comm;
+  auto& b = p_.b_;
+  const std::size_t at = b.size();
+  print_line_start(*f.config, sf, *f.thread, s.period, event);
+  b.resize(at);  // the start is written from last_start_ with the rest
+  f.time = s.time;
+  f.period = s.period;
+  f.most = ls.text.size() + f.text->before.size() + f.text->after.size() + 3 * PaddedText::kSlack +
+           2 * 16 + 2;
 }
 
 // After a line of the general path: when the kept thread, symbol span,
@@ -136,7 +192,7 @@ void ItraceScript::arm_fast_line(const ItraceSample& is, std::size_t event) {
   if (s.ip - sp.lo >= sp.hi - sp.lo || sp.generation != generation || sp.cpumode != cpumode ||
       (cpumode == kMiscUser && sp.space != lt.thread->maps.get()))
     return;
-  const LocationText& lt_text = location_text_;
+  const LocationText& lt_text = text_->text;
   if (lt_text.serial != sp.serial || lt_text.event != event) return;
   const LastStart& ls = last_start_;
   const std::uint64_t st = session_.reader().events()[event].attr.sample_type;
@@ -157,6 +213,10 @@ void ItraceScript::arm_fast_line(const ItraceSample& is, std::size_t event) {
   f.lo = sp.lo;
   f.size = sp.hi - sp.lo;
   f.generation = generation;
+  f.text = &lt_text;
+  f.config = &p_.opts_.fields.of(session_.reader().events()[event].attr.type);
+  f.thread = lt.thread;
+  f.has_time = (st & kSampleTime) != 0;
   f.most = ls.text.size() + lt_text.before.size() + lt_text.after.size() + 3 * PaddedText::kSlack +
            2 * 16 + 2;
 }
@@ -177,16 +237,18 @@ Status ItraceScript::on_sample(const ItraceSample& is) {
 // the kept text; false (nothing written) when anything differs.
 bool ItraceScript::print_fast_line(const ItraceSample& is, std::size_t event) {
   const intelpt::SynthSample& s = *is.sample;
-  const FastLine& f = fast_line_;
-  if (s.ip - f.lo >= f.size || s.time != f.time || is.pid != f.pid || is.tid != f.tid ||
-      event != f.event || s.period != f.period || is.cpu != f.cpu ||
+  FastLine& f = fast_line_;
+  if (is.pid != f.pid || is.tid != f.tid || event != f.event || is.cpu != f.cpu ||
       session_.machine().generation() != f.generation)
     return false;
+  if (s.ip - f.lo >= f.size && !take_kept_span(s.ip, event)) return false;
   auto& b = p_.b_;
+  if (s.time != f.time || s.period != f.period) [[unlikely]]
+    restart_fast_line(s, event);
   const std::size_t at = b.size();
   if (at + f.most > b.capacity()) [[unlikely]]
     b.reserve(at + f.most);
-  const LocationText& lt_text = location_text_;
+  const LocationText& lt_text = *f.text;
   char* p = b.data() + at;
   p = last_start_.text.put(p);
   *p++ = ' ';

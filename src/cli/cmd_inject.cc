@@ -17,11 +17,12 @@ int cmd_inject(int argc, char** argv) {
   app.add_option("-i,--input", input, "Input file name ('-' for stdin)")->capture_default_str();
   app.add_option("-o,--output", output, "Output file name ('-' for stdout)")->capture_default_str();
   app.add_flag("-b,--build-ids", opts.build_ids, "Inject build-ids into the output stream");
-  std::string itrace;
+  std::vector<std::string> itrace;  // each --itrace given, parsed on top of the ones before
   auto* itrace_opt = app.add_option("--itrace", itrace,
                                     "Decode the Intel PT trace into synthesized samples (perf's "
                                     "--itrace grammar: i b c r x w p e g l s A Z)")
-                         ->expected(0, 1);
+                         ->expected(0, 1)
+                         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   bool strip = false;
   app.add_flag("--strip", strip, "Use with --itrace to strip out non-synthesized events");
   int code = 0;
@@ -42,8 +43,10 @@ int cmd_inject(int argc, char** argv) {
     analysis::InjectItraceOptions io;
     io.strip = strip;
     io.itrace = {};
-    auto ps = intelpt::parse_itrace(itrace, false, io.itrace);
-    if (!ps) return fail("inject", ps.error());
+    for (const auto& one : itrace) {
+      auto ps = intelpt::parse_itrace(one, false, io.itrace);
+      if (!ps) return fail("inject", ps.error());
+    }
     ProgressBar bar("Processing Intel PT trace...");
     const bool show = stderr_progress_wanted(false, false);
     io.warn = [&bar](const std::string& m) {

@@ -161,12 +161,13 @@ int cmd_report(int argc, char** argv) {
   app.add_flag("-f,--force", force, "Do not complain, do it");
   app.add_flag("-q,--quiet", quiet_progress, "No progress bar or warnings");
   app.add_flag("-v,--verbose", verbose, "More messages");
-  std::string itrace;
+  std::vector<std::string> itrace;  // each --itrace given, parsed on top of the ones before
   bool no_itrace = false;
   auto* itrace_opt = app.add_option("--itrace", itrace,
                                     "Intel PT: what to synthesize (perf's --itrace grammar; "
                                     "default i100usgxwpe)")
-                         ->expected(0, 1);
+                         ->expected(0, 1)
+                         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("--no-itrace", no_itrace, "Do not decode instruction trace data");
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
@@ -193,8 +194,10 @@ int cmd_report(int argc, char** argv) {
     intelpt::ItraceOptions it = analysis::report_itrace_defaults();
     if (itrace_opt->count() > 0) {
       it = {};
-      auto ps = intelpt::parse_itrace(itrace, false, it);
-      if (!ps) return fail("report", ps.error());
+      for (const auto& one : itrace) {
+        auto ps = intelpt::parse_itrace(one, false, it);
+        if (!ps) return fail("report", ps.error());
+      }
     }
     // perf counts the samples as having call chains when its itrace options
     // ask for them, or are its defaults for a recorded (not piped) trace.

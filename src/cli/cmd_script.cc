@@ -121,13 +121,14 @@ int cmd_script(int argc, char** argv) {
   app.add_flag("-f,--force", force, "Don't complain, do it");
   app.add_flag("-v,--verbose", verbose, "Be more verbose");
   // Intel PT (perf-intel-pt(1)): what to synthesize from the trace.
-  std::string itrace;
+  std::vector<std::string> itrace;  // each --itrace given, parsed on top of the ones before
   bool no_itrace = false, insn_trace = false, call_trace = false, call_ret_trace = false,
        xed = false;
   auto* itrace_opt = app.add_option("--itrace", itrace,
                                     "Instruction Tracing options (perf's grammar; default "
                                     "cepwx): i[period] b c r x w p e[flags] g[len] l[len] s[n] A Z")
-                         ->expected(0, 1);
+                         ->expected(0, 1)
+                         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("--no-itrace", no_itrace, "Do not decode instruction trace data");
   app.add_flag("--insn-trace", insn_trace, "Decode instructions from itrace (i0nse, -F+insn)");
   app.add_flag("--xed", xed, "With --insn-trace: disassemble (Zydis, AT&T syntax as xed -A)");
@@ -153,14 +154,14 @@ int cmd_script(int argc, char** argv) {
     auto* fields_opt = app.get_option("--fields");
     itopts.itrace = {};
     bool itrace_given = false;
-    std::size_t next_field = 0;
+    std::size_t next_field = 0, next_itrace = 0;
     for (const CLI::Option* op : app.parse_order()) {
       std::string preset, preset_fields;
       if (op == fields_opt && next_field < fields.size()) {
         auto st = opts.fields.parse(fields[next_field++], opts.warn);
         if (!st) return fail("script", st.error());
-      } else if (op == itrace_opt) {
-        auto st = intelpt::parse_itrace(itrace, true, itopts.itrace);
+      } else if (op == itrace_opt && next_itrace < itrace.size()) {
+        auto st = intelpt::parse_itrace(itrace[next_itrace++], true, itopts.itrace);
         if (!st) return fail("script", st.error());
         itrace_given = true;
       } else if (op == insn_opt) {

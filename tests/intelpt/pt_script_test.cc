@@ -296,13 +296,17 @@ TEST_F(PtScriptTest, ChainsAddedToRecordedSamples) {
       compare(rec, opts);
 }
 
-// -F, --itrace and the trace presets apply in their order, as perf's option
-// callbacks do: a later itrace string without a period resets it.
+// -F, --itrace (any number of them) and the trace presets apply in their
+// order, as perf's option callbacks do: a later itrace string without a
+// period resets it.
 TEST_F(PtScriptTest, OptionsApplyInOrder) {
   PK_SKIP_WITHOUT_PERF();
   for (const char* opts : {"-F ip,sym --insn-trace", "--itrace=il2 -F ip,brstack --insn-trace",
                            "--insn-trace --itrace=b", "--itrace=b --insn-trace",
-                           "-F ip,sym --call-trace", "--call-trace --itrace=i1000i"})
+                           "-F ip,sym --call-trace", "--call-trace --itrace=i1000i",
+                           // several --itrace, each parsed on top of the ones before
+                           "--itrace=i1000i --itrace=b -F+flags", "--itrace --itrace=i1000i",
+                           "--itrace=b --insn-trace --itrace=e"})
     compare("ptflow-static", opts);
 }
 

@@ -133,6 +133,13 @@ void ItraceScript::keep_location_text(const OutputConfig& o, std::size_t event) 
   t.serial = sp.serial;
 }
 
+// The bytes a fast line with `text` may take, slack included: the start,
+// the ip and offset digits, the texts, a space and the newline.
+std::size_t ItraceScript::line_bound(const LocationText& text) const {
+  return last_start_.text.size() + text.before.size() + text.after.size() + 3 * PaddedText::kSlack +
+         2 * 16 + 2;
+}
+
 // The flow left the fast line's span: one of the kept spans of the same
 // address space, mode and event may hold the ip.
 bool ItraceScript::take_kept_span(std::uint64_t ip, std::size_t event) {
@@ -148,8 +155,7 @@ bool ItraceScript::take_kept_span(std::uint64_t ip, std::size_t event) {
     f.lo = k.lo;
     f.size = k.hi - k.lo;
     f.text = &k.text;
-    f.most = last_start_.text.size() + k.text.before.size() + k.text.after.size() +
-             3 * PaddedText::kSlack + 2 * 16 + 2;
+    f.most = line_bound(k.text);
     return true;
   }
   return false;
@@ -174,8 +180,7 @@ void ItraceScript::restart_fast_line(const intelpt::SynthSample& s, std::size_t 
   b.resize(at);  // the start is written from last_start_ with the rest
   f.time = s.time;
   f.period = s.period;
-  f.most = ls.text.size() + f.text->before.size() + f.text->after.size() + 3 * PaddedText::kSlack +
-           2 * 16 + 2;
+  f.most = line_bound(*f.text);
 }
 
 // After a line of the general path: when the kept thread, symbol span,
@@ -217,8 +222,7 @@ void ItraceScript::arm_fast_line(const ItraceSample& is, std::size_t event) {
   f.config = &p_.opts_.fields.of(session_.reader().events()[event].attr.type);
   f.thread = lt.thread;
   f.has_time = (st & kSampleTime) != 0;
-  f.most = ls.text.size() + lt_text.before.size() + lt_text.after.size() + 3 * PaddedText::kSlack +
-           2 * 16 + 2;
+  f.most = line_bound(lt_text);
 }
 
 Status ItraceScript::on_sample(const ItraceSample& is) {

@@ -20,19 +20,19 @@
 #include <string>
 #include <vector>
 
-#include "analysis/itrace.h"
-#include "analysis/pt_synth.h"
 #include "base/mapped_file.h"
 #include "base/output.h"
 #include "intelpt/flow_decoder.h"
+#include "itrace/itrace.h"
+#include "pt_synth/pt_synth.h"
 
 using namespace perfkit;
 
 namespace {
 
 int gen(const std::string& dir, std::vector<std::string> argv, std::uint64_t target) {
-  analysis::PtSynthOptions o;
-  auto r = analysis::pt_synth_run(argv, o);
+  pt_synth::PtSynthOptions o;
+  auto r = pt_synth::pt_synth_run(argv, o);
   if (!r) {
     fmt::print(stderr, "pt_bench: {}\n", r.error().message());
     return 1;
@@ -47,16 +47,16 @@ int gen(const std::string& dir, std::vector<std::string> argv, std::uint64_t tar
     exec.interrupted.insert(exec.interrupted.end(), interrupted.begin(), interrupted.end());
   }
   r->encoded = intelpt::encode_trace(exec, o.encode);
-  analysis::pt_synth_configure(*r, o);
-  if (auto st = analysis::pt_synth_write(dir + "/pt.data", *r, o); !st) {
+  pt_synth::pt_synth_configure(*r, o);
+  if (auto st = pt_synth::pt_synth_write(dir + "/pt.data", *r, o); !st) {
     fmt::print(stderr, "pt_bench: {}\n", st.error().message());
     return 1;
   }
-  analysis::PtSynthOptions two = o;
+  pt_synth::PtSynthOptions two = o;
   two.per_cpu = true;
   two.cpus = 2;
-  analysis::pt_synth_configure(*r, two);
-  if (auto st = analysis::pt_synth_write(dir + "/pt2.data", *r, two); !st) return 1;
+  pt_synth::pt_synth_configure(*r, two);
+  if (auto st = pt_synth::pt_synth_write(dir + "/pt2.data", *r, two); !st) return 1;
   auto raw = FdWriter::create(dir + "/trace.bin");
   if (!raw) return 1;
   raw->write(Bytes(r->encoded.bytes));
@@ -102,7 +102,7 @@ int decode(const std::string& file, bool serial, bool print, const std::string& 
     fmt::print(stderr, "pt_bench: {}\n", reader.error().message());
     return 1;
   }
-  analysis::ItraceDecodeOptions o;
+  itrace::ItraceDecodeOptions o;
   o.itrace = {};
   if (auto st = intelpt::parse_itrace(itrace, true, o.itrace); !st) {
     fmt::print(stderr, "pt_bench: {}\n", st.error().message());
@@ -123,7 +123,7 @@ int decode(const std::string& file, bool serial, bool print, const std::string& 
   };
   std::uint64_t sum = 0;
   auto t0 = std::chrono::steady_clock::now();
-  auto st = analysis::decode_itrace(**reader, o, [&](const analysis::ItraceSample& s) {
+  auto st = itrace::decode_itrace(**reader, o, [&](const itrace::ItraceSample& s) {
     if (print) {
       // " %16lx\n", as perf script -F ip prints it.
       if (used + 18 > text.size()) drain();

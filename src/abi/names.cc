@@ -109,4 +109,10 @@ std::string_view read_format_bit_name(unsigned bit) {
 std::string sample_type_string(std::uint64_t v) { return join_bits(v, kSampleBits); }
 std::string read_format_string(std::uint64_t v) { return join_bits(v, kReadBits); }
 
+std::string_view perf_record_name(std::uint32_t type) {
+  auto name = record_type_name(type);
+  if (!name.empty()) return name;
+  return type < kRecordHeaderMax ? "UNKNOWN" : "INVALID";
+}
+
 }  // namespace perfkit::abi

@@ -11,6 +11,10 @@ namespace perfkit::abi {
 // empty for an unknown type.
 std::string_view record_type_name(std::uint32_t type);
 
+// perf_event__name(): record_type_name(), else "UNKNOWN" for a type inside
+// perf's table and "INVALID" past it.
+std::string_view perf_record_name(std::uint32_t type);
+
 // "TRACING_DATA", "BUILD_ID" ... as perf's header lists them; empty if unknown.
 std::string_view feature_name(std::uint32_t feature);
 

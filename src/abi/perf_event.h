@@ -149,6 +149,9 @@ enum AttrType : std::uint32_t {
   kTypeRaw = 4,
   kTypeBreakpoint = 5,
 };
+// PERF_TYPE_SYNTH: perf's own type for the events it synthesizes from a trace
+// (Intel PT's ptwrite, power events, psb); never given to the kernel.
+inline constexpr std::uint32_t kAttrTypeSynth = 0x80000000u;
 
 // perf_event_attr sizes by version.
 inline constexpr std::uint32_t kAttrSizeVer0 = 64;

@@ -4,8 +4,8 @@
 
 #include "abi/event_names.h"
 #include "abi/perf_event.h"
+#include "base/text.h"
 #include "capture/perf_event.h"
-#include "capture/text_util.h"
 
 namespace perfkit::capture {
 

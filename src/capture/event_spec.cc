@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "base/text.h"
 #include "capture/event_terms.h"
-#include "capture/text_util.h"
 
 namespace perfkit::capture {
 

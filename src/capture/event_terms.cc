@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "capture/text_util.h"
+#include "base/text.h"
 
 namespace perfkit::capture {
 

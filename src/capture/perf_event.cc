@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "base/mapped_file.h"
-#include "capture/text_util.h"
+#include "base/text.h"
 
 namespace perfkit::capture {
 

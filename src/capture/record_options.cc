@@ -7,7 +7,7 @@
 
 #include "abi/perf_event.h"
 #include "base/bytes.h"
-#include "capture/text_util.h"
+#include "base/text.h"
 
 namespace perfkit::capture {
 

@@ -11,8 +11,8 @@
 #include "abi/event_names.h"
 #include "abi/perf_event.h"
 #include "base/mapped_file.h"
+#include "base/text.h"
 #include "capture/system_info.h"
-#include "capture/text_util.h"
 
 namespace perfkit::capture {
 

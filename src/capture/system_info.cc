@@ -13,7 +13,7 @@
 #include <cpuid.h>
 #endif
 
-#include "capture/text_util.h"
+#include "base/text.h"
 
 namespace perfkit::capture {
 

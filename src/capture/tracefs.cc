@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "base/mapped_file.h"
-#include "capture/text_util.h"
+#include "base/text.h"
 
 namespace perfkit::capture {
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "analysis/buildid_cache.h"
+#include "buildid/archive.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 
@@ -20,15 +20,15 @@ int cmd_archive(int argc, char** argv) {
   app.add_option("file", input, "The recording")->capture_default_str();
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
-  analysis::SessionOptions so;
+  session::SessionOptions so;
   so.symbols = symbol::symbolizer_options_from_env();
   so.warn = [](const std::string&) {};
   if (so.symbols.buildid_dir.empty())
     return fail("archive", make_error("no build-id cache directory"));
-  auto session = analysis::Session::open(input, so);
+  auto session = session::Session::open(input, so);
   if (!session) return fail("archive", session.error());
-  analysis::BuildIdCache cache(so.symbols.buildid_dir);
-  auto manifest = cache.archive_manifest(**session);
+  symbol::BuildIdCache cache(so.symbols.buildid_dir);
+  auto manifest = buildid::archive_manifest(cache, **session);
   if (!manifest) return fail("archive", manifest.error());
   if (manifest->empty()) {
     fmt::print("perf archive: no build-ids found\n");

@@ -1,8 +1,8 @@
 // perfkit buildid-cache: add, remove, purge and list the binaries of the
 // build-id cache ($PERF_BUILDID_DIR or ~/.debug), as 'perf buildid-cache'.
-#include "analysis/buildid_cache.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "symbol/buildid_cache.h"
 #include "symbol/symbolizer.h"
 
 namespace perfkit::cli {
@@ -24,7 +24,7 @@ int cmd_buildid_cache(int argc, char** argv) {
   if (env.buildid_dir.empty())
     return fail("buildid-cache",
                 make_error("no build-id cache directory (set HOME or PERF_BUILDID_DIR)"));
-  analysis::BuildIdCache cache(env.buildid_dir);
+  symbol::BuildIdCache cache(env.buildid_dir);
   int rc = 0;
   for (const auto& f : add)
     if (auto st = cache.add(f); !st) rc = fail("buildid-cache", st.error());

@@ -1,6 +1,6 @@
 // perfkit buildid-list: the build-ids in a perf.data file (or of an ELF
 // file, or of the running kernel with -k), as 'perf buildid-list' prints them.
-#include "analysis/buildid.h"
+#include "buildid/build_id_list.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "elf/build_id.h"
@@ -28,13 +28,13 @@ int cmd_buildid_list(int argc, char** argv) {
     fmt::print("{}\n", id->hex());
     return 0;
   }
-  analysis::SessionOptions so;
+  session::SessionOptions so;
   so.symbols = symbol::symbolizer_options_from_env();
   so.warn = [](const std::string&) {};
-  auto session = analysis::Session::open(input, so);
+  auto session = session::Session::open(input, so);
   if (!session) return fail("buildid-list", session.error());
   FdWriter out = FdWriter::stdout_writer();
-  auto st = analysis::list_build_ids(**session, with_hits, out);
+  auto st = buildid::list_build_ids(**session, with_hits, out);
   auto fl = out.flush();
   if (!st) return fail("buildid-list", st.error());
   if (!fl) return fail("buildid-list", fl.error());

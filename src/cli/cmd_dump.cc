@@ -1,8 +1,8 @@
 // perfkit dump: header features and every record of a perf.data file.
-#include "analysis/dump.h"
-#include "analysis/itrace_dump.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "dump/dump.h"
+#include "dump/itrace_dump.h"
 #include "perfdata/reader.h"
 
 namespace perfkit::cli {
@@ -13,7 +13,7 @@ int cmd_dump(int argc, char** argv) {
       "(like 'perf report --header-only' followed by 'perf report -D').",
       "dump");
   std::string input = "perf.data";
-  analysis::DumpOptions opts;
+  dump::DumpOptions opts;
   bool file_order = false;
   bool no_header = false;
   app.add_option("-i,--input", input, "Input file name ('-' for stdin)")->capture_default_str();
@@ -24,14 +24,14 @@ int cmd_dump(int argc, char** argv) {
   if (!parse_options(app, argc, argv, code)) return code;
   opts.ordered = !file_order;
   opts.header = !no_header;
-  opts.records.auxtrace_dump = analysis::intel_pt_auxtrace_dumper();
+  opts.records.auxtrace_dump = dump::intel_pt_auxtrace_dumper();
 
   perfdata::ReaderOptions ro;
   ro.warn = [](const std::string& m) { fmt::print(stderr, "Warning: {}\n", m); };
   auto reader = perfdata::Reader::open(input, ro);
   if (!reader) return fail("dump", reader.error());
   FdWriter out = FdWriter::stdout_writer();
-  auto st = analysis::run_dump(**reader, opts, out);
+  auto st = dump::run_dump(**reader, opts, out);
   if (!st) return fail("dump", st.error().with_context((*reader)->name()));
   return 0;
 }

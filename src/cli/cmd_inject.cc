@@ -1,10 +1,10 @@
 // perfkit inject: read a perf.data file or stream and write it back.
-#include "analysis/inject.h"
-#include "analysis/inject_itrace.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "cli/stdin_peek.h"
+#include "inject/inject.h"
+#include "inject/inject_itrace.h"
 
 namespace perfkit::cli {
 
@@ -13,7 +13,7 @@ int cmd_inject(int argc, char** argv) {
                "inject");
   std::string input = "-";
   std::string output = "-";
-  analysis::InjectOptions opts;
+  inject::InjectOptions opts;
   app.add_option("-i,--input", input, "Input file name ('-' for stdin)")->capture_default_str();
   app.add_option("-o,--output", output, "Output file name ('-' for stdout)")->capture_default_str();
   app.add_flag("-b,--build-ids", opts.build_ids, "Inject build-ids into the output stream");
@@ -40,7 +40,7 @@ int cmd_inject(int argc, char** argv) {
     input = peek.spooled;
   }
   if (itrace_opt->count() > 0) {
-    analysis::InjectItraceOptions io;
+    inject::InjectItraceOptions io;
     io.strip = strip;
     io.itrace = {};
     for (const auto& one : itrace) {
@@ -55,7 +55,7 @@ int cmd_inject(int argc, char** argv) {
     };
     if (show)
       io.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
-    auto st = analysis::run_inject_itrace(input, output, io);
+    auto st = inject::run_inject_itrace(input, output, io);
     bar.clear();
     if (!st) return fail("inject", st.error());
     return 0;
@@ -65,7 +65,7 @@ int cmd_inject(int argc, char** argv) {
   ro.warn = [](const std::string& m) { fmt::print(stderr, "Warning: {}\n", m); };
   auto reader = perfdata::Reader::open(input, ro);
   if (!reader) return fail("inject", reader.error());
-  auto st = analysis::run_inject(**reader, output, opts);
+  auto st = inject::run_inject(**reader, output, opts);
   if (!st) return fail("inject", st.error());
   return 0;
 }

@@ -1,8 +1,8 @@
 // perfkit pt-synth: run a program under single-step ptrace and write the
 // Intel PT recording the hardware would have produced (analysis/pt_synth.h).
-#include "analysis/pt_synth.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "pt_synth/pt_synth.h"
 
 namespace perfkit::cli {
 
@@ -13,7 +13,7 @@ int cmd_pt_synth(int argc, char** argv) {
       "for decoders; works without Intel PT hardware).",
       "pt-synth");
   std::string output = "perf.data";
-  analysis::PtSynthOptions o;
+  pt_synth::PtSynthOptions o;
   auto& e = o.encode;
   bool no_retcomp = false, no_tsc = false, no_fup_on_ptw = false;
   unsigned cbr = e.cbr, max_non_turbo = e.max_non_turbo_ratio;
@@ -69,9 +69,9 @@ int cmd_pt_synth(int argc, char** argv) {
   // The traced program writes to stderr so that a pipe-mode stream on stdout stays clean.
   if (output == "-") o.tracer.stdout_fd = 2;
 
-  auto r = analysis::pt_synth_run(command, o);
+  auto r = pt_synth::pt_synth_run(command, o);
   if (!r) return fail("pt-synth", r.error());
-  auto st = analysis::pt_synth_write(output, *r, o);
+  auto st = pt_synth::pt_synth_write(output, *r, o);
   if (!st) return fail("pt-synth", st.error());
   fmt::print(stderr,
              "[ perfkit pt-synth: {} instructions, {} bytes of Intel PT ({} PSB, {} overflows, "

@@ -9,12 +9,12 @@
 #include <cstdio>
 #include <cstring>
 
-#include "analysis/record.h"
+#include "base/text.h"
 #include "capture/event_spec.h"
 #include "capture/record_options.h"
-#include "capture/text_util.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "recorder/record.h"
 
 namespace perfkit::cli {
 
@@ -80,12 +80,7 @@ std::vector<std::string> normalize_args(int argc, char** argv) {
 
 Expected<std::vector<pid_t>> parse_pids(const std::string& list, std::string_view what) {
   std::vector<pid_t> out;
-  for (auto p : capture::split(list, ',')) {
-    std::uint64_t v = 0;
-    if (!capture::parse_u64(capture::trim(p), v, 10) || v == 0 || v > 0x7fffffff)
-      return make_error("invalid {} '{}'", what, p);
-    out.push_back(static_cast<pid_t>(v));
-  }
+  PK_TRY(parse_list_option(list, IntListRules::pids(what), out));
   return out;
 }
 
@@ -184,7 +179,7 @@ Status finish_options(Args& a, capture::RecordOptions& o) {
     o.freq_max = true;
   } else if (!a.freq.empty()) {
     std::uint64_t f = 0;
-    if (!capture::parse_u64(a.freq, f, 10)) return make_error("invalid -F/--freq '{}'", a.freq);
+    if (!parse_u64(a.freq, f, 10)) return make_error("invalid -F/--freq '{}'", a.freq);
     o.user_freq = f;
   }
   if (a.g) o.call_graph.mode = capture::CallGraphMode::kFp;
@@ -283,14 +278,14 @@ int cmd_record(int argc, char** argv) {
   o.cmdline.assign(argv, argv + argc);
   o.cmdline.insert(o.cmdline.begin(), "perfkit");
   install_signals();
-  analysis::RecordHooks hooks;
+  recorder::RecordHooks hooks;
   hooks.stop_fd = g_signal_pipe[0];
   hooks.version = std::string("perfkit ") + PERFKIT_VERSION;
   hooks.message = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
-  auto summary = analysis::run_record(events, o, paths, hooks);
+  auto summary = recorder::run_record(events, o, paths, hooks);
   if (!summary) return fail("record", summary.error());
   if (!o.quiet)
-    for (const auto& line : analysis::closing_lines(*summary)) fmt::print(stderr, "{}\n", line);
+    for (const auto& line : recorder::closing_lines(*summary)) fmt::print(stderr, "{}\n", line);
   if (summary->write_error) {
     if (summary->salvaged)
       fmt::print(stderr,

@@ -13,21 +13,21 @@
 #include <cstring>
 #include <ctime>
 
-#include "analysis/stat_print.h"
-#include "analysis/stat_report.h"
-#include "analysis/stat_run.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "perfdata/reader.h"
+#include "recorder/stat_run.h"
+#include "stat/stat_print.h"
+#include "stat/stat_report.h"
 
 namespace perfkit::cli {
 
 namespace {
 
-using analysis::AggrMode;
+using stat::AggrMode;
 
 struct Args {
-  analysis::StatRunOptions run;
+  recorder::StatRunOptions run;
   bool no_aggr = false, per_core = false, per_socket = false, per_die = false, per_node = false,
        per_thread = false;
   std::string sep;
@@ -84,17 +84,17 @@ AggrMode aggr_of(const Args& a) {
 }
 
 // The print options every layout shares: -x, -j, thousands grouping.
-Expected<analysis::StatPrintOptions> print_options(const Args& a) {
-  analysis::StatPrintOptions p;
+Expected<stat::StatPrintOptions> print_options(const Args& a) {
+  stat::StatPrintOptions p;
   if (!a.sep.empty() && a.json) return make_error("-x and -j cannot be used together");
   if (!a.sep.empty()) {
     if (a.big_num) return make_error("-B option not supported with -x");
-    p.format = analysis::StatFormat::kCsv;
+    p.format = stat::StatFormat::kCsv;
     p.csv_sep = a.sep == "\\t" ? "\t" : a.sep;
   } else if (a.json) {
-    p.format = analysis::StatFormat::kJson;
+    p.format = stat::StatFormat::kJson;
   }
-  p.big_num = !a.no_big_num && p.format == analysis::StatFormat::kStd;
+  p.big_num = !a.no_big_num && p.format == stat::StatFormat::kStd;
   // perf's %' flag: the locale's separator (none in the C locale).
   if (const lconv* lc = std::localeconv(); lc && lc->thousands_sep)
     p.thousands_sep = lc->thousands_sep;
@@ -208,29 +208,29 @@ int run_live(int argc, char** argv, bool record) {
   if (!record)
     if (auto st = open_output(a, out); !st) return fail(cmd, st.error());
 
-  analysis::StatPrintOptions live = *popts;
+  stat::StatPrintOptions live = *popts;
   live.interval_ms = o.interval_ms;
   live.run_count = o.repeat > 0 ? o.repeat : 1;
   live.nmi_watchdog = nmi_watchdog_enabled();
   const bool print = !a.quiet && o.record_path != "-";
-  std::optional<analysis::StatPrinter> interval_printer;
+  std::optional<stat::StatPrinter> interval_printer;
   StatSignals signals;
-  analysis::StatRunHooks hooks;
+  recorder::StatRunHooks hooks;
   hooks.signal_fd = signals.fd;
   hooks.child_sigmask = signals.old;
   hooks.message = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
-  hooks.interval = [&](const analysis::StatEngine& e, std::uint64_t ts) {
+  hooks.interval = [&](const stat::StatEngine& e, std::uint64_t ts) {
     if (!interval_printer) interval_printer.emplace(e, live);
     if (print) out.put(interval_printer->interval(ts));
   };
   // -r 0: every run is printed as it ends, until interrupted.
-  hooks.forever_run = [&](const analysis::StatEngine& e) {
-    analysis::StatPrintOptions each = live;
+  hooks.forever_run = [&](const stat::StatEngine& e) {
+    stat::StatPrintOptions each = live;
     each.run_count = 1;
-    each.target = {analysis::StatTargetDesc::kWorkload, o.workload, {}};
-    if (print) out.put(analysis::StatPrinter(e, each).final_report());
+    each.target = {stat::StatTargetDesc::kWorkload, o.workload, {}};
+    if (print) out.put(stat::StatPrinter(e, each).final_report());
   };
-  auto result = analysis::run_stat(o, hooks);
+  auto result = recorder::run_stat(o, hooks);
   if (!result) return fail(cmd, result.error());
   auto& r = *result;
   if (r.has_workload && r.exit.signaled)
@@ -241,7 +241,7 @@ int run_live(int argc, char** argv, bool record) {
     live.ru_user_s = seconds(r.exit.usage.ru_utime);
     live.ru_sys_s = seconds(r.exit.usage.ru_stime);
     live.skip_zero_threads = r.skip_zero_threads;
-    out.put(analysis::StatPrinter(*r.engine, live).final_report());
+    out.put(stat::StatPrinter(*r.engine, live).final_report());
   }
   // perf leaves with the SIGINT that stopped it when it had no workload
   // (with one, the workload's SIGCHLD came last), else with the workload's
@@ -282,11 +282,11 @@ int run_report(int argc, char** argv) {
   if (!popts) return fail("stat report", popts.error());
   auto reader = perfdata::Reader::open(input);
   if (!reader) return fail("stat report", reader.error());
-  analysis::StatReportOptions ro;
+  stat::StatReportOptions ro;
   AggrMode m = aggr_of(a);
   if (m != AggrMode::kGlobal) ro.aggr = m;
   ro.print = *popts;
-  auto st = analysis::stat_report(
+  auto st = stat::stat_report(
       **reader, ro, [](const std::string& s) { std::fwrite(s.data(), 1, s.size(), stderr); });
   if (!st) return fail("stat report", st.error());
   return 0;

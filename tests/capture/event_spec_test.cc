@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "capture/text_util.h"
+#include "base/text.h"
 #include "fake_system.h"
 
 namespace perfkit::capture {

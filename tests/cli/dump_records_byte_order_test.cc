@@ -9,9 +9,9 @@
 
 #include <filesystem>
 
-#include "analysis/inject.h"
 #include "cli/dump_records_compare.h"
 #include "cli/dump_records_synthetic.h"
+#include "inject/inject.h"
 #include "support/test_support.h"
 
 namespace perfkit {
@@ -21,10 +21,10 @@ namespace {
 void rewrite(const std::string& in, const std::string& out, bool swap_output, bool stream) {
   auto reader = perfdata::Reader::open(in);
   ASSERT_TRUE(reader) << reader.error().message();
-  analysis::InjectOptions opts;
+  inject::InjectOptions opts;
   opts.swap_output = swap_output;
   opts.pipe_output = stream;
-  auto st = analysis::run_inject(**reader, out, opts);
+  auto st = inject::run_inject(**reader, out, opts);
   ASSERT_TRUE(st) << st.error().message();
 }
 

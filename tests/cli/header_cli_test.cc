@@ -6,14 +6,14 @@
 #include <sstream>
 
 #include "abi/names.h"
-#include "analysis/header_print.h"
+#include "dump/header_print.h"
 #include "perfdata/features.h"
 #include "perfdata/reader.h"
 #include "perfdata/writer.h"
 #include "record/encode.h"
 #include "support/test_support.h"
 
-namespace perfkit::analysis {
+namespace perfkit::dump {
 namespace {
 
 const char* const kFixtures[] = {"fp.data",    "dwarf.data",  "nocg.data",       "syswide.data",
@@ -314,4 +314,4 @@ INSTANTIATE_TEST_SUITE_P(Info, HeaderVsPerf, testing::Bool(),
                          [](const auto& info) { return info.param ? "ShowInfo" : "Plain"; });
 
 }  // namespace
-}  // namespace perfkit::analysis
+}  // namespace perfkit::dump

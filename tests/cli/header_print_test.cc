@@ -2,7 +2,7 @@
 // `perf report --header-only -I` reference is a header must print the same
 // text (but for "captured on", the file's mtime when perf ran); the plain
 // --header-only variant and the printer's pieces are checked on their own.
-#include "analysis/header_print.h"
+#include "dump/header_print.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include "perfdata/reader.h"
 #include "support/test_support.h"
 
-namespace perfkit::analysis {
+namespace perfkit::dump {
 namespace {
 
 namespace fs = std::filesystem;
@@ -134,4 +134,4 @@ TEST(HeaderPrint, UnknownBitsRepeatTheLastValueAsPerfDoes) {
 }
 
 }  // namespace
-}  // namespace perfkit::analysis
+}  // namespace perfkit::dump

@@ -64,8 +64,7 @@ TEST_P(ScriptFixture, SourceLinesMatchPerf) {
     test::ScriptDiff d = test::diff_script(f, args);
     if (d.perf_error.find("addr2line") != std::string::npos || d.perf_status > 128 ||
         d.perf_status < 0)
-      GTEST_SKIP() << "perf's addr2line failed (status " << d.perf_status
-                   << "): " << d.perf_error;
+      GTEST_SKIP() << "perf's addr2line failed (status " << d.perf_status << "): " << d.perf_error;
   }
   expect_same(GetParam(), args);
 }

@@ -1,13 +1,13 @@
 // The pure parts of perf script's option handling: the -F grammar and its
 // checks against a recording's attrs, and --time ranges (perf 6.1 rules).
-#include "analysis/script_fields.h"
+#include "script/script_fields.h"
 
 #include <gtest/gtest.h>
 
 #include "abi/perf_event.h"
-#include "analysis/script_time.h"
+#include "session/time_filter.h"
 
-namespace perfkit::analysis {
+namespace perfkit::script {
 namespace {
 
 using F = ScriptField;
@@ -24,7 +24,7 @@ TEST(ScriptFields, DefaultsFollowPerf) {
   EXPECT_FALSE(sw & field_bit(F::kTrace));
   EXPECT_TRUE(fields_of(f, kTracepoint) & field_bit(F::kTrace));
   EXPECT_FALSE(fields_of(f, kTracepoint) & field_bit(F::kIp));
-  EXPECT_EQ(output_type(kAttrTypeSynth), kOutSynth);
+  EXPECT_EQ(output_type(abi::kAttrTypeSynth), kOutSynth);
   EXPECT_EQ(output_type(9), kOutOther);
 }
 
@@ -92,48 +92,48 @@ TEST(ScriptFields, CheckDropsWhatSamplesLackAndRejectsWhatUsersAsk) {
 }
 
 TEST(ScriptTime, AbsoluteRanges) {
-  auto r = parse_time_ranges("1.5,2.25", 0, 0, false);
+  auto r = session::parse_time_ranges("1.5,2.25", 0, 0, false);
   ASSERT_TRUE(r);
   ASSERT_EQ(r->size(), 1u);
   EXPECT_EQ((*r)[0].start, 1500000000u);
   EXPECT_EQ((*r)[0].end, 2250000000u);
-  r = parse_time_ranges("1,2 3,4", 0, 0, false);
+  r = session::parse_time_ranges("1,2 3,4", 0, 0, false);
   ASSERT_TRUE(r);
   ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ((*r)[1].start, 3000000000u);
-  EXPECT_TRUE(skip_by_time(*r, 2500000000u));
-  EXPECT_FALSE(skip_by_time(*r, 3500000000u));
-  EXPECT_FALSE(skip_by_time(*r, 0));  // no time: never skipped
-  r = parse_time_ranges("5,", 0, 0, false);
+  EXPECT_TRUE(session::skip_by_time(*r, 2500000000u));
+  EXPECT_FALSE(session::skip_by_time(*r, 3500000000u));
+  EXPECT_FALSE(session::skip_by_time(*r, 0));  // no time: never skipped
+  r = session::parse_time_ranges("5,", 0, 0, false);
   ASSERT_TRUE(r);
-  EXPECT_FALSE(skip_by_time(*r, 9000000000u));
-  EXPECT_TRUE(skip_by_time(*r, 4000000000u));
+  EXPECT_FALSE(session::skip_by_time(*r, 9000000000u));
+  EXPECT_TRUE(session::skip_by_time(*r, 4000000000u));
   for (const char* bad : {"1.5", "2,1", "1,2 1,3", "1.1234567891,2", "x,2"})
-    EXPECT_FALSE(parse_time_ranges(bad, 0, 0, false)) << bad;
+    EXPECT_FALSE(session::parse_time_ranges(bad, 0, 0, false)) << bad;
 }
 
 TEST(ScriptTime, PercentSlices) {
   const std::uint64_t first = 1000, last = 2000;
-  auto r = parse_time_ranges("10%/2", first, last, false);
+  auto r = session::parse_time_ranges("10%/2", first, last, false);
   ASSERT_TRUE(r);
   EXPECT_EQ((*r)[0].start, 1100u);
   EXPECT_EQ((*r)[0].end, 1199u);  // perf's end - 1 unless it is the last time
-  r = parse_time_ranges("0%-10%,90%-100%", first, last, false);
+  r = session::parse_time_ranges("0%-10%,90%-100%", first, last, false);
   ASSERT_TRUE(r);
   ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ((*r)[1].start, 1900u);
   EXPECT_EQ((*r)[1].end, 2000u);
-  r = parse_time_ranges("50%", first, last, false);
+  r = session::parse_time_ranges("50%", first, last, false);
   ASSERT_TRUE(r);
   EXPECT_EQ((*r)[0].end, 1499u);
-  EXPECT_FALSE(parse_time_ranges("150%", first, last, false));
-  auto hint = parse_time_ranges("10%", 0, 0, false);
+  EXPECT_FALSE(session::parse_time_ranges("150%", first, last, false));
+  auto hint = session::parse_time_ranges("10%", 0, 0, false);
   ASSERT_FALSE(hint);
   EXPECT_NE(hint.error().message().find("no first/last sample time"), std::string::npos);
-  r = parse_time_ranges("1,2", first, last, true);  // --reltime: from the first sample
+  r = session::parse_time_ranges("1,2", first, last, true);  // --reltime: from the first sample
   ASSERT_TRUE(r);
   EXPECT_EQ((*r)[0].start, 1000000000u + first);
 }
 
 }  // namespace
-}  // namespace perfkit::analysis
+}  // namespace perfkit::script

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "analysis/header_print_features.h"
+#include "dump/header_print_features.h"
 #include "perfdata/feature_bpf.h"
 #include "perfdata/features.h"
 
@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FdWriter out(devnull, "/dev/null", false, 1 << 12);
   perfdata::EventSet events;
   std::set<std::uint32_t> failed;
-  analysis::FeaturePrinter printer{events, f, failed, true, swap};
+  dump::FeaturePrinter printer{events, f, failed, true, swap};
   printer.print(perfdata::FeatureBlob{id, 0, section}, out);
   (void)out.flush();
   return 0;

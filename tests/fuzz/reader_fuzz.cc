@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "analysis/dump_records.h"
 #include "base/output.h"
+#include "dump/dump_records.h"
 #include "perfdata/reader.h"
 #include "perfdata/record_stream.h"
 #include "record/records.h"
@@ -101,7 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto r = perfdata::Reader::open_memory(Bytes(data, size), "fuzz");
   if (!r) return 0;
   perfdata::Reader& rd = **r;
-  analysis::RecordPrinter printer(rd);
+  dump::RecordPrinter printer(rd);
   FdWriter null_out(-1, "null", false, 1 << 16);  // no descriptor: output is dropped
   std::vector<std::uint8_t> buf;
   (void)perfdata::process_records(rd, {}, [&](const perfdata::ReadRecord& rec, std::uint64_t) {

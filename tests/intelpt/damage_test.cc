@@ -44,9 +44,9 @@ struct Collect : intelpt::FlowSink {
   }
 };
 
-Result decode(const analysis::PtSynthResult& r, Bytes trace) {
+Result decode(const pt_synth::PtSynthResult& r, Bytes trace) {
   intelpt::ImageSet images;
-  auto space = analysis::pt_synth_address_space(r, images);
+  auto space = pt_synth::pt_synth_address_space(r, images);
   intelpt::FlowOptions fo;
   fo.return_compression = r.config.return_compression();
   intelpt::FlowDecoder d(trace, r.config, &*space, fo, 0, r.encoded.end_tsc);
@@ -72,13 +72,13 @@ void expect_resynced_to_the_end(const Result& got, const std::vector<std::uint64
 class DamageTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    analysis::PtSynthOptions o;
+    pt_synth::PtSynthOptions o;
     o.encode.psb_period = 128;
     r_ = pttest::reencode(pttest::traced({pttest::ptflow(true), "200"}), o);
-    want_ = analysis::pt_synth_expected_ips(r_);
+    want_ = pt_synth::pt_synth_expected_ips(r_);
     ASSERT_GT(r_.encoded.psbs, 20u);
   }
-  analysis::PtSynthResult r_;
+  pt_synth::PtSynthResult r_;
   std::vector<std::uint64_t> want_;
 };
 
@@ -175,13 +175,13 @@ TEST_F(DamageTest, RandomBitFlipsNeverCrashOrHang) {
 }
 
 TEST_F(DamageTest, OverflowsAreErrorsAndDecodingResumes) {
-  analysis::PtSynthOptions o;
+  pt_synth::PtSynthOptions o;
   o.encode.psb_period = 128;
   o.encode.ovf_every = 4000;
   auto r = pttest::reencode(pttest::traced({pttest::ptflow(true), "200"}), o);
   auto got = decode(r, r.encoded.bytes);
   EXPECT_EQ(got.errors.size(), r.encoded.overflows);
-  EXPECT_EQ(got.ips, analysis::pt_synth_expected_ips(r));
+  EXPECT_EQ(got.ips, pt_synth::pt_synth_expected_ips(r));
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // and its synthesized samples are compared with the ground truth and with
 // `perf script` on the same file: instructions (i0ns), branches with flags
 // (be), calls and returns (cr), errors (e).
-#include "analysis/itrace.h"
+#include "itrace/itrace.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 namespace perfkit {
 namespace {
 
-using analysis::PtSynthOptions;
-using analysis::PtSynthResult;
+using pt_synth::PtSynthOptions;
+using pt_synth::PtSynthResult;
 
 std::string collapse(std::string_view s) {
   std::string out;
@@ -39,7 +39,7 @@ struct Got {
 
 struct Decoded {
   std::vector<Got> samples;
-  analysis::ItraceStats stats;
+  itrace::ItraceStats stats;
 };
 
 Decoded decode(const std::string& file, std::string_view itrace, unsigned jobs = 0) {
@@ -47,11 +47,11 @@ Decoded decode(const std::string& file, std::string_view itrace, unsigned jobs =
   auto reader = perfdata::Reader::open(file);
   EXPECT_TRUE(reader) << (reader ? "" : reader.error().message());
   if (!reader) return d;
-  analysis::ItraceDecodeOptions o;
+  itrace::ItraceDecodeOptions o;
   o.itrace = {};
   EXPECT_TRUE(intelpt::parse_itrace(itrace, true, o.itrace));
   o.jobs = jobs;
-  auto st = analysis::decode_itrace(**reader, o, [&](const analysis::ItraceSample& s) {
+  auto st = itrace::decode_itrace(**reader, o, [&](const itrace::ItraceSample& s) {
     d.samples.push_back({*s.sample, s.pid, s.tid});
     return ok();
   });
@@ -63,7 +63,7 @@ Decoded decode(const std::string& file, std::string_view itrace, unsigned jobs =
 std::string write(const PtSynthResult& r, const PtSynthOptions& o, const test::TempDir& dir,
                   const std::string& name) {
   std::string file = dir.path(name);
-  auto st = analysis::pt_synth_write(file, r, o);
+  auto st = pt_synth::pt_synth_write(file, r, o);
   EXPECT_TRUE(st) << (st ? "" : st.error().message());
   return file;
 }
@@ -134,7 +134,7 @@ TEST_P(ItraceMatrix, InstructionsAreTheSteppedSequence) {
       EXPECT_EQ(s.pid, r.trace.pid);
       EXPECT_EQ(s.tid, r.trace.pid);
     }
-    pttest::expect_same_seq(analysis::pt_synth_expected_ips(r), ips, "perfkit i0ns",
+    pttest::expect_same_seq(pt_synth::pt_synth_expected_ips(r), ips, "perfkit i0ns",
                             pttest::show_hex);
     EXPECT_EQ(d.stats.instructions, ips.size());
   }
@@ -183,13 +183,13 @@ TEST_P(ItraceMatrix, StreamInStretchesIsTheWholeDecode) {
     cuts.push_back(whole.samples[i].sample.tsc + 1);
   }
   cuts.push_back(~0ULL);
-  analysis::ItraceDecodeOptions opts;
+  itrace::ItraceDecodeOptions opts;
   opts.itrace = {};
   ASSERT_TRUE(intelpt::parse_itrace("i0nsbe", true, opts.itrace));
-  auto stream = analysis::ItraceStream::start(file, opts);
+  auto stream = itrace::ItraceStream::start(file, opts);
   std::vector<Got> got;
   std::uint64_t limit = 0;
-  const analysis::ItraceVisitor visit = [&](const analysis::ItraceSample& s) {
+  const itrace::ItraceVisitor visit = [&](const itrace::ItraceSample& s) {
     EXPECT_LT(s.sample->tsc, limit);
     got.push_back({*s.sample, s.pid, s.tid});
     return ok();
@@ -262,9 +262,8 @@ TEST(ItraceTest, NoIntelPtDataIsAnError) {
                                            ? std::string("/nonexistent")
                                            : test::corpus_dir() + "/quipper/perf.data.branch-4.14");
   if (!reader) GTEST_SKIP() << "corpus not found";
-  analysis::ItraceDecodeOptions opts;
-  auto st =
-      analysis::decode_itrace(**reader, opts, [](const analysis::ItraceSample&) { return ok(); });
+  itrace::ItraceDecodeOptions opts;
+  auto st = itrace::decode_itrace(**reader, opts, [](const itrace::ItraceSample&) { return ok(); });
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().message(), "no Intel PT data: there is no AUXTRACE_INFO of type intel_pt");
 }

@@ -3,7 +3,7 @@
 // recorded instruction sequence: perfkit's flow decoder, /usr/bin/perf
 // (`perf script --itrace=i0ns -F ip` on the perf.data file pt-synth writes)
 // and libipt's pt_insn decoder (the libipt_oracle program).
-#include "analysis/pt_synth.h"
+#include "pt_synth/pt_synth.h"
 
 #include <gtest/gtest.h>
 
@@ -18,8 +18,8 @@
 namespace perfkit {
 namespace {
 
-using analysis::PtSynthOptions;
-using analysis::PtSynthResult;
+using pt_synth::PtSynthOptions;
+using pt_synth::PtSynthResult;
 
 struct Collector : intelpt::FlowSink {
   std::vector<std::uint64_t> ips;
@@ -40,7 +40,7 @@ struct Collector : intelpt::FlowSink {
 
 Collector perfkit_decode(const PtSynthResult& r) {
   intelpt::ImageSet images;
-  auto space = analysis::pt_synth_address_space(r, images);
+  auto space = pt_synth::pt_synth_address_space(r, images);
   EXPECT_TRUE(space);
   intelpt::FlowOptions fo;
   fo.return_compression = r.config.return_compression();
@@ -89,7 +89,7 @@ const PtSynthResult& traced(const std::vector<std::string>& argv) {
   auto it = cache.find(argv);
   if (it != cache.end()) return it->second;
   PtSynthOptions o;
-  auto r = analysis::pt_synth_run(argv, o);
+  auto r = pt_synth::pt_synth_run(argv, o);
   EXPECT_TRUE(r) << (r ? "" : r.error().message());
   return cache.emplace(argv, r ? std::move(*r) : PtSynthResult{}).first->second;
 }
@@ -99,7 +99,7 @@ PtSynthResult reencode(const PtSynthResult& base, const PtSynthOptions& o) {
   r.trace = base.trace;
   r.argv = base.argv;
   r.encoded = intelpt::encode_trace(r.trace.exec, o.encode);
-  analysis::pt_synth_configure(r, o);
+  pt_synth::pt_synth_configure(r, o);
   return r;
 }
 
@@ -172,7 +172,7 @@ TEST_P(PtSynthMatrix, PerfkitDecodesTheSteppedSequence) {
   ASSERT_GT(r.trace.exec.steps.size(), 1000u);
   auto c = perfkit_decode(r);
   EXPECT_TRUE(c.errors.empty()) << c.errors.size() << " errors, first: " << c.errors.front();
-  expect_same_ips(analysis::pt_synth_expected_ips(r), c.ips, "perfkit");
+  expect_same_ips(pt_synth::pt_synth_expected_ips(r), c.ips, "perfkit");
 }
 
 TEST_P(PtSynthMatrix, PerfDecodesTheSteppedSequence) {
@@ -181,10 +181,10 @@ TEST_P(PtSynthMatrix, PerfDecodesTheSteppedSequence) {
   auto r = make(o);
   test::TempDir dir;
   std::string file = dir.path("pt.data");
-  auto st = analysis::pt_synth_write(file, r, o);
+  auto st = pt_synth::pt_synth_write(file, r, o);
   ASSERT_TRUE(st) << st.error().message();
   auto out = test::run("perf script --itrace=i0ns -F ip -i " + test::sh(file));
-  expect_same_ips(analysis::pt_synth_expected_ips(r), parse_ips(out.out), "perf");
+  expect_same_ips(pt_synth::pt_synth_expected_ips(r), parse_ips(out.out), "perf");
 }
 
 TEST_P(PtSynthMatrix, LibiptDecodesTheSteppedSequence) {
@@ -208,7 +208,7 @@ TEST_P(PtSynthMatrix, LibiptDecodesTheSteppedSequence) {
     cmd += " " + test::sh(fmt::format("{}:{:x}:{:x}:{:x}", path, pgoff, m.end - m.start, m.start));
   }
   auto out = test::run(cmd);
-  auto want = analysis::pt_synth_expected_ips(r);
+  auto want = pt_synth::pt_synth_expected_ips(r);
   auto got = parse_ips(out.out);
   expect_same_ips(want, got, "libipt");
   if (HasFailure()) ADD_FAILURE() << "libipt errors: " << out.err.substr(0, 1000);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/pt_synth.h"
+#include "pt_synth/pt_synth.h"
 #include "support/test_support.h"
 
 namespace perfkit::pttest {
@@ -19,23 +19,23 @@ inline std::string ptflow(bool static_link) {
 
 // Each program is traced once per test binary (single-stepping is slow);
 // option sets re-encode the same execution.
-inline const analysis::PtSynthResult& traced(const std::vector<std::string>& argv) {
-  static std::map<std::vector<std::string>, analysis::PtSynthResult> cache;
+inline const pt_synth::PtSynthResult& traced(const std::vector<std::string>& argv) {
+  static std::map<std::vector<std::string>, pt_synth::PtSynthResult> cache;
   auto it = cache.find(argv);
   if (it != cache.end()) return it->second;
-  analysis::PtSynthOptions o;
-  auto r = analysis::pt_synth_run(argv, o);
+  pt_synth::PtSynthOptions o;
+  auto r = pt_synth::pt_synth_run(argv, o);
   EXPECT_TRUE(r) << (r ? "" : r.error().message());
-  return cache.emplace(argv, r ? std::move(*r) : analysis::PtSynthResult{}).first->second;
+  return cache.emplace(argv, r ? std::move(*r) : pt_synth::PtSynthResult{}).first->second;
 }
 
-inline analysis::PtSynthResult reencode(const analysis::PtSynthResult& base,
-                                        const analysis::PtSynthOptions& o) {
-  analysis::PtSynthResult r;
+inline pt_synth::PtSynthResult reencode(const pt_synth::PtSynthResult& base,
+                                        const pt_synth::PtSynthOptions& o) {
+  pt_synth::PtSynthResult r;
   r.trace = base.trace;
   r.argv = base.argv;
   r.encoded = intelpt::encode_trace(r.trace.exec, o.encode);
-  analysis::pt_synth_configure(r, o);
+  pt_synth::pt_synth_configure(r, o);
   return r;
 }
 

@@ -1,0 +1,131 @@
+#include "inject/inject.h"
+
+#include "abi/perf_event.h"
+#include "inject/inject_buildid.h"
+#include "perfdata/byte_order.h"
+#include "record/records.h"
+#include "record/swap.h"
+
+namespace perfkit::inject {
+
+using namespace perfkit::abi;
+using perfdata::FeatureData;
+
+namespace {
+
+// Feature sections of the input to carry into the output.
+std::vector<FeatureData> input_features(const perfdata::Reader& in) {
+  std::vector<FeatureData> out;
+  for (const auto& f : in.features()) {
+    if (f.id == kFeatCompressed) continue;                   // the output is not compressed
+    if (f.id >= kFeatLastKnown && f.data.empty()) continue;  // a stream's end-of-features marker
+    bool dup = false;
+    for (auto& o : out)
+      if (o.id == f.id) {
+        o.bytes.assign(f.data.begin(), f.data.end());  // a later HEADER_FEATURE wins
+        dup = true;
+      }
+    if (!dup) out.push_back(FeatureData{f.id, {f.data.begin(), f.data.end()}});
+  }
+  if (in.is_pipe() && !in.tracing_data().empty()) {
+    bool have = false;
+    for (auto& o : out) have |= o.id == kFeatTracingData;
+    if (!have)
+      out.push_back(
+          FeatureData{kFeatTracingData, {in.tracing_data().begin(), in.tracing_data().end()}});
+  }
+  return out;
+}
+
+// Records that a file-mode output carries in its header instead.
+bool header_only_record(std::uint32_t type) {
+  return type == kRecordHeaderAttr || type == kRecordHeaderFeature ||
+         type == kRecordHeaderTracingData;
+}
+
+// Turns records into the output's byte order (into a buffer reused across
+// records); records already in that order pass through untouched.
+class RecordConverter {
+ public:
+  RecordConverter(const perfdata::Reader& in, bool swap_output) : in_(in), out_swap_(swap_output) {}
+
+  Expected<Bytes> convert(const record::RecordView& v) {
+    if (v.swap == out_swap_) return v.bytes;
+    if (v.type == kRecordHeaderFeature) {
+      PK_TRY(perfdata::convert_feature_record(v, buf_));
+      return Bytes(buf_);
+    }
+    const int idx = in_.events().attr_index(v);
+    const RecordLayout* layout =
+        idx >= 0 ? &in_.events()[static_cast<std::size_t>(idx)].layout : nullptr;
+    buf_.resize(v.bytes.size());
+    PK_TRY(record::swap_record(v, layout, buf_.data()));
+    return Bytes(buf_);
+  }
+
+ private:
+  const perfdata::Reader& in_;
+  bool out_swap_;
+  std::vector<std::uint8_t> buf_;
+};
+
+}  // namespace
+
+Status run_inject(perfdata::Reader& in, const std::string& out_path, const InjectOptions& opts) {
+  perfdata::WriterOptions wo;
+  wo.pipe = opts.pipe_output || out_path == "-";
+  wo.swap = opts.swap_output;
+  const bool convert = in.swapped() != opts.swap_output;
+  auto features = [&]() -> Expected<std::vector<FeatureData>> {
+    auto f = input_features(in);
+    if (!convert) return f;
+    return perfdata::convert_features(f, in.swapped());
+  };
+  PK_ASSIGN(auto writer, perfdata::Writer::create(out_path, wo));
+  const bool file_out = !writer->pipe();
+  bool started = false;
+  auto start = [&]() -> Status {
+    started = true;
+    if (in.is_pipe()) return writer->begin(file_out ? in.events() : perfdata::EventSet{});
+    std::vector<FeatureData> feats;
+    if (!file_out) {
+      PK_ASSIGN(feats, features());
+    }
+    return writer->begin(in.events(), feats);
+  };
+  if (!in.is_pipe()) PK_TRY(start());
+  RecordConverter converter(in, opts.swap_output);
+  std::unique_ptr<BuildIdInjector> build_ids;
+  if (opts.build_ids) build_ids = std::make_unique<BuildIdInjector>(in);
+  perfdata::ReadRecord rec;
+  for (;;) {
+    PK_ASSIGN(bool got, in.next(rec));
+    if (!got) break;
+    const auto& v = rec.view;
+    if (v.type == kRecordCompressed || v.type == kRecordCompressed2) continue;
+    if (in.is_pipe()) {
+      if (file_out && header_only_record(v.type)) continue;
+      if (!started && file_out && v.type != kRecordEventUpdate && v.type != kRecordHeaderEventType)
+        PK_TRY(start());
+      if (!started && !file_out) PK_TRY(start());
+    }
+    if (build_ids) {
+      PK_ASSIGN(auto extra, build_ids->observe(v, wo.swap));
+      if (!extra.empty()) PK_TRY(writer->write(Bytes(extra)));
+    }
+    PK_ASSIGN(Bytes bytes, converter.convert(v));
+    PK_TRY(writer->write(bytes, v.trailing));
+  }
+  if (!started) PK_TRY(start());
+  std::vector<FeatureData> feats;
+  if (file_out) {
+    PK_ASSIGN(feats, features());
+  }
+  if (build_ids && file_out) {
+    std::erase_if(feats, [](const FeatureData& f) { return f.id == kFeatBuildId; });
+    feats.push_back(FeatureData{kFeatBuildId, build_ids->feature_table(wo.swap)});
+  }
+  return writer->finish(in.events(), feats);
+}
+
+}  // namespace perfkit::inject

@@ -1,0 +1,31 @@
+// perfkit inject: read a recording and write it back (file or pipe mode on
+// either side), the base that inject's options (-b, --itrace) build on.
+#pragma once
+
+#include "base/error.h"
+#include "perfdata/reader.h"
+#include "perfdata/writer.h"
+
+namespace perfkit::inject {
+
+struct InjectOptions {
+  bool pipe_output = false;
+  // -b: add HEADER_BUILD_ID records and the build-id table for the DSOs
+  // samples land in, as perf inject --build-ids does (inject_buildid.h).
+  bool build_ids = false;
+  // Write the other endianness than this host's (tests make big-endian files
+  // this way). By default the output is in host order, whatever the input's:
+  // a file recorded on a big-endian machine comes out little-endian here.
+  bool swap_output = false;
+};
+
+// Copies every record of `in` to `out_path` ("-" for a stdout stream):
+// compressed records are written decompressed, perf's header records of a
+// stream become the file's attrs and feature sections (and back). Records,
+// attrs and feature sections are converted when the output's byte order
+// differs from the input's (record::swap_record, perfdata features).
+// Errors: the reader's, the writer's, a record or feature section that cannot
+// be converted (named with its offset).
+Status run_inject(perfdata::Reader& in, const std::string& out_path, const InjectOptions& opts);
+
+}  // namespace perfkit::inject

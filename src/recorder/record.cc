@@ -1,0 +1,289 @@
+#include "recorder/record.h"
+
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "abi/perf_event.h"
+#include "base/mapped_file.h"
+#include "base/text.h"
+#include "capture/compressor.h"
+#include "capture/record_config.h"
+#include "capture/system_info.h"
+#include "capture/tracing_data.h"
+#include "elf/build_id.h"
+#include "perfdata/writer.h"
+#include "recorder/record_buildids.h"
+#include "recorder/record_output.h"
+
+namespace perfkit::recorder {
+
+using namespace perfkit::abi;
+using capture::RecordOptions;
+
+namespace {
+
+std::vector<std::string> command_line(const RecordOptions& opts) {
+  std::vector<std::string> argv = opts.cmdline;
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!argv.empty() && !ec) argv[0] = exe.string();
+  return argv;
+}
+
+void add_tracing_data(const capture::Recorder& r, const capture::SystemPaths& paths,
+                      perfdata::Features& f) {
+  std::vector<capture::Tracepoint> tps;
+  for (const auto& e : r.events())
+    if (e.attr.type == kTypeTracepoint) tps.push_back(e.tracepoint);
+  if (tps.empty()) return;
+  auto tracefs = capture::Tracefs::locate(paths);
+  if (!tracefs) return;
+  auto data = capture::build_tracing_data(*tracefs, tps);
+  if (data) f.tracing_data = std::move(*data);
+}
+
+void add_clock(const RecordOptions& opts, perfdata::Features& f) {
+  if (!opts.clockid) return;
+  timespec res{};
+  if (clock_getres(*opts.clockid, &res) == 0)
+    f.clockid_res_ns = static_cast<std::uint64_t>(res.tv_sec) * 1000000000ULL +
+                       static_cast<std::uint64_t>(res.tv_nsec);
+  timeval tod{};
+  timespec ref{};
+  if (gettimeofday(&tod, nullptr) == 0 && clock_gettime(*opts.clockid, &ref) == 0) {
+    perfdata::ClockData c;
+    c.version = 1;
+    c.clockid = static_cast<std::uint32_t>(*opts.clockid);
+    c.tod_ns = static_cast<std::uint64_t>(tod.tv_sec) * 1000000000ULL +
+               static_cast<std::uint64_t>(tod.tv_usec) * 1000ULL;
+    c.clockid_ns = static_cast<std::uint64_t>(ref.tv_sec) * 1000000000ULL +
+                   static_cast<std::uint64_t>(ref.tv_nsec);
+    f.clock_data = c;
+  }
+}
+
+std::uint64_t procfs_number(const capture::SystemPaths& paths, const char* rel) {
+  auto t = read_text_file(paths.procfs + rel);
+  std::uint64_t v = 0;
+  if (!t || !parse_u64(trim(*t), v, 10)) return 0;
+  return v;
+}
+
+// perf keeps the previous recording as FILE.old.
+void keep_old_output(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    std::rename(path.c_str(), (path + ".old").c_str());
+}
+
+}  // namespace
+
+perfdata::Features session_features(const capture::Recorder& r, const RecordOptions& opts,
+                                    const capture::SystemPaths& paths, const std::string& version,
+                                    bool pipe) {
+  perfdata::Features f;
+  capture::collect_system_info(paths, version, f);
+  f.cmdline = command_line(opts);
+  perfdata::EventDescList desc;
+  for (std::size_t i = 0; i < r.events().size(); ++i) {
+    const auto& e = r.events()[i];
+    if (e.attr.config3) desc.attr_size = kAttrSizeVer8;
+    desc.events.push_back(
+        {e.attr, e.name, i < r.ids().size() ? r.ids()[i] : std::vector<std::uint64_t>{}});
+  }
+  f.event_desc = std::move(desc);
+  std::vector<perfdata::GroupDesc> groups;
+  for (const auto& g : r.groups())
+    if (g.nr_members > 1)
+      groups.push_back({g.name.empty() ? "{anon_group}" : g.name,
+                        static_cast<std::uint32_t>(g.leader),
+                        static_cast<std::uint32_t>(g.nr_members)});
+  if (!groups.empty()) f.group_desc = std::move(groups);
+  f.branch_stack = opts.branch_stack != 0;
+  add_tracing_data(r, paths, f);
+  add_clock(opts, f);
+  f.sample_time = perfdata::SampleTime{pipe ? 0 : r.stats().first_sample_time,
+                                       pipe ? 0 : r.stats().last_sample_time};
+  // perf does not stream CACHE at the start of a pipe; with -z it streams
+  // COMPRESSED (its reader needs it to inflate), the ratio still unknown.
+  if (pipe) {
+    f.cache.reset();
+    if (opts.compression_level > 0)
+      f.compressed =
+          perfdata::CompressionInfo{0, 1, static_cast<std::uint32_t>(opts.compression_level), 0,
+                                    static_cast<std::uint32_t>(r.mmap_len())};
+  }
+  return f;
+}
+
+namespace {
+
+struct Session {
+  const capture::EventList& events;
+  const RecordOptions& opts;
+  const capture::SystemPaths& paths;
+  const RecordHooks& hooks;
+  RecordSummary summary;
+
+  void say(const std::string& m) const {
+    if (hooks.message) hooks.message(m);
+  }
+  Expected<std::vector<perfdata::FeatureData>> final_features(const capture::Recorder& r,
+                                                              const RecordOutput& out,
+                                                              const capture::RecordCompressor* z);
+  Status finish(capture::Recorder& r, std::unique_ptr<perfdata::Writer>& writer,
+                const RecordOutput& out, const capture::RecordCompressor* z,
+                std::uint64_t data_offset);
+};
+
+Expected<std::vector<perfdata::FeatureData>> Session::final_features(
+    const capture::Recorder& r, const RecordOutput& out, const capture::RecordCompressor* z) {
+  perfdata::Features f = session_features(r, opts, paths, hooks.version, false);
+  // perf collects build-ids at the end unless told not to; with -z or
+  // --buildid-mmap it does not.
+  if (!opts.no_buildid && !z && !opts.buildid_mmap)
+    f.build_id = build_id_table(r.dso_hits().dsos(), opts.buildid_all, paths.sysfs);
+  if (z) {
+    perfdata::CompressionInfo c;
+    c.version = 0;
+    c.type = 1;  // zstd
+    c.level = static_cast<std::uint32_t>(z->level());
+    c.ratio =
+        z->bytes_out()
+            ? static_cast<std::uint32_t>(static_cast<double>(z->bytes_in()) / z->bytes_out() + 0.5)
+            : 0;
+    c.mmap_len = static_cast<std::uint32_t>(r.mmap_len());
+    f.compressed = c;
+  }
+  return perfdata::encode_features(f, false);
+}
+
+Status Session::finish(capture::Recorder& r, std::unique_ptr<perfdata::Writer>& writer,
+                       const RecordOutput& out, const capture::RecordCompressor* z,
+                       std::uint64_t data_offset) {
+  const perfdata::EventSet set = r.event_set();
+  const bool pipe = writer->pipe();
+  std::vector<perfdata::FeatureData> features;
+  if (!pipe) {
+    PK_ASSIGN(features, final_features(r, out, z));
+  }
+  if (!out.failure()) {
+    summary.output_bytes = writer->bytes_written();
+    auto st = writer->finish(set, features);
+    if (st) {
+      summary.output_bytes = writer->bytes_written();
+      return ok();
+    }
+    summary.write_error = st.error();
+  } else {
+    summary.write_error = *out.failure();
+  }
+  // The output failed: make what reached the disk readable.
+  writer.reset();
+  struct stat st {};
+  if (pipe || ::stat(opts.output.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return ok();
+  auto kept = salvage_recording(opts.output, set, data_offset, features);
+  if (!kept) return kept.error();
+  summary.salvaged_data_bytes = *kept;
+  summary.salvaged = true;
+  std::error_code ec;
+  summary.output_bytes = std::filesystem::file_size(opts.output, ec);
+  return ok();
+}
+
+}  // namespace
+
+Expected<RecordSummary> run_record(const capture::EventList& events, const RecordOptions& opts,
+                                   const capture::SystemPaths& paths, const RecordHooks& hooks) {
+  Session s{events, opts, paths, hooks, {}};
+  auto say = [&](const std::string& m) { s.say(m); };
+  capture::RecordLimits limits;
+  limits.max_sample_rate = procfs_number(paths, "/sys/kernel/perf_event_max_sample_rate");
+  PK_ASSIGN(capture::RecordConfig config, capture::configure_record(events, opts, limits));
+  if (!opts.quiet) {
+    for (const auto& m : config.infos) say(m);
+    for (const auto& m : config.warnings) say(m);
+  }
+  const bool pipe = opts.output == "-";
+  if (!pipe) keep_old_output(opts.output);
+  perfdata::WriterOptions wo;
+  wo.pipe = pipe;
+  auto writer_or = perfdata::Writer::create(opts.output, wo);
+  if (!writer_or) return writer_or.error();
+  std::unique_ptr<perfdata::Writer> writer = std::move(*writer_or);
+
+  capture::Recorder r(std::move(config), opts, paths);
+  std::vector<std::string> notes;
+  auto opened = r.open(notes);
+  for (const auto& n : notes) say(n);
+  if (!opened) {
+    writer.reset();
+    if (!pipe) ::unlink(opts.output.c_str());
+    return opened.error();
+  }
+  std::vector<perfdata::FeatureData> pipe_features;
+  if (pipe) {
+    PK_ASSIGN(pipe_features, perfdata::encode_features(
+                                 session_features(r, opts, paths, hooks.version, true), false));
+  }
+  std::unique_ptr<capture::RecordCompressor> z;
+  if (opts.compression_level > 0) {
+    PK_ASSIGN(z, capture::RecordCompressor::create(opts.compression_level));
+  }
+  RecordOutput out(*writer, z.get(), opts.max_size);
+  Status run = writer->begin(r.event_set(), pipe_features);
+  const std::uint64_t data_offset = writer->bytes_written();
+  capture::SynthOptions synth;
+  if (opts.buildid_mmap) {
+    synth.build_id = [](const std::string& path) -> std::optional<std::vector<std::uint8_t>> {
+      auto id = elf::read_build_id(path);
+      if (!id || id->empty()) return std::nullopt;
+      return std::vector<std::uint8_t>(id->view().begin(), id->view().end());
+    };
+    synth.kernel_build_id = [&paths]() {
+      return dso_build_id("[kernel.kallsyms]", true, paths.sysfs);
+    };
+  }
+  if (run) run = r.synthesize(out, pipe, synth);
+  if (run) run = r.run(out, capture::RunControl{hooks.stop_fd}, say);
+  s.summary.stats = r.stats();
+  s.summary.stop_reason = r.stop_reason();
+  s.summary.output = opts.output;
+  s.summary.bytes_transferred = r.stats().bytes;
+  s.summary.compressed = z != nullptr;
+  s.summary.compressed_bytes = z ? z->bytes_out() : 0;
+  s.summary.workload_status = r.workload_status();
+  if (!run && !out.failure()) {
+    // Not an output problem (the workload did not run): the file still gets
+    // finished, as perf does, then the error is reported.
+    (void)s.finish(r, writer, out, z.get(), data_offset);
+    return run.error();
+  }
+  PK_TRY(s.finish(r, writer, out, z.get(), data_offset));
+  return s.summary;
+}
+
+std::vector<std::string> closing_lines(const RecordSummary& s) {
+  std::vector<std::string> out;
+  out.push_back(
+      fmt::format("[ perfkit record: Woken up {} times to write data ]", s.stats.wakeups));
+  std::string line =
+      fmt::format("[ perfkit record: Captured and wrote {:.3f} MB {} ({} samples, {} lost)",
+                  static_cast<double>(s.output_bytes) / 1024.0 / 1024.0, s.output, s.stats.samples,
+                  s.stats.lost + s.stats.lost_samples);
+  if (s.compressed && s.compressed_bytes)
+    line += fmt::format(", compressed (original {:.3f} MB, ratio is {:.3f})",
+                        static_cast<double>(s.bytes_transferred) / 1024.0 / 1024.0,
+                        static_cast<double>(s.bytes_transferred) / s.compressed_bytes);
+  out.push_back(line + " ]");
+  return out;
+}
+
+}  // namespace perfkit::recorder

@@ -1,0 +1,792 @@
+#include "report/report.h"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include "abi/perf_event.h"
+#include "abi/registers.h"
+#include "base/cursor.h"
+#include "perfdata/features.h"
+#include "report/report_branch.h"
+#include "report/report_fold.h"
+#include "report/report_impl.h"
+#include "report/report_keys.h"
+#include "session/cpu_filter.h"
+#include "session/unwind_callchain.h"
+
+namespace perfkit::report {
+
+using namespace perfkit::abi;
+
+namespace {
+
+// The CPU column of a sample; perf's -1 when the samples carry no CPU.
+std::uint32_t sample_cpu(const record::Sample& s) {
+  return (s.sample_type & kSampleCpu) ? s.cpu : ~0u;
+}
+
+}  // namespace
+
+// ---- aggregation ----
+
+Report::Report(const ReportOptions& o) : opts_(o), ext_(std::make_unique<ExtKeys>()) {}
+Report::~Report() = default;
+
+const std::string* Report::dso_name(const machine::Dso* d) {
+  if (!d) return nullptr;
+  if (dso_names_.size() <= d->index) dso_names_.resize(d->index + 1, nullptr);
+  const std::string*& p = dso_names_[d->index];
+  if (!p) p = session_->machine().intern(d->short_name);
+  return p;
+}
+
+bool Report::is_filtered(const session::ResolvedSample& s, const machine::Location& loc) const {
+  const auto& o = opts_;
+  if (!o.comms.empty() && std::find(o.comms.begin(), o.comms.end(), *s.comm) == o.comms.end())
+    return true;
+  if (!o.pids.empty() && std::find(o.pids.begin(), o.pids.end(), s.thread->pid) == o.pids.end())
+    return true;
+  if (!o.tids.empty() && std::find(o.tids.begin(), o.tids.end(), s.thread->tid) == o.tids.end())
+    return true;
+  if (!o.dsos.empty() && loc.dso) {
+    bool hit = std::find(o.dsos.begin(), o.dsos.end(), loc.dso->short_name) != o.dsos.end() ||
+               std::find(o.dsos.begin(), o.dsos.end(), loc.dso->long_name) != o.dsos.end();
+    if (!hit) return true;
+  }
+  if (!o.symbols.empty()) {
+    std::string_view n = session_->machine().symbol_name(loc);
+    if (n.empty() || std::find(o.symbols.begin(), o.symbols.end(), n) == o.symbols.end())
+      return true;
+  }
+  return false;
+}
+
+EntryKey Report::make_key(const session::ResolvedSample& s, const machine::Location& loc,
+                          const char* inlined, int lookups, const char* srcline) {
+  EntryKey k;
+  for (SortKey key : opts_.sort) {
+    switch (key) {
+      case SortKey::kComm:
+        k.comm = s.comm;
+        break;
+      case SortKey::kPid:
+        k.tid = s.thread->tid;
+        break;
+      case SortKey::kDso:
+        k.dso = dso_name(loc.dso);
+        break;
+      case SortKey::kSym:
+      case SortKey::kSymoff:
+      case SortKey::kIpcLbr:
+        k.has_sym = loc.symbol >= 0;
+        if (k.has_sym) {
+          const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
+          k.sym_start = sym.start;
+          k.sym_end = sym.end;
+          k.inlined = inlined;
+          if (!has_key_[static_cast<int>(SortKey::kDso)]) k.dso = dso_name(loc.dso);
+        } else {
+          k.sym_start = loc.addr;
+        }
+        break;
+      case SortKey::kCpu:
+        k.cpu = sample_cpu(*s.sample);
+        break;
+      default:
+        break;
+    }
+  }
+  if (ext_->active()) k.ext = ext_->key(loc, inlined, lookups, srcline);
+  return k;
+}
+
+Entry Report::make_entry(const session::ResolvedSample& s, const machine::Location& loc, char level,
+                         const EntryKey& key) {
+  Entry e;
+  e.key = key;
+  e.comm = s.comm;
+  e.thread = s.thread;
+  e.tid = s.thread->tid;
+  e.cpu = sample_cpu(*s.sample);
+  e.dso_name = dso_name(loc.dso);
+  e.level = level;
+  e.ip = loc.addr;
+  if (loc.symbol >= 0) {
+    const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
+    e.sym_name = session_->machine().symbol_name(loc);
+    e.sym_type = sym.type;
+    e.sym_start_abs = loc.map ? loc.map->unmap_ip(sym.start) : sym.start;
+    if (key.inlined) e.sym_name = key.inlined, e.inlined = true;
+  }
+  return e;
+}
+
+std::uint32_t Report::live_entry(Hists& h, const EntryKey& key, const session::ResolvedSample& s,
+                                 const machine::Location& loc, char level, bool filtered) {
+  std::uint32_t first = h.index.find(key, h.entries);
+  if (first != EntryIndex::kNone && h.live_on && h.live_seen[first] == h.live_rotations)
+    return h.live_found[first];
+  auto at = static_cast<std::uint32_t>(h.entries.size());
+  h.entries.push_back(make_entry(s, loc, level, key));
+  std::uint32_t found = live_find_or_link(*this, h, at);
+  if (found != at) {
+    h.entries.pop_back();
+  } else {
+    h.entries.back().filtered = filtered;
+    if (use_callchain_) h.entries.back().chain = arena_.new_root();
+    h.live_found.resize(h.entries.size());
+    h.live_seen.resize(h.entries.size());
+    if (first == EntryIndex::kNone) h.index.insert(at, key), first = at;
+  }
+  if (first != EntryIndex::kNone) {
+    h.live_found[first] = found;
+    h.live_seen[first] = h.live_rotations;
+  }
+  return found;
+}
+
+std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const session::ResolvedSample& s,
+                                const machine::Location& loc, char level, bool filtered, bool self,
+                                std::uint64_t period, std::uint32_t count) {
+  std::uint32_t at = EntryIndex::kNone;
+  // Inline symbols, symbols compared by DSO name without a DSO key, and
+  // unresolved addresses round more than half the address circle make
+  // perf's comparison inconsistent: then entries are found as perf's tree
+  // search finds them (from the first such entry on).
+  if (!key.has_sym) ips_wrap_ |= note_unresolved(loc, loc.addr);
+  if (h.live_on || key.inlined || sym_without_dso() || ips_wrap_) {
+    at = live_entry(h, key, s, loc, level, filtered);
+  } else if (at = h.index.find(key, h.entries); at == EntryIndex::kNone) {
+    at = static_cast<std::uint32_t>(h.entries.size());
+    h.entries.push_back(make_entry(s, loc, level, key));
+    h.entries.back().filtered = filtered;
+    h.index.insert(at, key);
+    if (use_callchain_) h.entries.back().chain = arena_.new_root();
+  }
+  Entry& x = h.entries[at];
+  if (self) {
+    x.period += period;
+    x.nr_events += count;
+    x.add_mode_period(s.cpumode, period);
+  }
+  if (children_) {
+    x.acc_period += period;
+    x.acc_nr_events += count;
+  }
+  return at;
+}
+
+bool Report::accepts(const record::Sample& smp) const {
+  if (!time_ranges_.empty() && session::skip_by_time(time_ranges_, smp.time)) return false;
+  return !opts_.have_cpus ||
+         std::find(opts_.cpus.begin(), opts_.cpus.end(), smp.cpu) != opts_.cpus.end();
+}
+
+// Without PERIOD in the sample perf uses the attr's sample_period.
+std::uint64_t Report::period_of(std::size_t event, const record::Sample& smp) const {
+  return (smp.sample_type & kSamplePeriod) ? smp.period
+                                           : session_->reader().events()[event].attr.sample_period;
+}
+
+void Report::decide_fold() {
+  fold_decided_ = true;
+  if (!settled_) settle_from_events();
+  // Keys of the sample itself (time, srcline...) and unwound user stacks
+  // make each sample its own.
+  if (opts_.fold_max_kept == 0 || ext_->active() || sym_without_dso() || branch_mode_) return;
+  // READ samples are split among the events by their counter values; the
+  // chains of unwound user stacks and LBR call stacks are not in the key.
+  constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
+  // Samples without chains take the chain before them (stale_chain_): the
+  // order of samples matters.
+  if (mixed_chains_) return;
+  for (const auto& d : session_->reader().events().events()) {
+    if (d.attr.sample_type & kSampleRead) return;
+    if (need_chains_ && ((d.attr.sample_type & kUserStack) == kUserStack ||
+                         (d.attr.branch_sample_type & kBranchCallStack)))
+      return;
+  }
+  fold_ = std::make_unique<SampleFold>(has_key_[static_cast<int>(SortKey::kCpu)], need_chains_,
+                                       opts_.fold_max_kept);
+}
+
+bool Report::take_raw(const session::RawSample& r) {
+  if (!fold_decided_) decide_fold();
+  if (!fold_) return false;
+  if (!accepts(*r.sample)) return true;
+  return fold_->fold(r, period_of(r.event, *r.sample), session_->machine().generation());
+}
+
+Status Report::on_sample(const session::ResolvedSample& s) {
+  if (fold_) {
+    fold_->keep(s, session_->machine().generation());
+    // From a sample on whose chain can make a call-graph level mix frames
+    // that perf compares inconsistently, repeats are counted one by one:
+    // the tree a later repeat searches may miss the node an earlier made.
+    if (mixes_chain_kinds(s) || sample_wraps_ips(s)) {
+      PK_TRY(drain_fold());
+      fold_.reset();
+      return ok();
+    }
+    return fold_->full() ? drain_fold() : ok();
+  }
+  if (!accepts(*s.sample)) return ok();
+  if (s.sample->sample_type & kSampleRead) return add_read_sample(s);
+  return add_sample(s, period_of(s.event, *s.sample), 1);
+}
+
+// perf delivers a PERF_SAMPLE_READ sample once per value read, to the
+// value's event, with the change since that id's last value as the period;
+// values of unknown ids and unchanged ones are dropped.
+Status Report::add_read_sample(const session::ResolvedSample& s) {
+  const record::Sample& smp = *s.sample;
+  auto deliver = [&](const record::ReadValues::Value& v) -> Status {
+    const int ev = session_->reader().events().index_of_id(v.id);
+    if (ev < 0) return ok();
+    std::uint64_t& last = read_last_[v.id];
+    const std::uint64_t period = v.value - last;
+    last = v.value;
+    if (!period) return ok();
+    session::ResolvedSample one = s;
+    one.event = static_cast<std::size_t>(ev);
+    return add_sample(one, period, 1);
+  };
+  if (!(smp.read.read_format & kFormatGroup)) return deliver(smp.read.at(0));
+  for (std::uint64_t i = 0; i < smp.read.nr; ++i) PK_TRY(deliver(smp.read.at(i)));
+  return ok();
+}
+
+Status Report::drain_fold() {
+  if (!fold_) return ok();
+  bool paying = fold_->paying();
+  folded_ += fold_->repeats();
+  PK_TRY(fold_->drain(session_->machine(), [&](const session::ResolvedSample& s,
+                                               std::uint64_t period, std::uint32_t count) {
+    // kernel frames kept before kallsyms had loaded
+    if (mixes_chain_kinds(s)) paying = false;
+    return add_sample(s, period, count);
+  }));
+  // Samples that seldom repeat are cheaper one at a time.
+  if (!paying) fold_.reset();
+  return ok();
+}
+
+bool Report::AddressArc::add(std::uint64_t ip) {
+  constexpr std::uint64_t kHalf = std::uint64_t{1} << 63;
+  if (ip < kHalf) {
+    lo_min = lo ? std::min(lo_min, ip) : ip;
+    lo_max = lo ? std::max(lo_max, ip) : ip;
+    lo = true;
+  } else {
+    hi_min = hi ? std::min(hi_min, ip) : ip;
+    hi_max = hi ? std::max(hi_max, ip) : ip;
+    hi = true;
+  }
+  // Within each half the span is below 2^63; the whole lies within half
+  // the circle when one of the two gaps between the halves exceeds it.
+  return lo && hi && hi_min - lo_max <= kHalf && lo_min - hi_max <= kHalf;
+}
+
+bool Report::note_unresolved(const machine::Location& loc, std::uint64_t ip) {
+  return loc.symbol < 0 && unresolved_ips_.add(ip);
+}
+
+// Whether the entries of `s` (kept by a fold; kernel symbols may still be
+// pending, counted as unresolved) take perf's entry comparison past an
+// order: then from `s` on repeats are counted one by one.
+bool Report::sample_wraps_ips(const session::ResolvedSample& s) {
+  bool wraps = note_unresolved(s.loc, s.loc.addr);
+  if (children_)
+    for (const session::Frame& f : s.callchain) wraps |= note_unresolved(f.loc, f.ip);
+  return wraps;
+}
+
+// perf's match_chain compares two resolved frames by symbol start, but a
+// resolved frame and an unresolved one of the same DSO by address, and an
+// inlined frame by name: where one level of a call graph holds both kinds
+// its children's order is inconsistent, and which node a chain lands in
+// depends on when it came. Whether `s` makes some DSO's chain frames mixed
+// (kernel frames whose symbols are still pending are looked at on drain).
+bool Report::mixes_chain_kinds(const session::ResolvedSample& s) {
+  if (!use_callchain_) return false;
+  for (const session::Frame& f : s.callchain) {
+    if (f.inlined) return true;
+    if (!f.loc.dso || f.loc.symbol == machine::kSymbolPending) continue;
+    const std::size_t i = f.loc.dso->index;
+    if (i >= chain_kinds_.size()) chain_kinds_.resize(i + 1, 0);
+    chain_kinds_[i] |= f.loc.symbol >= 0 ? 1 : 2;
+    if (chain_kinds_[i] == 3) return true;
+  }
+  return false;
+}
+
+// Branch mode: one entry per branch, of period 1, at the branch's target
+// (perf's iter_add_next_branch_entry); samples without a stack add none.
+void Report::add_branches(Hists& h, const session::ResolvedSample& s) {
+  const record::Sample& smp = *s.sample;
+  if (!(smp.sample_type & kSampleBranchStack)) return;
+  machine::Machine& m = session_->machine();
+  for (std::uint64_t i = 0; i < smp.branch_stack.nr; ++i) {
+    record::BranchEntry be = smp.branch_stack.at(i);
+    machine::Location loc;  // the entry's: the branch target
+    BranchInfo b = branches_.resolve(m, *s.thread, be.from, be.to, be.flags, loc);
+    if (ext_->active()) ext_->set_branch(branches_.key(b));
+    loc.addr = be.to;  // perf's entry ip: the target as recorded
+    bool filtered = is_filtered(s, loc);
+    std::uint32_t idx = add_entry(h, make_key(s, loc), s, loc, s.loc.level, filtered, true, 1, 1);
+    if (h.entries[idx].branch == UINT32_MAX) h.entries[idx].branch = branches_.full(b);
+    h.nr_samples += 1;
+    if (!filtered) h.nr_non_filtered_samples += 1;
+  }
+}
+
+Status Report::add_sample(const session::ResolvedSample& s, std::uint64_t period,
+                          std::uint32_t count) {
+  const auto& smp = *s.sample;
+  if (s.event >= hists_.size()) hists_.resize(s.event + 1);
+  if (!settled_) settle_from_events();
+  Hists& h = hists_[s.event];
+  if (branch_mode_) {
+    if (ext_->active()) ext_->begin_sample(s);
+    add_branches(h, s);
+    return ok();
+  }
+  bool filtered = is_filtered(s, s.loc);
+  if (s.loc.dso) s.loc.dso->hit = true;
+  h.nr_samples += count;
+  if (!filtered) h.nr_non_filtered_samples += count;
+
+  if (ext_->active()) ext_->begin_sample(s);
+  path_.clear();
+  if (use_callchain_) {
+    for (const session::Frame& f : s.callchain) {
+      ChainEntry c;
+      c.ip = f.ip;
+      c.dso_rank = f.loc.dso ? f.loc.dso->index + 1 : 0;
+      c.has_sym = f.loc.symbol >= 0;
+      if (c.has_sym) {
+        c.key = f.loc.dso->symbols->at(static_cast<std::size_t>(f.loc.symbol)).start;
+        c.name = f.inlined ? std::string_view(f.inlined) : session_->machine().symbol_name(f.loc);
+        c.inlined = f.inlined != nullptr;
+      } else {
+        c.key = f.ip;
+      }
+      path_.push_back(c);
+    }
+  }
+  std::uint32_t idx =
+      add_entry(h, make_key(s, s.loc), s, s.loc, s.loc.level, filtered, true, period, count);
+  bool has_chain = (smp.sample_type & kSampleCallchain) != 0;
+  if (use_callchain_ && has_chain) {
+    h.callchain_period += period;
+    if (!filtered) h.callchain_non_filtered_period += period;
+    Entry& x = h.entries[idx];
+    arena_.append(x.chain, path_, period, count);
+    x.max_depth = std::max<std::uint32_t>(x.max_depth, static_cast<std::uint32_t>(path_.size()));
+  }
+  if (!children_) return ok();
+  if (has_chain || !s.callchain.empty()) {
+    add_children(h, s, s.callchain, idx, filtered, period, count, use_callchain_);
+    if (mixed_chains_) stale_chain_.assign(s.callchain.begin(), s.callchain.end());
+  } else if (mixed_chains_) {
+    // perf's callchain cursor keeps the last chain resolved: a sample
+    // without one adds the entries of the chain before it (no call graph).
+    add_children(h, s, stale_chain_, idx, filtered, period, count, false);
+  }
+  return ok();
+}
+
+// perf's --children: each callchain frame's entry, once per sample.
+void Report::add_children(Hists& h, const session::ResolvedSample& s,
+                          std::span<const session::Frame> chain, std::uint32_t self, bool filtered,
+                          std::uint64_t period, std::uint32_t count, bool graph) {
+  seen_.clear();
+  seen_.push_back(self);
+  char level = s.loc.level;
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    const session::Frame& f = chain[i];
+    // perf keeps the previous frame's level for a frame without a map.
+    if (f.loc.map) level = f.loc.kernel_maps ? machine::kLevelKernel : machine::kLevelUser;
+    machine::Location loc = f.loc;
+    loc.addr = f.ip;  // perf's children entries carry the raw address
+    // perf resolves a callchain entry's source line twice: for its
+    // duplicate check and for its insertion.
+    EntryKey key = make_key(s, loc, f.inlined, 2, f.srcline);
+    // perf's duplicate check compares a template without time and socket:
+    // with those keys a frame is (almost) never a duplicate.
+    EntryKey probe = key;
+    if (ext_->dedup_differs()) probe.ext = ext_->dedup_key(key.ext);
+    bool dup = false;
+    for (std::uint32_t j : seen_)
+      if (h.entries[j].key == probe) {
+        dup = true;
+        break;
+      }
+    if (dup) continue;
+    std::uint32_t k = add_entry(h, key, s, loc, level, filtered, false, period, count);
+    seen_.push_back(k);
+    if (!use_callchain_) continue;
+    Entry& x = h.entries[k];
+    // (Without a graph, perf still orders the entry by its chain's depth.)
+    if (graph) arena_.append(x.chain, std::span<const ChainEntry>(path_).subspan(i), period, count);
+    x.max_depth =
+        std::max<std::uint32_t>(x.max_depth, static_cast<std::uint32_t>(chain.size() - i));
+  }
+}
+
+// perf's output fields and output sort (setup_sorting): without a strict
+// -F the default percentage columns, then the -F ones, then the sort
+// keys; the output sort is the sort list, behind the Children and
+// Overhead percentages it lacks when -F is not strict, then the columns
+// it lacks.
+void Report::settle_columns() {
+  columns_.clear();
+  if (!opts_.fields_given) {
+    if (children_) columns_.push_back(SortKey::kOverheadChildren);
+    add_once(columns_, SortKey::kOverhead);
+    if (opts_.show_cpu_utilization) {
+      add_once(columns_, SortKey::kOverheadSys);
+      add_once(columns_, SortKey::kOverheadUs);
+    }
+    if (opts_.show_nr_samples) add_once(columns_, SortKey::kSample);
+    if (opts_.show_period) add_once(columns_, SortKey::kPeriod);
+  }
+  for (SortKey k : opts_.fields) add_once(columns_, k);
+  for (SortKey k : sort_keys_) add_once(columns_, k);
+  auto has = [](const std::vector<SortKey>& v, SortKey k) {
+    return std::find(v.begin(), v.end(), k) != v.end();
+  };
+  sort_list_.clear();
+  if (!opts_.fields_given) {
+    if (children_ && !has(sort_keys_, SortKey::kOverheadChildren))
+      sort_list_.push_back(SortKey::kOverheadChildren);
+    if (!has(sort_keys_, SortKey::kOverhead)) sort_list_.push_back(SortKey::kOverhead);
+  }
+  for (SortKey k : sort_keys_) add_once(sort_list_, k);
+  for (SortKey k : columns_) add_once(sort_list_, k);
+  acc_sorted_ = has(sort_list_, SortKey::kOverheadChildren) && children_;
+}
+
+void Report::settle_from_events() {
+  settled_ = true;
+  bool has_cg = opts_.assume_callchains, without_cg = false;
+  for (const auto& d : session_->reader().events().events()) {
+    has_cg |= (d.attr.sample_type & kSampleCallchain) != 0;
+    // (perf's dummy events carry no samples)
+    const bool dummy = d.attr.type == kTypeSoftware && d.attr.config == 9;
+    without_cg |= !dummy && !(d.attr.sample_type & kSampleCallchain);
+  }
+  // perf decides --children before a stream's attrs are known: off for pipes.
+  // perf's branch mode accumulates nothing and appends no callchains.
+  children_ = has_cg && !branch_mode_ && opts_.children != 0 && !session_->reader().is_pipe();
+  mixed_chains_ = children_ && has_cg && without_cg;
+  settle_columns();
+  use_callchain_ = has_cg && !branch_mode_ && opts_.chain_mode != ChainMode::kNone;
+  no_callchains_for_parent_ = !has_cg && has_key_[static_cast<int>(SortKey::kParent)] &&
+                              opts_.parent_refused_without_callchains &&
+                              !session_->reader().is_pipe();
+  no_callchains_for_g_ = !has_cg && opts_.chain_mode_given &&
+                         opts_.chain_mode != ChainMode::kNone && !session_->reader().is_pipe();
+}
+
+// perf's branch mode: on by default when the header says samples carry
+// branch stacks (unless they carry user stacks too), never for a pipe.
+Status Report::settle_branch_mode(session::Session& session) {
+  perfdata::Reader& reader = session.reader();
+  bool user_stacks = false;
+  for (const auto& d : reader.events().events())
+    user_stacks |= (d.attr.sample_type & kSampleStackUser) != 0;
+  const bool has_br =
+      (!reader.is_pipe() && reader.feature(kFeatBranchStack).has_value() && !user_stacks) ||
+      opts_.itrace_branch_stacks;
+  if (opts_.branch_mode == 1 && !has_br)
+    return make_error("Selected -b but no branch data. Did you call perf record without -b?");
+  branch_mode_ = opts_.branch_mode == 1 || (opts_.branch_mode == -1 && has_br);
+  if (!branch_mode_)
+    for (SortKey k : opts_.sort)
+      if (is_branch_key(k)) return make_error("Invalid --sort key: `{}'", branch_key_name(k));
+  if (!branch_mode_)
+    for (SortKey k : opts_.fields)
+      if (is_branch_key(k)) return make_error("Invalid --fields key: `{}'", branch_key_name(k));
+  return ok();
+}
+
+void Report::settle(session::Session& session) {
+  session_ = &session;
+  const auto& ev = session.reader().events();
+  hists_.assign(ev.size(), Hists{});
+  setup_status_ = settle_branch_mode(session);
+  // perf's default sort when every event is a tracepoint (known before the
+  // records only in file mode): the formatted payload.
+  const bool defaults = !opts_.sort_given && !opts_.fields_given;
+  if (defaults && !session.reader().is_pipe() && ev.size() > 0 &&
+      std::all_of(ev.events().begin(), ev.events().end(),
+                  [](const auto& d) { return d.attr.type == kTypeTracepoint; }))
+    opts_.sort = {SortKey::kTrace};
+  else if (branch_mode_ && defaults)
+    opts_.sort = {SortKey::kComm, SortKey::kDsoFrom, SortKey::kSymFrom, SortKey::kSymTo,
+                  SortKey::kCycles};
+  if (opts_.ipc_column) opts_.sort.push_back(branch_mode_ ? SortKey::kIpcLbr : SortKey::kIpcNull);
+  // perf's sort list: the --sort keys (each once), then the -F keys not
+  // among them. Entries are told apart by the sort keys that are not hpp
+  // columns, in that order.
+  sort_keys_.clear();
+  for (SortKey k : opts_.sort) add_once(sort_keys_, k);
+  std::vector<SortKey> all = sort_keys_;
+  for (SortKey k : opts_.fields) add_once(all, k);
+  opts_.sort.clear();
+  for (SortKey k : all)
+    if (!is_hpp_key(k)) opts_.sort.push_back(k);
+  for (SortKey k : opts_.sort) has_key_[static_cast<int>(k)] = true;
+  branches_.setup(opts_.sort);
+  // A stream's attrs come with its records: settle at the first sample then.
+  if (!session.reader().is_pipe()) settle_from_events();
+  auto lines =
+      std::make_shared<symbol::SourceLines>(session.symbolizer(), symbol::SourceLineOptions{});
+  if (setup_status_) setup_status_ = ext_->setup(session, opts_, lines);
+  if (setup_status_ && !opts_.time_str.empty()) {
+    // Percent ranges are of the first..last sample time perf record wrote.
+    std::uint64_t first = 0, last = 0;
+    perfdata::Reader& reader = session.reader();
+    perfdata::Features feats;
+    if (auto blob = reader.feature(kFeatSampleTime))
+      (void)perfdata::parse_feature(kFeatSampleTime, blob->data, reader.swapped(), blob->offset,
+                                    feats);
+    if (feats.sample_time) first = feats.sample_time->first_ns, last = feats.sample_time->last_ns;
+    auto ranges = session::parse_time_ranges(opts_.time_str, first, last, false);
+    if (ranges)
+      time_ranges_ = std::move(*ranges);
+    else
+      setup_status_ = ranges.error();
+  }
+  if (setup_status_ && opts_.have_cpus)
+    setup_status_ = session::check_cpu_filter(
+        session.reader(), *std::max_element(opts_.cpus.begin(), opts_.cpus.end()));
+  bool caller = opts_.caller_order;
+  if (opts_.children != 0 && !opts_.order_given) caller = true;
+  opts_.caller_order = caller;
+  // The parent key reads the callchain even when no call graph is shown.
+  const bool parent_key = has_key_[static_cast<int>(SortKey::kParent)];
+  need_chains_ = session.reader().is_pipe() || use_callchain_ || children_ || parent_key;
+  session.set_callchains(need_chains_, caller, opts_.max_stack);
+  // Samples with user stack copies (--call-graph dwarf) are unwound as
+  // perf's libunwind post-unwinder does; none for other architectures.
+  if (need_chains_) {
+    perfdata::Reader& reader = session.reader();
+    perfdata::Features feats;
+    if (auto blob = reader.feature(kFeatArch))
+      (void)perfdata::parse_feature(kFeatArch, blob->data, reader.swapped(), blob->offset, feats);
+    std::string arch = abi::normalize_arch(feats.arch.value_or(""));
+    session::UnwindOptions uo;
+    uo.unwind_arch = arch.empty() || arch == "x86";
+    uo.lines = lines;
+    uo.inline_frames = opts_.inline_frames;
+    session.set_unwinder(session::make_dwarf_unwinder(session.symbolizer(), uo));
+  }
+}
+
+void Report::setup_groups() {
+  auto feat = session_->reader().feature(kFeatGroupDesc);
+  std::size_t n = hists_.size();
+  struct G {
+    std::string name;
+    std::uint32_t leader = 0, nr = 0;
+  };
+  std::vector<G> groups;
+  if (feat) {
+    Cursor c(feat->data, session_->reader().swapped());
+    std::uint32_t nr = c.u32();
+    for (std::uint32_t i = 0; i < nr && c.ok(); ++i) {
+      G g;
+      std::uint32_t len = c.u32();
+      g.name = std::string(c.fixed_string(len));
+      g.leader = c.u32();
+      g.nr = c.u32();
+      if (c.ok()) groups.push_back(g);
+    }
+  }
+  bool forced = false;
+  if (groups.empty() && opts_.group != -1 && n > 1) {
+    groups.push_back({"", 0, static_cast<std::uint32_t>(n)});
+    // perf's forced leader (--group or --no-group given): no braces.
+    forced = true;
+  }
+  for (const G& g : groups) {
+    if (g.nr < 2 || g.leader + g.nr > n) continue;
+    Hists& leader = hists_[g.leader];
+    // --no-group: each event has its block; a leader's still says "events".
+    leader.group_leader = true;
+    if (opts_.group == 0) continue;
+    std::string desc = g.name.empty() || g.name == "{anon_group}" ? "anon group" : g.name;
+    desc = forced ? "" : desc + " { ";
+    for (std::uint32_t m = 0; m < g.nr; ++m) {
+      if (m) desc += ", ";
+      desc += session_->event_name(g.leader + m);
+      leader.members.push_back(g.leader + m);
+      if (m) hists_[g.leader + m].group_member = true;
+    }
+    leader.group_name = forced ? desc : desc + " }";
+  }
+}
+
+void Report::merge_group(Hists& leader) {
+  const std::size_t nm = leader.members.size();
+  const std::size_t stride = Hists::kGroupSets * nm;
+  std::vector<std::uint64_t>& v = leader.group_values;
+  v.assign(leader.entries.size() * stride, 0);
+  auto put = [&](std::uint32_t row, std::size_t m, const Entry& e) {
+    v[row * stride + m] = e.period;
+    v[row * stride + nm + m] = e.acc_period;
+    v[row * stride + 2 * nm + m] = e.nr_events;
+    for (std::size_t i = 0; i < 4; ++i) v[row * stride + (3 + i) * nm + m] = e.mode_period[i];
+  };
+  std::uint32_t row = 0;
+  for (Entry& e : leader.entries) {
+    e.group_row = row++;
+    put(e.group_row, 0, e);
+  }
+  for (std::size_t m = 1; m < nm; ++m) {
+    Hists& mh = hists_[leader.members[m]];
+    for (const Entry& me : mh.entries) {
+      std::uint32_t at = leader.index.find(me.key, leader.entries);
+      if (at == EntryIndex::kNone) {
+        at = static_cast<std::uint32_t>(leader.entries.size());
+        Entry d = me;
+        d.period = d.acc_period = d.nr_events = d.acc_nr_events = 0;
+        d.chain = UINT32_MAX;
+        d.group_row = row++;
+        v.resize(v.size() + stride, 0);
+        leader.entries.push_back(d);
+        leader.index.insert(at, me.key);
+      }
+      put(leader.entries[at].group_row, m, me);
+    }
+  }
+}
+
+// Applies perf's in-place renames of ":TID" commands and merges the entries
+// that then have equal keys.
+void Report::apply_comm_renames(Hists& h) {
+  const auto& m = session_->machine();
+  bool any = false;
+  for (Entry& e : h.entries) {
+    const std::string* c = m.canonical_comm(e.comm);
+    if (c == e.comm) continue;
+    any = true;
+    e.comm = c;
+    if (e.key.comm) e.key.comm = c;
+  }
+  if (!any) return;
+  EntryStore kept;
+  h.index.clear();
+  for (Entry& e : h.entries) {
+    std::uint32_t at = h.index.find(e.key, kept);
+    if (at == EntryIndex::kNone) {
+      kept.push_back(std::move(e));
+      h.index.insert(static_cast<std::uint32_t>(kept.size() - 1), kept.back().key);
+      continue;
+    }
+    Entry& k = kept[at];
+    k.add_counts(e);
+    k.max_depth = std::max(k.max_depth, e.max_depth);
+  }
+  h.entries = std::move(kept);
+}
+
+void Report::collapse_merge(Hists& h, std::uint32_t kept, std::uint32_t merged) {
+  Entry& k = h.entries[kept];
+  const Entry& m = h.entries[merged];
+  k.add_counts(m);
+  if (k.chain != UINT32_MAX && m.chain != UINT32_MAX) arena_.merge(k.chain, m.chain);
+}
+
+// A signature of the values entry `e` has for the sort keys before the
+// first srcline or srcfile key (what perf compares before reaching it).
+std::uint64_t Report::prefix_signature(const Entry& e) const {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+  const ExtKey& x = ext_->at(e.key.ext);
+  auto add = [&h](std::uint64_t v) { h = mix64(h ^ v); };
+  for (SortKey k : opts_.sort) {
+    if (k == SortKey::kSrcline || k == SortKey::kSrcfile) break;
+    switch (k) {
+      case SortKey::kComm:
+        add(reinterpret_cast<std::uintptr_t>(e.comm));
+        break;
+      case SortKey::kPid:
+        add(static_cast<std::uint32_t>(e.tid));
+        break;
+      case SortKey::kDso:
+        add(reinterpret_cast<std::uintptr_t>(e.key.dso));
+        break;
+      case SortKey::kSym:
+      case SortKey::kSymoff:
+      case SortKey::kIpcLbr:
+        add(reinterpret_cast<std::uintptr_t>(e.key.dso));
+        add(e.key.has_sym ? e.key.sym_start : e.ip);
+        add(e.key.sym_end ^ reinterpret_cast<std::uintptr_t>(e.key.inlined));
+        if (k == SortKey::kSymoff) add(x.symoff_ip);
+        break;
+      case SortKey::kCpu:
+        add(e.cpu);
+        break;
+      case SortKey::kTime:
+        add(x.time);
+        break;
+      case SortKey::kSocket:
+        add(static_cast<std::uint32_t>(x.socket));
+        break;
+      case SortKey::kParent:
+        add(reinterpret_cast<std::uintptr_t>(x.parent));
+        break;
+      case SortKey::kTrace:
+        add(reinterpret_cast<std::uintptr_t>(x.trace));
+        break;
+      default:
+        break;
+    }
+  }
+  return h;
+}
+
+// perf computes an entry's source line when a comparison reaches its
+// srcline (or srcfile) key: when another entry agrees on every key before
+// it, or when the entry is looked up again. Only those entries size the
+// column; the others print cut to its width.
+bool Report::srcline_sized(const Hists& h, const Entry& e) const {
+  std::uint64_t hits = children_ ? e.acc_nr_events : e.nr_events;
+  if (hits >= 2) return true;
+  if (sized_for_ != &h) {
+    sized_for_ = &h;
+    prefix_counts_.clear();
+    for (const Entry& x : h.entries) ++prefix_counts_[prefix_signature(x)];
+  }
+  return prefix_counts_[prefix_signature(e)] >= 2;
+}
+
+// ---- builder ----
+
+ReportBuilder::ReportBuilder(const ReportOptions& opts) : impl_(std::make_unique<Report>(opts)) {}
+ReportBuilder::~ReportBuilder() = default;
+
+Status ReportBuilder::build(session::Session& session) {
+  impl_->settle(session);
+  PK_TRY(impl_->setup_status_);
+  if (impl_->no_callchains_for_parent_)
+    return make_error(
+        "Selected --sort parent, but no callchain data. Did you call 'perf record' without -g?");
+  if (impl_->no_callchains_for_g_)
+    return make_error(
+        "Selected -g or --branch-history, but no callchain or branch data. Did you call "
+        "'perf record' without -g or -b?");
+  PK_TRY(session.run(*impl_));
+  PK_TRY(impl_->drain_fold());
+  impl_->finish();
+  return ok();
+}
+
+void ReportBuilder::print(session::Session& session, FdWriter& out) { impl_->print(session, out); }
+
+std::uint64_t ReportBuilder::folded_samples() const { return impl_->folded_; }
+
+}  // namespace perfkit::report

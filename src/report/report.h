@@ -1,0 +1,163 @@
+// perfkit report: histograms of samples keyed by sort keys (perf's hists),
+// with perf's Children/Self accounting and call graphs, printed exactly as
+// `perf report --stdio` prints them.
+//
+// Aggregation follows perf: each sample adds a "self" entry; with
+// --children each callchain frame also adds (once per sample) a
+// "children" entry, and each entry keeps the callchains seen from it, in a
+// prefix tree merged by function (perf's callchain_node radix tree).
+// Output order is perf's: Children, Self, then each sort key's own order,
+// ties left in the order perf's collapse tree holds them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/output.h"
+#include "session/session.h"
+#include "session/time_filter.h"
+
+namespace perfkit::report {
+
+enum class SortKey : std::uint8_t {
+  kComm,
+  kPid,
+  kDso,
+  kSym,
+  kCpu,
+  kParent,
+  kTime,
+  kSrcline,
+  kSrcfile,
+  kSymoff,  // sym plus the sample's offset in it (perf 6.8's "symoff")
+  kSocket,
+  kTrace,   // a tracepoint's formatted payload (perf's "trace")
+  kPeriod,  // a "Period" column; no part of an entry's identity
+  // branch-stack mode (report_branch.h)
+  kDsoFrom,
+  kDsoTo,
+  kSymFrom,
+  kSymTo,
+  kCycles,
+  // perf's "IPC   [IPC Coverage]" column, appended to a --sort naming
+  // "symbol": in branch mode compared as sym (ipc_lbr), else never (ipc_null).
+  kIpcLbr,
+  kIpcNull,
+  // perf's hpp columns other than Period: percentages of the period (self,
+  // accumulated, by cpumode) and the sample count. No part of an entry's
+  // identity; named in --sort or -F they place a column and an output
+  // sort of their own.
+  kOverhead,
+  kOverheadChildren,
+  kOverheadSys,
+  kOverheadUs,
+  kOverheadGuestSys,
+  kOverheadGuestUs,
+  kSample,
+};
+// Whether `k` is one of perf's hpp columns (kPeriod, kOverhead...kSample).
+constexpr bool is_hpp_key(SortKey k) {
+  return k == SortKey::kPeriod || (k >= SortKey::kOverhead && k <= SortKey::kSample);
+}
+enum class ChainMode : std::uint8_t { kNone, kGraphAbs, kGraphRel, kFlat, kFolded };
+enum class ChainValue : std::uint8_t { kPercent, kPeriod, kCount };
+
+struct ReportOptions {
+  // --sort, or the default: entries are told apart by its keys (and those
+  // of -F), ordered by them after the percentages (perf's setup_sorting).
+  std::vector<SortKey> sort = {SortKey::kComm, SortKey::kDso, SortKey::kSym};
+  // -F: the columns in order. With fields_given (a list not starting with
+  // '+') they replace perf's default columns and sort: the --sort keys
+  // are appended, then entries are ordered by --sort, then by -F.
+  // Otherwise ("+key,...") they follow the default columns.
+  std::vector<SortKey> fields;
+  bool fields_given = false;
+  bool sort_given = false;  // --sort was given (affects the "sym" first-line elision)
+  bool sort_starts_with_sym = false;
+  int children = -1;  // -1: perf's default (on with callchains)
+  // The samples count as having call chains whatever their attrs say: perf's
+  // rule for an Intel PT recording decoded with g or G, or by default.
+  bool assume_callchains = false;
+  ChainMode chain_mode = ChainMode::kGraphAbs;
+  bool chain_mode_given = false;
+  bool caller_order = false;  // -G / "caller"
+  bool order_given = false;
+  double chain_min_percent = 0.5;
+  std::uint32_t chain_print_limit = 0;  // 0: no limit
+  ChainValue chain_value = ChainValue::kPercent;
+  int max_stack = 127;
+  double percent_limit = 0;
+  // --percentage relative: percentages of what the filters keep. perf's
+  // default is absolute (of every sample).
+  bool relative = false;
+  bool show_nr_samples = false;
+  bool show_period = false;
+  bool show_cpu_utilization = false;  // sys and usr columns after Overhead
+  bool inline_frames = true;          // --inline (the default) / --no-inline
+  int group = -1;                     // --group 1, --no-group 0, default -1: the file's groups
+  // Branch-stack mode: -1 perf's default (on when the file says its
+  // samples carry branch stacks), 1 -b/--branch-stack, 0 --no-branch-stack.
+  int branch_mode = -1;
+  // The Intel PT samples carry branch stacks (itrace l): branch mode, as
+  // the header's BRANCH_STACK feature would.
+  bool itrace_branch_stacks = false;
+  bool ipc_column = false;  // --sort named "symbol" (SortKey::kIpcLbr / kIpcNull)
+  std::vector<std::string> comms, dsos, symbols;
+  std::vector<std::int32_t> pids, tids;
+  std::vector<std::uint32_t> cpus;
+  bool have_cpus = false;
+  // --time as given: "start,end" in seconds, or percent ranges ("10%/2",
+  // "0%-10%,50%-60%") of the recording's first..last sample time, resolved
+  // when the recording is opened (ReportBuilder::build).
+  std::string time_str;
+  // --time-quantum: the bins of the "time" sort key, in ns (perf's 100ms).
+  std::uint64_t time_quantum = 100'000'000;
+  // -p/--parent: POSIX extended regex of the "parent" sort key.
+  std::string parent_regex = "^sys_|^do_page_fault";
+  // perf refuses --sort parent (and -p) without callchains, not -F parent.
+  bool parent_refused_without_callchains = true;
+  // Repeats of a sample are counted together before they are resolved
+  // (report_fold.h), at most this many distinct ones at a time; 0: each
+  // sample on its own. The output is the same either way.
+  std::size_t fold_max_kept = 1 << 14;
+  std::string tip = "Tip: perfkit report --sort dso,sym shows where the time went per library";
+};
+
+// Parses a --sort / -F key list (`option`: "sort" or "fields", for the
+// error). Errors: perf's "Unknown --sort key: `k'".
+Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list,
+                                               std::string_view option = "sort");
+// --time-quantum: "100ms", "1s", "500us", "10ns". Errors: no or a bad unit.
+Expected<std::uint64_t> parse_time_quantum(std::string_view s);
+
+// Parses -g's argument ("graph,0.5,caller,function,percent"). Errors name the bad token.
+Status parse_callchain_arg(std::string_view arg, ReportOptions& o);
+
+class Report;
+
+// Builds the histograms from a session and prints them.
+class ReportBuilder {
+ public:
+  explicit ReportBuilder(const ReportOptions& opts);
+  ~ReportBuilder();
+  // Settles options that depend on the recording (children and callchains
+  // are on only when samples carry callchains), then reads every sample.
+  Status build(session::Session& session);
+  // perf's "# comm: X" lines for single-entry --comm/--dso/--symbols lists,
+  // whose columns are then left out.
+  void print_elided(FdWriter& out) const;
+  // Prints every event's block, perf report --stdio style.
+  void print(session::Session& session, FdWriter& out);
+  // Entries made, filtered ones included (perf's nr_entries after collapsing).
+  std::size_t entries() const;
+  // Samples counted with an earlier one like them without being resolved.
+  std::uint64_t folded_samples() const;
+
+ private:
+  std::unique_ptr<Report> impl_;
+};
+
+}  // namespace perfkit::report

@@ -1,0 +1,105 @@
+// Folding of repeated samples for perfkit report.
+//
+// Most samples of a profile repeat one another exactly: the same thread in
+// the same loop, with the same callchain. Two samples with the same raw
+// content (thread, event, cpumode, ip, callchain words and, when it is a
+// sort key, cpu), taken while the machine's maps and threads stayed as they
+// were (machine::Machine::generation), resolve to the same locations and
+// land in the same entries. The report resolves the first of them and
+// counts the others with it, before any address is resolved.
+//
+// Kept samples are handed back (drain) in the order they were first seen:
+// the order in which their entries and call-graph nodes would have been
+// made one sample at a time, so that the histograms come out the same.
+// Kernel locations may be kept while the kernel's symbols still load on
+// another thread (machine::kSymbolPending); drain resolves them then.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "base/error.h"
+#include "session/session.h"
+
+namespace perfkit::report {
+
+class SampleFold {
+ public:
+  // `with_cpu`: the cpu tells samples apart (a sort key); `with_chain`: the
+  // callchain does (it is resolved at all). `max_kept`: how many distinct
+  // samples are kept before full() asks for a drain.
+  SampleFold(bool with_cpu, bool with_chain, std::size_t max_kept)
+      : with_cpu_(with_cpu), with_chain_(with_chain), max_kept_(max_kept) {}
+
+  // Whether `r`, of `period`, repeats a kept sample of `generation`; if so
+  // it is counted there. Otherwise it is remembered for keep().
+  bool fold(const session::RawSample& r, std::uint64_t period, std::uint64_t generation);
+  // Keeps the resolved form of the sample fold() last turned down; its
+  // locations are valid in `generation` (resolving may have begun a new one).
+  void keep(const session::ResolvedSample& s, std::uint64_t generation);
+  // Enough is kept that it should be drained (memory stays bounded).
+  bool full() const { return kept_.size() >= max_kept_ || frames_.size() >= kMaxFrames; }
+  // Whether folding has paid so far: more repeats than distinct samples.
+  bool paying() const { return repeats_ >= kept_.size(); }
+  // Samples counted with a kept one since the last drain.
+  std::uint64_t repeats() const { return repeats_; }
+
+  // Calls f(sample, period, count) for each kept sample in first-seen order,
+  // with pending kernel locations resolved in `m`, then forgets them.
+  // Returns f's first error.
+  template <class F>
+  Status drain(machine::Machine& m, F&& f) {
+    Status st = ok();
+    for (Kept& k : kept_) {
+      if (!st) break;
+      st = f(replay(m, k), k.period, k.count);
+    }
+    clear();
+    return st;
+  }
+
+ private:
+  static constexpr std::size_t kMaxFrames = 1 << 16;
+  struct Kept {
+    std::uint64_t hash = 0;
+    machine::Thread* thread = nullptr;
+    const std::string* comm = nullptr;
+    std::uint64_t generation = 0;
+    std::uint64_t ip = 0;
+    std::uint64_t sample_type = 0;
+    std::uint32_t event = 0, cpu = 0;
+    std::uint8_t cpumode = 0;
+    std::uint32_t raw_begin = 0, raw_size = 0;        // callchain words in raw_
+    std::uint32_t frames_begin = 0, frames_size = 0;  // resolved frames in frames_
+    machine::Location loc;
+    std::uint64_t period = 0, count = 0;
+  };
+  std::uint64_t hash_of(const session::RawSample& r, std::uint64_t generation) const;
+  bool same(const Kept& k, const session::RawSample& r, std::uint64_t generation) const;
+  // A copy of `map` that outlives later changes to the maps.
+  const machine::Map* stable(const machine::Map* map, std::uint64_t generation);
+  void place(std::uint64_t hash, std::size_t index);
+  const session::ResolvedSample& replay(machine::Machine& m, Kept& k);
+  void clear();
+
+  bool with_cpu_, with_chain_;
+  std::size_t max_kept_;
+  std::vector<Kept> kept_;
+  // Open addressing: the hash's high half beside an index into kept_.
+  std::vector<std::uint64_t> slots_;
+  std::vector<std::uint8_t> raw_;
+  std::vector<session::Frame> frames_;
+  std::deque<machine::Map> maps_;
+  std::unordered_map<const machine::Map*, const machine::Map*> map_copies_;
+  std::uint64_t map_copies_generation_ = 0;
+  std::uint64_t repeats_ = 0;
+  // What fold() last turned down, for keep().
+  std::uint64_t miss_hash_ = 0, miss_period_ = 0, miss_generation_ = 0;
+  // The replayed sample and its record (the fields the report reads).
+  record::Sample replay_sample_;
+  session::ResolvedSample replay_;
+};
+
+}  // namespace perfkit::report

@@ -1,0 +1,203 @@
+#include "report/report_keys.h"
+
+#include <fmt/format.h>
+
+#include "abi/perf_event.h"
+#include "perfdata/features.h"
+#include "report/report_branch.h"
+
+namespace perfkit::report {
+
+namespace {
+
+// perf's A2L_FAIL_LIMIT.
+constexpr int kFailLimit = 123;
+
+bool has(const ReportOptions& o, SortKey k) {
+  for (SortKey x : o.sort)
+    if (x == k) return true;
+  return false;
+}
+
+}  // namespace
+
+ExtKeys::~ExtKeys() {
+  if (regex_ok_) regfree(&regex_);
+}
+
+Status ExtKeys::setup(session::Session& session, const ReportOptions& o,
+                      std::shared_ptr<symbol::SourceLines> lines) {
+  session_ = &session;
+  time_ = has(o, SortKey::kTime);
+  socket_ = has(o, SortKey::kSocket);
+  parent_ = has(o, SortKey::kParent);
+  srcline_ = has(o, SortKey::kSrcline);
+  srcfile_ = has(o, SortKey::kSrcfile);
+  symoff_ = has(o, SortKey::kSymoff);
+  trace_ = has(o, SortKey::kTrace);
+  for (SortKey k : o.sort) branch_ |= is_branch_key(k);
+  active_ = time_ || socket_ || parent_ || srcline_ || srcfile_ || symoff_ || trace_ || branch_;
+  quantum_ = o.time_quantum;
+  lines_ = std::move(lines);
+  keys_.assign(1, ExtKey{});
+  key_index_.insert(ExtKey{}, 0);
+  unknown_ = session.machine().intern("??:0");
+  empty_ = session.machine().intern("");
+  if (parent_) {
+    if (regcomp(&regex_, o.parent_regex.c_str(), REG_EXTENDED | REG_NOSUB) != 0)
+      return make_error("parent regex '{}' does not compile", o.parent_regex);
+    regex_ok_ = true;
+  }
+  if (socket_) {
+    // perf's env->cpu[]: the per-cpu ids CPU_TOPOLOGY carries since perf 4.1.
+    perfdata::Reader& reader = session.reader();
+    perfdata::Features feats;
+    for (std::uint32_t id : {abi::kFeatNrcpus, abi::kFeatCpuTopology})
+      if (auto blob = reader.feature(id))
+        (void)perfdata::parse_feature(id, blob->data, reader.swapped(), blob->offset, feats);
+    if (feats.cpu_topology && feats.cpu_topology->has_cpu_ids)
+      for (const auto& c : feats.cpu_topology->cpus) sockets_.push_back(c.socket_id);
+  }
+  return ok();
+}
+
+const std::string* ExtKeys::parent_of(const session::Frame& f) {
+  const machine::Dso* d = f.loc.dso;
+  auto k = static_cast<std::uint64_t>(d->index) << 32 | static_cast<std::uint32_t>(f.loc.symbol);
+  std::uint32_t v = parent_cache_.find(k);
+  if (v == FlatMap<std::uint64_t, U64Hash>::kNone) {
+    std::string name(session_->machine().symbol_name(f.loc));
+    v = 0;
+    if (regexec(&regex_, name.c_str(), 0, nullptr, 0) == 0) {
+      parent_names_.push_back(session_->machine().intern(name));
+      v = static_cast<std::uint32_t>(parent_names_.size());
+    }
+    parent_cache_.insert(k, v);
+  }
+  return v ? parent_names_[v - 1] : nullptr;
+}
+
+const std::string* ExtKeys::trace_of(const session::ResolvedSample& s) {
+  const record::Sample& smp = *s.sample;
+  const auto& attr = session_->reader().events()[s.event].attr;
+  if (attr.type != abi::kTypeTracepoint) return nullptr;
+  if (!tracepoints_tried_) {
+    tracepoints_tried_ = true;
+    tracepoints_ = session::session_tracepoint_formatter(*session_, nullptr);
+  }
+  trace_text_.clear();
+  if (tracepoints_ && (smp.sample_type & abi::kSampleRaw))
+    tracepoints_->format(attr.config, static_cast<int>(smp.cpu), smp.raw, trace_text_);
+  return session_->machine().intern(std::string_view(trace_text_.data(), trace_text_.size()));
+}
+
+void ExtKeys::begin_sample(const session::ResolvedSample& s) {
+  const record::Sample& smp = *s.sample;
+  sample_ = ExtKey{};
+  if (time_) {
+    // perf's time is all ones when samples carry none.
+    std::uint64_t t = (smp.sample_type & abi::kSampleTime) ? smp.time : ~0ULL;
+    sample_.time = quantum_ ? t / quantum_ * quantum_ : t;
+  }
+  if (socket_ && (smp.sample_type & abi::kSampleCpu) && smp.cpu < sockets_.size())
+    sample_.socket = sockets_[smp.cpu];
+  if (trace_) sample_.trace = trace_of(s);
+  if (parent_) {
+    // add_callchain_ip checks the frames the sample's callchain gives, not
+    // the functions inlined at them.
+    for (const session::Frame& f : s.callchain) {
+      if (f.inlined || f.loc.symbol < 0 || !f.loc.dso) continue;
+      if ((sample_.parent = parent_of(f))) break;
+    }
+  }
+}
+
+const ExtKeys::Answer& ExtKeys::answer(const machine::Location& loc, const char* inlined) {
+  const machine::Dso* d = loc.dso;
+  AddrKey k{loc.addr, loc.symbol >= 0 ? inlined : nullptr, d->index};
+  std::uint32_t at = answer_index_.find(k);
+  if (at != FlatMap<AddrKey, AddrKeyHash>::kNone) return answers_[at];
+  if (line_dsos_.size() <= d->index) line_dsos_.resize(d->index + 1, nullptr);
+  auto*& h = line_dsos_[d->index];
+  if (!h) h = lines_->dso(d->long_name, d->short_name, d->build_id);
+  machine::Machine& m = session_->machine();
+  Answer a;
+  auto frames = lines_->inlines(h, loc.addr);
+  if (!frames.empty()) {
+    std::string_view text = frames[0].srcline;
+    a.found = m.intern(text);
+    std::size_t colon = text.find(':');
+    a.file = text == "??:0" || colon == std::string_view::npos || colon == 0
+                 ? empty_
+                 : m.intern(text.substr(0, colon));
+  }
+  if (loc.symbol >= 0) {
+    const symbol::Symbol& sym = d->symbols->at(static_cast<std::size_t>(loc.symbol));
+    std::string_view name = inlined ? std::string_view(inlined) : m.symbol_name(loc);
+    a.fallback = m.intern(fmt::format("{}+{}", name, loc.addr - sym.start));
+  } else {
+    // "dso[objdump address]": SourceLines words its fallback that way.
+    std::string_view text = lines_->srcline(h, loc.addr);
+    a.fallback = a.found && text == *a.found
+                     ? m.intern(fmt::format("{}[{:x}]", d->short_name, loc.addr))
+                     : m.intern(text);
+  }
+  answers_.push_back(a);
+  answer_index_.insert(k, static_cast<std::uint32_t>(answers_.size() - 1));
+  return answers_.back();
+}
+
+const std::string* ExtKeys::source(const machine::Location& loc, const char* inlined, int lookups,
+                                   bool file) {
+  if (!loc.map || !loc.dso) return file ? empty_ : unknown_;
+  const Answer& a = answer(loc, inlined);
+  if (dso_state_.size() <= loc.dso->index) dso_state_.resize(loc.dso->index + 1);
+  DsoState& st = dso_state_[loc.dso->index];
+  const bool hit = st.has_srcline && a.found;
+  for (int i = 0; i < lookups; ++i) {
+    if (st.has_srcline && a.found)
+      st.fails = 0;
+    else if (st.fails && ++st.fails > kFailLimit)
+      st.has_srcline = false;
+  }
+  if (file) return hit ? a.file : empty_;
+  return hit ? a.found : a.fallback;
+}
+
+std::uint32_t ExtKeys::key(const machine::Location& loc, const char* inlined, int lookups,
+                           const char* srcline) {
+  ExtKey k = sample_;
+  if (srcline_ && srcline) {
+    auto p = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(srcline));
+    std::uint32_t at = preset_index_.find(p);
+    if (at == FlatMap<std::uint64_t, U64Hash>::kNone) {
+      presets_.push_back(session_->machine().intern(srcline));
+      at = static_cast<std::uint32_t>(presets_.size() - 1);
+      preset_index_.insert(p, at);
+    }
+    k.srcline = presets_[at];
+  } else if (srcline_) {
+    k.srcline = source(loc, inlined, lookups, false);
+  }
+  if (srcfile_) k.srcfile = source(loc, inlined, lookups, true);
+  if (symoff_) k.symoff_ip = loc.addr;
+  return intern(k);
+}
+
+std::uint32_t ExtKeys::dedup_key(std::uint32_t id) {
+  ExtKey k = keys_[id];
+  k.time = 0;
+  k.socket = 0;
+  return intern(k);
+}
+
+std::uint32_t ExtKeys::intern(const ExtKey& k) {
+  std::uint32_t id = key_index_.find(k);
+  if (id != FlatMap<ExtKey, ExtKeyHash>::kNone) return id;
+  keys_.push_back(k);
+  id = static_cast<std::uint32_t>(keys_.size() - 1);
+  key_index_.insert(k, id);
+  return id;
+}
+
+}  // namespace perfkit::report

@@ -1,0 +1,134 @@
+// The less common sort keys of perfkit report (time, socket, parent,
+// srcline, srcfile, symoff): their per-entry values, computed as perf 6.1
+// computes them and interned as ExtKeys, so that an entry's key stays one
+// cache line (EntryKey::ext) and the default keys pay nothing for them.
+//
+//   time     the sample time in --time-quantum bins (perf's hist_time)
+//   socket   the sample CPU's socket from HEADER_CPU_TOPOLOGY, -1 unknown
+//   parent   the first callchain symbol matching the parent regex, in the
+//            callchain order of the report (callee first; caller first
+//            with children); nullptr prints "[other]"
+//   srcline  perf's map__srcline: "file.c:12" from the DWARF line table,
+//            else "sym+OFF" (decimal, ip - sym start), "dso[ADDR]" without
+//            a symbol, "??:0" without a map
+//   srcfile  the file part of a found srcline, else ""
+//   trace    a tracepoint sample's payload as perf's get_trace_output
+//            formats it (tep_print_event's INFO); nullptr for other events
+//
+// Source lines are resolved once per DSO and address (symbol::SourceLines);
+// perf's give-up rule (123 failed lookups in a DSO before any success turn
+// its source lines off) is kept per lookup perf makes: one per sample entry,
+// two per callchain entry (its duplicate check and its insertion).
+#pragma once
+
+#include <regex.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/flat_map.h"
+#include "report/report.h"
+#include "report/report_impl.h"
+#include "session/session.h"
+#include "session/tracepoint.h"
+#include "symbol/source_lines.h"
+
+namespace perfkit::report {
+
+class ExtKeys {
+ public:
+  ExtKeys() = default;
+  ~ExtKeys();
+  ExtKeys(const ExtKeys&) = delete;
+  ExtKeys& operator=(const ExtKeys&) = delete;
+
+  // Prepares what the sort keys of `o` need from `session`. `lines` is the
+  // source-line resolver to use (shared with the unwinder). Errors: a
+  // parent regex that does not compile.
+  Status setup(session::Session& session, const ReportOptions& o,
+               std::shared_ptr<symbol::SourceLines> lines);
+  bool active() const { return active_; }
+  bool needs_callchain() const { return parent_; }
+  bool needs_source_lines() const { return srcline_ || srcfile_; }
+
+  // The values shared by every entry of sample `s`: time bin, socket, parent.
+  void begin_sample(const session::ResolvedSample& s);
+  // Branch-stack mode: the branch the next entries are of.
+  void set_branch(std::uint32_t key) { sample_.branch = key; }
+  // The interned ExtKey of an entry of the current sample at `loc`
+  // (`inlined`: an inline frame's function name), resolving its source line
+  // `lookups` times as perf does. `srcline`: the frame's own source line
+  // (a DWARF-unwound frame's, from its inline records), used as it is.
+  std::uint32_t key(const machine::Location& loc, const char* inlined, int lookups,
+                    const char* srcline = nullptr);
+  const ExtKey& at(std::uint32_t id) const { return keys_[id]; }
+  // The key perf's duplicate check of a callchain entry compares: its
+  // template leaves time and socket at 0.
+  std::uint32_t dedup_key(std::uint32_t id);
+  bool dedup_differs() const { return time_ || socket_; }
+
+ private:
+  struct AddrKey {
+    std::uint64_t addr = 0;
+    const char* inlined = nullptr;
+    std::uint32_t dso = 0;
+    bool operator==(const AddrKey&) const = default;
+  };
+  struct AddrKeyHash {
+    std::uint64_t operator()(const AddrKey& k) const {
+      return mix64(k.addr ^ (static_cast<std::uint64_t>(k.dso) << 40) ^
+                   reinterpret_cast<std::uintptr_t>(k.inlined));
+    }
+  };
+  struct U64Hash {
+    std::uint64_t operator()(std::uint64_t k) const { return mix64(k); }
+  };
+  // What addr2line says about one address of a DSO, and perf's texts for it.
+  struct Answer {
+    const std::string* found = nullptr;  // "file.c:12"; nullptr: nothing known
+    const std::string* file = nullptr;   // srcfile when found
+    const std::string* fallback = nullptr;
+  };
+  // perf's per-DSO addr2line state (a2l_fails, has_srcline).
+  struct DsoState {
+    int fails = 1;
+    bool has_srcline = true;
+  };
+  const Answer& answer(const machine::Location& loc, const char* inlined);
+  // The srcline (or srcfile) of an entry at `loc`, counting `lookups`.
+  const std::string* source(const machine::Location& loc, const char* inlined, int lookups,
+                            bool file);
+  const std::string* parent_of(const session::Frame& f);
+  const std::string* trace_of(const session::ResolvedSample& s);
+  std::uint32_t intern(const ExtKey& k);
+
+  session::Session* session_ = nullptr;
+  bool active_ = false, time_ = false, socket_ = false, parent_ = false;
+  bool srcline_ = false, srcfile_ = false, symoff_ = false, trace_ = false, branch_ = false;
+  // The tracing data's formats, made at the first tracepoint sample.
+  std::unique_ptr<session::TracepointFormatter> tracepoints_;
+  bool tracepoints_tried_ = false;
+  fmt::memory_buffer trace_text_;
+  std::uint64_t quantum_ = 0;
+  std::vector<std::int32_t> sockets_;  // by cpu
+  regex_t regex_{};
+  bool regex_ok_ = false;
+  FlatMap<std::uint64_t, U64Hash> parent_cache_;  // (dso, symbol) -> 0 or name index + 1
+  std::vector<const std::string*> parent_names_;
+  FlatMap<std::uint64_t, U64Hash> preset_index_;  // Frame::srcline -> index in presets_
+  std::vector<const std::string*> presets_;
+  std::shared_ptr<symbol::SourceLines> lines_;
+  std::vector<symbol::SourceLines::Dso*> line_dsos_;  // by machine::Dso::index
+  std::vector<DsoState> dso_state_;                   // by machine::Dso::index
+  FlatMap<AddrKey, AddrKeyHash> answer_index_;
+  std::vector<Answer> answers_;
+  const std::string* unknown_ = nullptr;  // "??:0"
+  const std::string* empty_ = nullptr;    // ""
+  ExtKey sample_;                         // the current sample's shared values
+  std::vector<ExtKey> keys_;
+  FlatMap<ExtKey, ExtKeyHash> key_index_;
+};
+
+}  // namespace perfkit::report

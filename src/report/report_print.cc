@@ -1,0 +1,755 @@
+// perfkit report's --stdio output, laid out as perf report --stdio lays it
+// out: header comments, column headers sized to the widest value, one line
+// per entry, and the call graph under each entry (graph, fractal, flat,
+// folded) with perf's margins, pipes and percentages.
+#include <charconv>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "report/report_impl.h"
+#include "report/report_keys.h"
+
+namespace perfkit::report {
+
+namespace {
+
+// printf-style formatting into the writer (perf's formats are printf's).
+template <class... A>
+void outf(FdWriter& out, const char* fmt, A... a) {
+  char buf[1024];
+  int n = std::snprintf(buf, sizeof buf, fmt, a...);
+  if (n < 0) return;
+  if (static_cast<std::size_t>(n) >= sizeof buf) {
+    std::string big(static_cast<std::size_t>(n) + 1, '\0');
+    std::snprintf(big.data(), big.size(), fmt, a...);
+    out.write(std::string_view(big.data(), static_cast<std::size_t>(n)));
+    return;
+  }
+  out.write(std::string_view(buf, static_cast<std::size_t>(n)));
+}
+
+// snprintf(buf, cap, "%-*.*s", w, w, s): left-aligned in `w`, cut at `w`,
+// at most cap - 1 bytes stored; returns the untruncated length, as snprintf.
+int put_left(char* buf, std::size_t cap, std::string_view s, int w) {
+  auto width = static_cast<std::size_t>(std::max(w, 0));
+  std::size_t stored = std::min(width, cap - 1);
+  std::size_t n = std::min(s.size(), stored);
+  std::memcpy(buf, s.data(), n);
+  std::memset(buf + n, ' ', stored - n);
+  return static_cast<int>(width);
+}
+
+// printf's "%*.2f%%" in `width` (to_chars gives printf's digits for a
+// precision).
+void put_percent(FdWriter& out, double p, const char* lead, int width = 6) {
+  char buf[64];
+  char* end = std::to_chars(buf, buf + sizeof buf, p, std::chars_format::fixed, 2).ptr;
+  auto len = static_cast<std::size_t>(end - buf);
+  out.write(lead);
+  for (auto w = static_cast<std::size_t>(width); len < w; --w) out.write(" ");
+  out.write(std::string_view(buf, len));
+  out.write("%");
+}
+
+struct Column {
+  SortKey key;
+  std::size_t width;
+};
+
+const char* header_of(SortKey k) {
+  switch (k) {
+    case SortKey::kComm:
+      return "Command";
+    case SortKey::kPid:
+      return "    Pid:Command";
+    case SortKey::kDso:
+      return "Shared Object";
+    case SortKey::kSym:
+      return "Symbol";
+    case SortKey::kCpu:
+      return "CPU";
+    case SortKey::kSymoff:
+      return "Symbol Offset";
+    case SortKey::kSocket:
+      return "Socket";
+    case SortKey::kParent:
+      return "Parent symbol";
+    case SortKey::kTime:
+      return "Time";
+    case SortKey::kSrcline:
+      return "Source:Line";
+    case SortKey::kSrcfile:
+      return "Source File";
+    case SortKey::kTrace:
+      return "Trace output";
+    case SortKey::kPeriod:
+      return "Period";
+    case SortKey::kOverhead:
+      return "Overhead";
+    case SortKey::kOverheadChildren:
+      return "Children";
+    case SortKey::kOverheadSys:
+      return "sys";
+    case SortKey::kOverheadUs:
+      return "usr";
+    case SortKey::kOverheadGuestSys:
+      return "guest sys";
+    case SortKey::kOverheadGuestUs:
+      return "guest usr";
+    case SortKey::kSample:
+      return "Samples";
+    case SortKey::kDsoFrom:
+      return "Source Shared Object";
+    case SortKey::kDsoTo:
+      return "Target Shared Object";
+    case SortKey::kSymFrom:
+      return "Source Symbol";
+    case SortKey::kSymTo:
+      return "Target Symbol";
+    case SortKey::kCycles:
+      return "Basic Block Cycles";
+    case SortKey::kIpcLbr:
+    case SortKey::kIpcNull:
+      return "IPC   [IPC Coverage]";
+    default:
+      return "?";
+  }
+}
+
+// perf's _hist_entry__sym_snprintf: "[level] name" cut to the width (an
+// object's name with its offset from `ip`), or the address when there is
+// no symbol. Returns the untruncated length, as snprintf.
+int sym_cell(char* buf, std::size_t cap, char level, std::string_view name, std::uint8_t type,
+             bool inlined, std::uint64_t ip, std::uint64_t start_abs, int w) {
+  buf[0] = '[', buf[1] = level, buf[2] = ']', buf[3] = ' ';
+  int n = 4;
+  if (name.empty()) return n + std::snprintf(buf + n, cap - n, "%-#.*" PRIx64, 16, ip);
+  if (type == symbol::kTypeObject)
+    return n + std::snprintf(buf + n, cap - n, "%.*s+0x%" PRIx64, static_cast<int>(name.size()),
+                             name.data(), ip - start_abs);
+  int room = std::max(0, w - n);
+  // As snprintf: n counts what did not fit in buf.
+  auto len = std::min(static_cast<std::size_t>(room), name.size());
+  std::memcpy(buf + n, name.data(), std::min(len, cap - 1 - n));
+  n += static_cast<int>(len);
+  if (inlined) {
+    constexpr std::string_view kInl = " (inlined)";
+    if (static_cast<std::size_t>(n) < cap - 1)
+      std::memcpy(buf + n, kInl.data(), std::min(kInl.size(), cap - 1 - n));
+    n += static_cast<int>(kInl.size());
+  }
+  return n;
+}
+
+class Printer {
+ public:
+  Printer(Report& r, Hists& h, FdWriter& out) : r_(r), h_(h), out_(out) {}
+  void print_block();
+
+ private:
+  void compute_widths();
+  void print_headers();
+  void print_entry(const Entry& e);
+  void hpp_cell(const Entry& e, SortKey k, std::size_t width);
+  int ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
+  int branch_cell(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
+  void branch_widths(const Entry& e);
+  void print_chain(const Entry& e);
+  std::vector<std::uint32_t> sorted_children(std::uint32_t node, std::uint64_t min_hit) const;
+  void graph(const std::vector<std::uint32_t>& kids, std::uint64_t total, int depth, int depth_mask,
+             int margin);
+  void value(std::uint64_t cumul, std::uint32_t count, std::uint64_t total);
+  void flat_collect(std::uint32_t node, std::uint64_t min_hit, std::vector<std::uint32_t>& out);
+  void print_path(std::uint32_t node, bool folded, bool& first);
+  // A frame's name as perf prints it; valid until the next call.
+  std::string_view entry_name(const ChainEntry& c, char* buf, std::size_t n) const;
+  mutable std::string inline_name_;
+  std::vector<char> cell_;  // an entry line's cell
+
+  Report& r_;
+  Hists& h_;
+  FdWriter& out_;
+  std::vector<Column> cols_;
+  std::uint64_t total_ = 0;            // for percentages of entries
+  std::uint64_t min_hits_ = 0;         // graph (absolute) threshold
+  std::vector<std::uint32_t> parent_;  // node -> parent, for flat and folded paths
+
+ public:
+  std::vector<std::uint64_t> member_totals_;
+};
+
+// perf's hpp column width of one event (perf_hpp__reset_width).
+std::size_t hpp_len(SortKey k) {
+  switch (k) {
+    case SortKey::kOverheadGuestSys:
+    case SortKey::kOverheadGuestUs:
+      return 9;
+    case SortKey::kSample:
+    case SortKey::kPeriod:
+      return 12;
+    default:
+      return 8;
+  }
+}
+
+bool is_percent(SortKey k) {
+  return is_hpp_key(k) && k != SortKey::kSample && k != SortKey::kPeriod;
+}
+
+void Printer::compute_widths() {
+  for (SortKey k : r_.columns_) {
+    if (r_.elided(k)) continue;
+    // perf's hpp__width_fn: the width of one event times the group members.
+    std::size_t w = std::strlen(header_of(k));
+    if (is_hpp_key(k)) w = std::max(w, hpp_len(k) * std::max<std::size_t>(1, h_.members.size()));
+    cols_.push_back({k, w});
+  }
+  std::size_t comm_len = 0;
+  for (std::uint32_t i : h_.sorted) {
+    const Entry& e = h_.entries[i];
+    for (Column& c : cols_) {
+      switch (c.key) {
+        case SortKey::kComm:
+          // perf's thread__comm_len: the command the thread ends with.
+          c.width = std::max(c.width, e.thread->comm->size());
+          break;
+        case SortKey::kPid:
+          // Also from the thread's last command (perf's HISTC_THREAD).
+          if (e.thread->comm->size() > comm_len)
+            comm_len = e.thread->comm->size(), c.width = std::max(c.width, comm_len + 8);
+          break;
+        case SortKey::kDso:
+          if (e.dso_name) c.width = std::max(c.width, e.dso_name->size());
+          if (e.sym_name.empty() && !e.key.has_sym && r_.opts_.dsos.empty())
+            c.width = std::max<std::size_t>(c.width, 16);
+          break;
+        case SortKey::kSym:
+          c.width = std::max(c.width, e.sym_name.empty() ? std::size_t{22} : e.sym_name.size() + 4);
+          break;
+        case SortKey::kTime:
+          c.width = std::max<std::size_t>(c.width, 12);
+          break;
+        case SortKey::kParent:
+          if (const std::string* p = r_.ext_->at(e.key.ext).parent)
+            c.width = std::max(c.width, p->size());
+          break;
+        case SortKey::kSrcline:
+          if (r_.srcline_sized(h_, e))
+            c.width = std::max(c.width, r_.ext_->at(e.key.ext).srcline->size());
+          break;
+        case SortKey::kSrcfile:
+          if (r_.srcline_sized(h_, e))
+            c.width = std::max(c.width, r_.ext_->at(e.key.ext).srcfile->size());
+          break;
+        case SortKey::kTrace:
+          // perf formats an entry's trace output when a comparison first
+          // reaches it; entries it never formatted keep the header's width.
+          if (const std::string* t = r_.ext_->at(e.key.ext).trace; t && e.trace_formatted)
+            c.width = std::max(c.width, t->size());
+          break;
+        default:
+          break;
+      }
+    }
+    branch_widths(e);
+    // An unresolved symbol widens the DSO column even when sym is not a key.
+    if (e.sym_name.empty() && r_.opts_.dsos.empty())
+      for (Column& c : cols_)
+        if (c.key == SortKey::kDso) c.width = std::max<std::size_t>(c.width, 16);
+  }
+}
+
+void Printer::print_headers() {
+  out_.write("# ");
+  std::string dots = "# ";
+  bool first = true;
+  for (const Column& c : cols_) {
+    if (!first) out_.write("  "), dots += "  ";
+    first = false;
+    const int w = static_cast<int>(c.width);
+    // perf's hpp columns are right-aligned, sort keys left-aligned.
+    const char* name = header_of(c.key);
+    if (c.key == SortKey::kOverhead && r_.children_ && !r_.opts_.fields_given) name = "Self";
+    if (is_hpp_key(c.key))
+      outf(out_, "%*s", w, name);
+    else
+      outf(out_, "%-*.*s", w, w, name);
+    dots.append(c.width, '.');
+  }
+  out_.write("\n");
+  out_.write(dots);
+  out_.write("\n#\n");
+}
+
+// The columns of the less common keys, as perf's se_snprintf prints them.
+int Printer::ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const {
+  const ExtKey& x = r_.ext_->at(e.key.ext);
+  auto text = [&](std::string_view s) {  // "%-.*s": cut at the column width
+    auto len = std::min({s.size(), static_cast<std::size_t>(std::max(w, 0)), cap - 1});
+    std::memcpy(buf, s.data(), len);
+    return static_cast<int>(len);
+  };
+  switch (k) {
+    case SortKey::kSymoff:
+      if (!e.key.has_sym)
+        return std::snprintf(buf, cap, "[%c] %-#.*" PRIx64, e.level, std::max(w - 4, 0), e.ip);
+      return std::snprintf(buf, cap, "[%c] %.*s+0x%" PRIx64, e.level,
+                           static_cast<int>(e.sym_name.size()), e.sym_name.data(),
+                           x.symoff_ip - e.key.sym_start);
+    case SortKey::kSocket:
+      return std::snprintf(buf, cap, "%*.*d", w, w - 3, x.socket);
+    case SortKey::kParent:
+      return std::snprintf(buf, cap, "%-*.*s", w, w, x.parent ? x.parent->c_str() : "[other]");
+    case SortKey::kTime: {
+      char t[64];
+      std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, x.time / 1'000'000'000,
+                    x.time % 1'000'000'000 / 1000);
+      return text(t);
+    }
+    case SortKey::kSrcline:
+      return text(*x.srcline);
+    case SortKey::kSrcfile:
+      return text(*x.srcfile);
+    case SortKey::kTrace:
+      // perf's "%-.*s" in the header's width: cut, never padded
+      return std::snprintf(buf, cap, "%-.*s", w, x.trace ? x.trace->c_str() : "N/A");
+    default:
+      return 0;
+  }
+}
+
+// perf's branch columns: the source's or target's DSO and symbol (at its
+// map-relative address and resolution level), and the cycles ("-": none).
+int Printer::branch_cell(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const {
+  const BranchInfo& b = r_.branches_.at(e.branch);
+  const BranchEnd& end = k == SortKey::kDsoFrom || k == SortKey::kSymFrom ? b.from : b.to;
+  switch (k) {
+    case SortKey::kDsoFrom:
+    case SortKey::kDsoTo:
+      return put_left(buf, cap, end.dso ? std::string_view(*end.dso) : "[unknown]", w);
+    case SortKey::kSymFrom:
+    case SortKey::kSymTo:
+      return sym_cell(buf, cap, end.level, end.sym_name, end.sym_type, false, end.al_addr,
+                      end.sym_start_abs, w);
+    default:
+      if (b.cycles == 0) return std::snprintf(buf, cap, "%-*s", w, "-");
+      return std::snprintf(buf, cap, "%-*hd", w, static_cast<short>(b.cycles));
+  }
+}
+
+// perf's hists__calc_col_len for an entry's branch: a resolved end widens
+// its symbol and DSO columns by its name, an unresolved one its symbol
+// column to an address and its DSO column to 16.
+void Printer::branch_widths(const Entry& e) {
+  if (e.branch == UINT32_MAX) return;
+  const BranchInfo& b = r_.branches_.at(e.branch);
+  for (Column& c : cols_) {
+    if (!is_branch_key(c.key) || c.key == SortKey::kCycles) continue;
+    const bool from = c.key == SortKey::kDsoFrom || c.key == SortKey::kSymFrom;
+    const BranchEnd& end = from ? b.from : b.to;
+    const bool dso = c.key == SortKey::kDsoFrom || c.key == SortKey::kDsoTo;
+    if (end.has_sym)
+      c.width = std::max(c.width, dso ? (end.dso ? end.dso->size() : 0) : end.sym_name.size() + 4);
+    else if (dso && r_.opts_.dsos.empty())
+      c.width = std::max<std::size_t>(c.width, 16);
+    else if (!dso)
+      c.width = std::max<std::size_t>(c.width, 22);
+  }
+}
+
+// perf's hpp cell of column `k`: "  ", then per group member " %*.2f%%"
+// (a percentage of the member's total) or " %*lu", in the event's width
+// less the space (and the '%').
+void Printer::hpp_cell(const Entry& e, SortKey k, std::size_t width) {
+  out_.write("  ");
+  const int len = static_cast<int>(hpp_len(k));
+  if (k == SortKey::kOverheadChildren && !r_.children_) {
+    // perf's hpp__fmt_acc without accumulation, padded to the column
+    outf(out_, " %*s%*s", len - 1, "N/A", static_cast<int>(width) - len, "");
+    return;
+  }
+  const bool grouped = h_.members.size() > 1;
+  std::uint64_t own = hpp_value(e, k);
+  std::span<const std::uint64_t> vals(&own, 1);
+  if (grouped) vals = hpp_members(h_, e, k);
+  for (std::size_t m = 0; m < vals.size(); ++m) {
+    if (!is_percent(k)) {
+      outf(out_, " %*" PRIu64, len - 1, vals[m]);
+      continue;
+    }
+    const std::uint64_t total = grouped ? member_totals_[m] : total_;
+    double p = total ? 100.0 * static_cast<double>(vals[m]) / static_cast<double>(total) : 0.0;
+    put_percent(out_, p, " ", len - 2);
+  }
+}
+
+void Printer::print_entry(const Entry& e) {
+  for (std::size_t i = 0; i < cols_.size(); ++i) {
+    const Column& c = cols_[i];
+    bool last = i + 1 == cols_.size();
+    if (is_hpp_key(c.key)) {
+      hpp_cell(e, c.key, c.width);
+      continue;
+    }
+    int w = static_cast<int>(c.width);
+    out_.write("  ");
+    // perf sizes its line from the columns' widths: a cell is never cut
+    // short of its width (long C++ names).
+    const std::size_t cap = std::max<std::size_t>(1024, static_cast<std::size_t>(w) + 64);
+    if (cell_.size() < cap) cell_.resize(cap);
+    char* buf = cell_.data();
+    int n = 0;
+    switch (c.key) {
+      case SortKey::kComm:
+        n = put_left(buf, cap, *e.comm, w);
+        break;
+      case SortKey::kPid: {
+        int cw = std::max(7, w) - 8;
+        n = std::snprintf(buf, cap, "%7d:%-*.*s", e.tid, cw, cw, e.thread->comm->c_str());
+        break;
+      }
+      case SortKey::kDso:
+        n = put_left(buf, cap, e.dso_name ? std::string_view(*e.dso_name) : "[unknown]", w);
+        break;
+      case SortKey::kCpu:
+        n = std::snprintf(buf, cap, "%*.*d", w, w, static_cast<int>(e.cpu));
+        break;
+      case SortKey::kSymoff:
+      case SortKey::kSocket:
+      case SortKey::kParent:
+      case SortKey::kTime:
+      case SortKey::kSrcline:
+      case SortKey::kSrcfile:
+      case SortKey::kTrace:
+        n = ext_column(e, c.key, w, buf, cap);
+        break;
+      case SortKey::kSym:
+        n = sym_cell(buf, cap, e.level, e.sym_name, e.sym_type, e.inlined, e.ip, e.sym_start_abs,
+                     w);
+        break;
+      case SortKey::kDsoFrom:
+      case SortKey::kDsoTo:
+      case SortKey::kSymFrom:
+      case SortKey::kSymTo:
+      case SortKey::kCycles:
+        n = branch_cell(e, c.key, w, buf, cap);
+        break;
+      case SortKey::kIpcNull:
+        n = std::snprintf(buf, cap, "%-*s", w, "-      -");
+        break;
+      case SortKey::kIpcLbr:
+        // perf's annotation IPC, never computed by its stdio report: 0
+        n = std::snprintf(buf, cap, "%-*s", w, e.sym_name.empty() ? "-" : "0.00  [  0.0%]");
+        break;
+      default:
+        break;
+    }
+    n = std::min<int>(n, static_cast<int>(cap) - 1);
+    out_.write(std::string_view(buf, static_cast<std::size_t>(n)));
+    for (int pad = last ? 0 : w - n; pad > 0; pad -= 32)
+      out_.write(std::string_view("                                ", std::min(pad, 32)));
+  }
+  out_.write("\n");
+}
+
+std::vector<std::uint32_t> Printer::sorted_children(std::uint32_t node,
+                                                    std::uint64_t min_hit) const {
+  const ChainNode& n = r_.arena_.at(node);
+  if (r_.opts_.chain_mode == ChainMode::kGraphRel)
+    min_hit = static_cast<std::uint64_t>(
+        std::ceil(static_cast<double>(n.children_hit) * (r_.opts_.chain_min_percent / 100.0)));
+  std::vector<std::uint32_t> kids;
+  for (std::uint32_t c : r_.arena_.ordered_children(node))
+    if (r_.arena_.at(c).cumul() >= min_hit) kids.push_back(c);
+  std::stable_sort(kids.begin(), kids.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return r_.arena_.at(a).cumul() > r_.arena_.at(b).cumul();
+  });
+  return kids;
+}
+
+std::string_view Printer::entry_name(const ChainEntry& c, char* buf, std::size_t n) const {
+  if (c.inlined) {
+    inline_name_.assign(c.name);
+    inline_name_ += " (inlined)";
+    return inline_name_;
+  }
+  if (c.has_sym) return c.name;
+  int k = std::snprintf(buf, n, "%#" PRIx64, c.ip);
+  return std::string_view(buf, static_cast<std::size_t>(std::max(k, 0)));
+}
+
+void Printer::value(std::uint64_t cumul, std::uint32_t count, std::uint64_t total) {
+  switch (r_.opts_.chain_value) {
+    case ChainValue::kPeriod:
+      outf(out_, "%" PRIu64, cumul);
+      break;
+    case ChainValue::kCount:
+      outf(out_, "%u", count);
+      break;
+    default: {
+      double p = total ? static_cast<double>(cumul) * 100.0 / static_cast<double>(total) : 0.0;
+      outf(out_, "%.2f%%", p);
+    }
+  }
+}
+
+void Printer::graph(const std::vector<std::uint32_t>& kids, std::uint64_t total, int depth,
+                    int depth_mask, int margin) {
+  const bool rel = r_.opts_.chain_mode == ChainMode::kGraphRel;
+  std::uint64_t remaining = total;
+  int new_mask = depth_mask;
+  std::uint32_t printed = 0;
+  char nb[64];
+  for (std::size_t k = 0; k < kids.size(); ++k) {
+    const ChainNode& child = r_.arena_.at(kids[k]);
+    const auto child_val = r_.arena_.val(kids[k]);
+    remaining -= child.cumul();
+    if (k + 1 == kids.size() && (!rel || !remaining)) new_mask &= ~(1 << (depth - 1));
+    outf(out_, "%*s", 12 + margin, "");
+    for (int i = 0; i < depth; ++i)
+      out_.write((depth_mask & (1 << i)) ? "|          " : "           ");
+    out_.write("\n");
+    for (std::size_t v = 0; v < child_val.size(); ++v) {
+      outf(out_, "%*s", 12 + margin, "");
+      for (int i = 0; i < depth; ++i) {
+        out_.write((new_mask & (1 << i)) ? "|" : " ");
+        if (v == 0 && i == depth - 1) {
+          out_.write("--");
+          value(child.cumul(), child.count + child.children_count, total);
+          out_.write("--");
+        } else {
+          out_.write("          ");
+        }
+      }
+      out_.write(entry_name(child_val[v], nb, sizeof nb));
+      out_.write("\n");
+    }
+    std::uint64_t new_total = rel ? child.children_hit : total;
+    graph(sorted_children(kids[k], min_hits_), new_total, depth + 1, new_mask | (1 << depth),
+          margin);
+    if (++printed == r_.opts_.chain_print_limit) break;
+  }
+  if (rel && remaining && remaining != total) {
+    new_mask &= ~(1 << (depth - 1));
+    outf(out_, "%*s", 12 + margin, "");
+    for (int i = 0; i < depth; ++i) {
+      out_.write((new_mask & (1 << i)) ? "|" : " ");
+      if (i == depth - 1) {
+        out_.write("--");
+        value(remaining, 0, total);
+        out_.write("--");
+      } else {
+        out_.write("          ");
+      }
+    }
+    // perf allocates its "[...]" symbol without clearing the inlined flag, so
+    // it prints " (inlined)" after it or not, by chance; perfkit does not.
+    out_.write("[...]\n");
+  }
+}
+
+void Printer::flat_collect(std::uint32_t node, std::uint64_t min_hit,
+                           std::vector<std::uint32_t>& out) {
+  const ChainNode& n = r_.arena_.at(node);
+  for (std::uint32_t c : r_.arena_.ordered_children(node)) {
+    parent_[c] = node;
+    flat_collect(c, min_hit, out);
+  }
+  if (n.hit && n.hit >= min_hit) {
+    // perf's rb insert: descending hit, ties after.
+    auto at =
+        std::upper_bound(out.begin(), out.end(), n.hit,
+                         [&](std::uint64_t h, std::uint32_t x) { return h > r_.arena_.at(x).hit; });
+    out.insert(at, node);
+  }
+}
+
+void Printer::print_path(std::uint32_t node, bool folded, bool& first) {
+  if (node == UINT32_MAX) return;
+  print_path(parent_[node], folded, first);
+  char nb[64];
+  for (const ChainEntry& c : r_.arena_.val(node)) {
+    // perf's flat and folded printers skip addresses in the context marker
+    // range (an unwound ip of 0 less one); its graph shows them.
+    if (c.ip >= abi::kContextMax) continue;
+    if (folded) {
+      if (!first) out_.write(";");
+      first = false;
+      out_.write(entry_name(c, nb, sizeof nb));
+    } else {
+      out_.write("                ");
+      out_.write(entry_name(c, nb, sizeof nb));
+      out_.write("\n");
+    }
+  }
+}
+
+void Printer::print_chain(const Entry& e) {
+  if (e.chain == UINT32_MAX) return;
+  const auto mode = r_.opts_.chain_mode;
+  std::uint64_t total = h_.total_period;
+  std::uint64_t parent_samples = r_.children_ ? e.acc_period : e.period;
+  if (mode == ChainMode::kFlat || mode == ChainMode::kFolded) {
+    parent_.assign(r_.arena_.size(), UINT32_MAX);
+    std::vector<std::uint32_t> nodes;
+    parent_[e.chain] = UINT32_MAX;
+    flat_collect(e.chain, min_hits_, nodes);
+    std::uint32_t printed = 0;
+    for (std::uint32_t n : nodes) {
+      const ChainNode& cn = r_.arena_.at(n);
+      bool first = true;
+      if (mode == ChainMode::kFlat) {
+        out_.write("           ");
+        value(cn.cumul(), cn.count + cn.children_count, total);
+        out_.write("\n");
+        print_path(n, false, first);
+        out_.write("\n");
+      } else {
+        value(cn.hit, cn.count, total);
+        out_.write(" ");
+        print_path(n, true, first);
+        out_.write("\n");
+      }
+      if (++printed == r_.opts_.chain_print_limit) break;
+    }
+    return;
+  }
+  std::vector<std::uint32_t> root = sorted_children(e.chain, min_hits_);
+  bool printed = false;
+  int margin = 0;
+  std::uint32_t entries = 0;
+  if (root.size() == 1 && r_.arena_.at(root[0]).cumul() == parent_samples) {
+    const auto c_val = r_.arena_.val(root[0]);
+    char nb[64];
+    for (std::size_t i = 0; i < c_val.size(); ++i) {
+      if (i == 0 && r_.opts_.sort_starts_with_sym) continue;
+      if (!printed) {
+        outf(out_, "%*s|\n", 12 + margin, "");
+        outf(out_, "%*s---", 12 + margin, "");
+        margin += 3;
+        printed = true;
+      } else {
+        outf(out_, "%*s", 12 + margin, "");
+      }
+      out_.write(entry_name(c_val[i], nb, sizeof nb));
+      out_.write("\n");
+      if (++entries == r_.opts_.chain_print_limit) break;
+    }
+    root = sorted_children(root[0], min_hits_);
+  }
+  if (mode == ChainMode::kGraphRel) total = parent_samples;
+  std::uint64_t before = out_.offset();
+  graph(root, total, 1, 1, margin);
+  if (printed || out_.offset() != before) out_.write("\n");
+}
+
+void Printer::print_block() {
+  compute_widths();
+  print_headers();
+  total_ = r_.opts_.relative ? h_.total_non_filtered_period : h_.total_period;
+  std::uint64_t cc_total =
+      r_.opts_.relative ? h_.callchain_non_filtered_period : h_.callchain_period;
+  min_hits_ = static_cast<std::uint64_t>(static_cast<double>(cc_total) *
+                                         (r_.opts_.chain_min_percent / 100.0));
+  for (std::uint32_t i : h_.sorted) {
+    const Entry& e = h_.entries[i];
+    if (r_.opts_.percent_limit > 0) {
+      std::uint64_t v = r_.children_ ? e.acc_period : e.period;
+      double p = total_ ? 100.0 * static_cast<double>(v) / static_cast<double>(total_) : 0.0;
+      if (p < r_.opts_.percent_limit) continue;
+    }
+    print_entry(e);
+    if (r_.use_callchain_) print_chain(e);
+  }
+}
+
+}  // namespace
+
+// A key whose filter names one value (--comm, --dsos, --symbols): perf
+// elides its column and names the value in the header instead.
+bool Report::single_filter(SortKey k) const {
+  auto one = [](const std::vector<std::string>& l) { return l.size() == 1; };
+  return (k == SortKey::kComm && one(opts_.comms)) || (k == SortKey::kDso && one(opts_.dsos)) ||
+         (k == SortKey::kSym && one(opts_.symbols));
+}
+
+bool Report::elided(SortKey k) const {
+  if (!single_filter(k)) return false;
+  // Eliding every column makes no sense: perf shows them all then.
+  for (SortKey o : opts_.sort)
+    if (!single_filter(o)) return true;
+  return false;
+}
+
+// perf names the value as it decides to elide (even when it then shows
+// every column again), in the order of the columns.
+void Report::print_elided(FdWriter& out) const {
+  for (SortKey k : columns_) {
+    if (!single_filter(k)) continue;
+    if (k == SortKey::kSym) outf(out, "# symbol: %s\n", opts_.symbols[0].c_str());
+    if (k == SortKey::kDso) outf(out, "# dso: %s\n", opts_.dsos[0].c_str());
+    if (k == SortKey::kComm) outf(out, "# comm: %s\n", opts_.comms[0].c_str());
+  }
+}
+
+void ReportBuilder::print_elided(FdWriter& out) const { impl_->print_elided(out); }
+
+std::size_t ReportBuilder::entries() const {
+  std::size_t n = 0;
+  for (const Hists& h : impl_->hists_) n += h.entries.size();
+  return n;
+}
+
+void Report::print(session::Session& session, FdWriter& out) {
+  outf(out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", session.stats().total_lost_samples);
+  for (std::size_t i = 0; i < hists_.size(); ++i) {
+    Hists& h = hists_[i];
+    if (h.group_member) continue;
+    if (!h.nr_samples) continue;  // perf's --skip-empty default
+    std::uint64_t nr = 0, events = 0;
+    std::vector<std::uint64_t> totals;
+    std::vector<std::size_t> members = h.members;
+    if (members.empty()) members.push_back(i);
+    for (std::size_t m : members) {
+      const Hists& mh = hists_[m];
+      nr += opts_.relative ? mh.nr_non_filtered_samples : mh.nr_samples;
+      std::uint64_t t = opts_.relative ? mh.total_non_filtered_period : mh.total_period;
+      events += t;
+      totals.push_back(t);
+    }
+    char unit = ' ';
+    for (char u : {'K', 'M', 'G'})
+      if (nr > 1000) nr /= 1000, unit = u;
+    std::string name = h.members.size() > 1 ? h.group_name : event_label(session, i);
+    outf(out, "# Samples: %" PRIu64 "%c of event%s '%s'", nr, unit, h.group_leader ? "s" : "",
+         name.c_str());
+    if (!opts_.time_str.empty()) outf(out, " (time slices: %s)", opts_.time_str.c_str());
+    out.write("\n");
+    outf(out, "# Event count (approx.): %" PRIu64 "\n#\n", events);
+    Printer p(*this, h, out);
+    p.member_totals_ = totals;
+    p.print_block();
+    out.write("\n\n");
+  }
+  outf(out, "#\n# (%s)\n#\n", opts_.tip.c_str());
+}
+
+// A tracepoint event the file does not name (a pipe without event
+// descriptions) takes "sys:name" from the tracing data's format, as perf's
+// tracing-data handler names it.
+std::string Report::event_label(session::Session& session, std::size_t i) {
+  std::string name = session.event_name(i);
+  const auto& d = session.reader().events()[i];
+  if (d.attr.type != 2 || !(d.name.empty() || d.name == "unknown tracepoint")) return name;
+  if (!tp_names_tried_) {
+    tp_names_tried_ = true;
+    tp_names_ = session::session_tracepoint_formatter(session, [](const std::string&) {});
+  }
+  if (tp_names_)
+    if (std::string tp = tp_names_->event_name(d.attr.config); !tp.empty()) name = tp;
+  return name;
+}
+
+}  // namespace perfkit::report

@@ -1,0 +1,144 @@
+#include "script/script.h"
+
+#include <algorithm>
+
+#include "abi/perf_event.h"
+#include "abi/registers.h"
+#include "dump/dump_records.h"
+#include "dump/itrace_dump.h"
+#include "dump/session_dump.h"
+#include "perfdata/features.h"
+#include "script/script_printer.h"
+#include "session/code_reader.h"
+#include "session/cpu_filter.h"
+#include "session/unwind_callchain.h"
+
+namespace perfkit::script {
+
+using namespace perfkit::abi;
+
+ScriptPrinter::ScriptPrinter(session::Session& session, ScriptOptions opts, FdWriter& out)
+    : session_(session), opts_(std::move(opts)), out_(out), b_(out.buffer()) {
+  for (auto c : opts_.cpus)
+    if (c >= 0) {
+      if (static_cast<std::size_t>(c) >= cpu_set_.size()) cpu_set_.resize(c + 1, false);
+      cpu_set_[static_cast<std::size_t>(c)] = true;
+    }
+  comms_.insert(opts_.comms.begin(), opts_.comms.end());
+  symbols_.insert(opts_.symbols.begin(), opts_.symbols.end());
+  dsos_.insert(opts_.dsos.begin(), opts_.dsos.end());
+  pids_.insert(opts_.pids.begin(), opts_.pids.end());
+  tids_.insert(opts_.tids.begin(), opts_.tids.end());
+}
+
+ScriptPrinter::~ScriptPrinter() = default;
+
+Status ScriptPrinter::prepare() {
+  perfdata::Reader& reader = session_.reader();
+  traits_.pipe = reader.is_pipe();
+  traits_.has_stat = reader.feature(kFeatStat).has_value();
+  traits_.has_auxtrace = reader.feature(kFeatAuxtrace).has_value();
+  traits_.has_clock = reader.feature(kFeatClockData).has_value();
+  perfdata::Features feats;
+  for (std::uint32_t id : {kFeatArch, kFeatSampleTime, kFeatBuildId}) {
+    if (auto blob = reader.feature(id))
+      (void)perfdata::parse_feature(id, blob->data, reader.swapped(), blob->offset, feats);
+  }
+  arch_ = abi::normalize_arch(feats.arch.value_or(""));
+  if (feats.build_id) {
+    for (const auto& e : feats.build_id->entries) {
+      const unsigned mode = e.misc & kMiscCpumodeMask;
+      if (mode == kMiscKernel || mode == kMiscGuestKernel) kernel_build_ids_.insert(e.filename);
+    }
+  }
+  kernel_start_ = 0xffff800000000000ULL;
+
+  if (opts_.have_cpus)
+    PK_TRY(
+        session::check_cpu_filter(reader, *std::max_element(opts_.cpus.begin(), opts_.cpus.end())));
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < reader.events().size(); ++i) names.push_back(session_.event_name(i));
+  use_callchain_ = !opts_.hide_callchain;
+  PK_TRY(opts_.fields.check(reader.events(), names, traits_, use_callchain_));
+
+  if (!opts_.time.empty()) {
+    std::uint64_t first = feats.sample_time ? feats.sample_time->first_ns : 0;
+    std::uint64_t last = feats.sample_time ? feats.sample_time->last_ns : 0;
+    PK_ASSIGN(ranges_, session::parse_time_ranges(opts_.time, first, last, opts_.reltime));
+  }
+
+  make_tracepoint_formatter();
+  defer_kernel_ = kernel_frames_can_wait();
+  if (opts_.dump_raw) {
+    dump::RecordPrinterOptions ro;
+    ro.script_tool = true;
+    ro.auxtrace_dump = dump::intel_pt_auxtrace_dumper();
+    dump_ = std::make_unique<dump::RecordPrinter>(reader, ro);
+    defer_kernel_ = false;  // each sample's lines follow its dump at once
+  }
+  return ok();
+}
+
+Status ScriptPrinter::on_delivery(const perfdata::ReadRecord& rec) {
+  return dump_ ? dump_->deliver(rec, out_) : ok();
+}
+
+// Whether kernel frames may be printed after the samples that follow them
+// are formatted (the kernel's symbols loading meanwhile): only when nothing
+// but their own text needs their symbols, no filter, source line or code.
+bool ScriptPrinter::kernel_frames_can_wait() const {
+  using F = ScriptField;
+  constexpr FieldMask kPlain =
+      field_bit(F::kComm) | field_bit(F::kTid) | field_bit(F::kPid) | field_bit(F::kTime) |
+      field_bit(F::kCpu) | field_bit(F::kEvent) | field_bit(F::kTrace) | field_bit(F::kIp) |
+      field_bit(F::kSym) | field_bit(F::kDso) | field_bit(F::kSymoff) | field_bit(F::kPeriod) |
+      field_bit(F::kMisc) | field_bit(F::kAddr) | field_bit(F::kIregs) | field_bit(F::kUregs) |
+      field_bit(F::kWeight) | field_bit(F::kDataSrc) | field_bit(F::kPhysAddr) |
+      field_bit(F::kDataPageSize) | field_bit(F::kCodePageSize) | field_bit(F::kInsLat) |
+      field_bit(F::kBpfOutput) | field_bit(F::kSynth) | field_bit(F::kTod) |
+      field_bit(F::kMachinePid) | field_bit(F::kVcpu) | field_bit(F::kBrstack) |
+      field_bit(F::kBrstacksym) | field_bit(F::kBrstackoff);
+  if (!symbols_.empty() || !dsos_.empty() || opts_.debug_mode) return false;
+  for (const auto& ev : session_.reader().events().events())
+    if (opts_.fields.of(ev.attr.type).fields & ~kPlain) return false;
+  return true;
+}
+
+// The formats of the recording's tracepoints, once its tracing data is
+// known (the header in file mode, a HEADER_TRACING_DATA record in a pipe).
+void ScriptPrinter::make_tracepoint_formatter() {
+  perfdata::Reader& reader = session_.reader();
+  bool tracepoints = false;
+  for (const auto& ev : reader.events().events()) tracepoints |= ev.attr.type == 2;
+  Bytes td = reader.tracing_data();
+  if ((!tracepoints && !traits_.pipe) || td.empty()) return;
+  tracepoints_ = session::session_tracepoint_formatter(session_, opts_.warn);
+}
+
+Status run_script(session::Session& session, ScriptOptions opts, FdWriter& out) {
+  const int max_stack = opts.max_stack;
+  const bool inline_frames = opts.inline_frames;
+  const bool full_path = opts.full_source_path;
+  const bool dump = opts.dump_raw;
+  ScriptPrinter printer(session, std::move(opts), out);
+  PK_TRY(printer.prepare());
+  if (dump) {
+    out.write(dump::RecordPrinter::ordering_warning(session.reader()));
+    session.set_unordered(!dump::RecordPrinter::perf_orders(session.reader()));
+  }
+  session.set_callchains(printer.use_callchain(), false, max_stack);
+  if (printer.use_callchain()) {
+    session::UnwindOptions uo;
+    uo.inline_frames = inline_frames;
+    uo.full_source_path = full_path;
+    uo.lines = printer.source_lines();
+    uo.unwind_arch = printer.arch().empty() || printer.arch() == "x86";
+    session.set_unwinder(session::make_dwarf_unwinder(session.symbolizer(), uo));
+  }
+  Status st = session.run(printer);
+  printer.resolve_pending();
+  PK_TRY(st);
+  return out.flush();
+}
+
+}  // namespace perfkit::script

@@ -1,0 +1,61 @@
+// perf script: every sample of a recording as one line (or a line and its
+// callchain), and optionally the side-band records, in perf 6.1's text.
+//
+//   Session --resolved samples--> ScriptPrinter --text--> FdWriter (streamed)
+//          \--side-band records--/
+//
+// What is printed per event type comes from ScriptFields (-F). Source lines
+// and inlined frames come from symbol::SourceLines (DWARF, in process);
+// tracepoint payloads from TracepointFormatter (libtraceevent); user stacks
+// of --call-graph dwarf recordings are unwound by analysis/unwind_callchain.
+//
+// Synthesized samples (Intel PT decoding, itrace) enter the same printer
+// through ScriptPrinter::on_sample with a ResolvedSample of their own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/output.h"
+#include "script/script_fields.h"
+#include "session/session.h"
+#include "session/time_filter.h"
+
+namespace perfkit::script {
+
+struct ScriptOptions {
+  ScriptFields fields;
+  // -D: every record dumped as perf script -D prints it, each sample then
+  // followed by its resolution lines and its script output.
+  bool dump_raw = false;
+  bool hide_callchain = false;  // -G
+  int max_stack = 127;          // --max-stack
+  bool ns = false;              // --ns: nanosecond times
+  bool reltime = false;
+  bool deltatime = false;
+  bool latency = false;           // -L
+  bool inline_frames = true;      // --inline / --no-inline
+  bool full_source_path = false;  // --full-source-path
+  bool show_kernel_path = false;
+  bool show_task = false, show_mmap = false, show_switch = false, show_namespace = false,
+       show_cgroup = false, show_lost = false, show_round = false, show_bpf = false;
+  bool debug_mode = false;  // -d: check sample order instead of printing
+  std::string time;         // --time, parsed once the recording is known
+  std::vector<std::int32_t> cpus;
+  bool have_cpus = false;
+  std::vector<std::string> comms;
+  std::vector<std::int32_t> pids, tids;
+  std::vector<std::string> symbols;  // -S
+  std::vector<std::string> dsos;     // --dsos
+  WarnFn warn;
+};
+
+// Runs perf script over `session`, writing to `out`. Errors: the field checks
+// (events lacking a field the user asked for), a bad --time, reader errors,
+// write errors.
+Status run_script(session::Session& session, ScriptOptions opts, FdWriter& out);
+
+}  // namespace perfkit::script

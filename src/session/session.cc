@@ -1,0 +1,240 @@
+#include "session/session.h"
+
+#include <algorithm>
+
+#include "abi/event_names.h"
+#include "perfdata/record_stream.h"
+#include "record/records.h"
+
+namespace perfkit::session {
+
+using namespace perfkit::abi;
+
+Expected<std::unique_ptr<Session>> Session::open(const std::string& path, SessionOptions opts) {
+  std::unique_ptr<Session> s(new Session());
+  s->opts_ = std::move(opts);
+  perfdata::ReaderOptions ro;
+  ro.warn = s->opts_.warn;
+  ro.stream_prefix = std::move(s->opts_.stream_prefix);
+  PK_ASSIGN(s->reader_, perfdata::Reader::open(path, std::move(ro)));
+  if (!s->opts_.symbols.warn) s->opts_.symbols.warn = s->opts_.warn;
+  s->symbolizer_ = std::make_unique<symbol::Symbolizer>(s->opts_.symbols);
+  s->machine_ = std::make_unique<machine::Machine>(*s->symbolizer_);
+  s->stats_.nr_events.assign(kRecordHeaderMax + 1, 0);
+  s->read_build_id_table();
+  return s;
+}
+
+std::string Session::event_name(std::size_t event) const {
+  const auto& d = reader_->events()[event];
+  return d.name.empty() ? default_event_name(d.attr) : d.name;
+}
+
+void Session::read_build_id_table() {
+  auto feat = reader_->feature(kFeatBuildId);
+  if (!feat) return;
+  Bytes b = feat->data;
+  std::size_t at = 0;
+  while (at + kHeaderSize <= b.size()) {
+    record::RecordView v = record::view_header(b.data() + at, reader_->swapped());
+    if (v.size < kHeaderSize || at + v.size > b.size()) break;
+    v.bytes = b.subspan(at, v.size);
+    v.offset = feat->offset + at;
+    (void)apply_build_id_record(v);
+    at += v.size;
+  }
+  machine_->prefetch_kernel_symbols();
+}
+
+Status Session::apply_build_id_record(const record::RecordView& r) {
+  PK_ASSIGN(auto b, record::parse_build_id(r));
+  std::uint16_t mode = r.cpumode();
+  bool kernel = mode == kMiscKernel || mode == kMiscGuestKernel;
+  machine_->add_build_id(b.filename, elf::BuildId::from_bytes(b.build_id), kernel);
+  return ok();
+}
+
+namespace {
+constexpr std::uint64_t kReleaseEvery = 1 << 20, kReleaseMargin = 2 << 20;
+}  // namespace
+
+Status Session::run(SampleVisitor& visitor) {
+  perfdata::RecordStreamOptions so;
+  so.ordered = !opts_.unordered;
+  std::uint64_t next_progress = 0, next_release = kReleaseEvery;
+  return perfdata::process_records(*reader_, so,
+                                   [&](const perfdata::ReadRecord& rec, std::uint64_t) -> Status {
+                                     std::uint64_t pos = reader_->position();
+                                     if (opts_.progress && pos >= next_progress) {
+                                       opts_.progress(pos, reader_->data_end());
+                                       next_progress = pos + (1 << 20);
+                                     }
+                                     // Pages of the file read long ago leave the resident set;
+                                     // records the ordering still holds lie in the last rounds,
+                                     // well within the margin (and would be read again from the
+                                     // file if not).
+                                     if (pos >= next_release) {
+                                       reader_->release_before(pos - kReleaseMargin);
+                                       next_release = pos + kReleaseEvery;
+                                     }
+                                     return on_record(rec, visitor);
+                                   });
+}
+
+Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
+  const record::RecordView& r = rec.view;
+  if (r.type < stats_.nr_events.size()) ++stats_.nr_events[r.type];
+  PK_TRY(v.on_delivery(rec));
+  switch (r.type) {
+    case kRecordSample:
+      return on_sample(rec, v);
+    case kRecordLostSamples: {
+      PK_ASSIGN(auto l, record::parse_lost_samples(r));
+      stats_.total_lost_samples += l.lost;
+      break;
+    }
+    case kRecordLost: {
+      PK_ASSIGN(auto l, record::parse_lost(r));
+      stats_.total_lost += l.lost;
+      break;
+    }
+    case kRecordHeaderBuildId:
+      return apply_build_id_record(r);
+    default:
+      break;
+  }
+  PK_TRY(v.before_record(rec));
+  if (r.type < kRecordUserTypeStart) PK_TRY(machine_->apply(r));
+  return v.after_record(rec);
+}
+
+// One chain word as perf's add_callchain_ip takes it: a context marker
+// switches the mode, anything else is a frame in the current mode.
+// (Resolved later: the mode waits in loc.level.)
+// False for an unknown marker: a corrupt chain, which perf drops whole.
+bool Session::add_frame(std::uint64_t ip, std::uint8_t& cpumode) {
+  if (ip >= kContextMax) {
+    switch (ip) {
+      case kContextHv:
+        cpumode = kMiscHypervisor;
+        return true;
+      case kContextKernel:
+        cpumode = kMiscKernel;
+        return true;
+      case kContextUser:
+        cpumode = kMiscUser;
+        return true;
+      default:
+        frames_.clear();
+        return false;
+    }
+  }
+  Frame& f = frames_.emplace_back();  // in place: a copy stalls on store forwarding
+  f.ip = ip;
+  f.loc.level = static_cast<char>(cpumode);  // the mode, until resolved
+  return true;
+}
+
+void Session::resolve_frames(machine::Thread& t, bool defer_kernel) {
+  for (Frame& f : frames_)
+    f.loc = machine_->resolve(t, static_cast<std::uint8_t>(f.loc.level), f.ip, defer_kernel);
+}
+
+// --call-graph lbr (branch_sample_type CALL_STACK): perf takes the user
+// part of the chain from the LBR call stack, the target of the newest
+// branch then each branch's source, after the kernel part up to the user
+// context marker (reversed in caller order). False when the chain has no
+// user part (perf then uses the chain as it is).
+bool Session::resolve_lbr_callchain(const record::Sample& s, machine::Thread& t,
+                                    bool defer_kernel) {
+  const auto& chain = s.callchain;
+  const std::size_t n =
+      std::min<std::size_t>(chain.size(), static_cast<std::size_t>(std::max(opts_.max_stack, 0)));
+  std::size_t user = 0;
+  while (user < n && chain[user] != kContextUser) ++user;
+  if (user == n) return false;
+  frames_.clear();
+  const record::BranchStack& lbr = s.branch_stack;
+  const bool has_lbr = (s.sample_type & kSampleBranchStack) && lbr.nr > 0;
+  std::uint8_t mode = kMiscUser;
+  for (std::size_t i = 0; i <= user; ++i)
+    if (!add_frame(chain[i], mode)) return true;
+  mode = kMiscUser;
+  if (has_lbr) {
+    add_frame(lbr.at(0).to, mode);
+    for (std::uint64_t i = 0; i < lbr.nr; ++i) add_frame(lbr.at(i).from, mode);
+  }
+  if (opts_.caller_order) std::reverse(frames_.begin(), frames_.end());
+  resolve_frames(t, defer_kernel);
+  return true;
+}
+
+void Session::resolve_callchain(const record::Sample& s, machine::Thread& t, bool defer_kernel) {
+  frames_.clear();
+  const auto& chain = s.callchain;
+  // First pass, callee first: each ip with the cpumode of the nearest
+  // context marker before it (perf starts in user mode).
+  std::uint8_t cpumode = kMiscUser;
+  for (std::uint64_t i = 0; i < chain.size(); ++i)
+    if (!add_frame(chain[i], cpumode)) return;
+  if (opts_.caller_order) std::reverse(frames_.begin(), frames_.end());
+  if (frames_.size() > static_cast<std::size_t>(opts_.max_stack))
+    frames_.resize(static_cast<std::size_t>(std::max(opts_.max_stack, 0)));
+  resolve_frames(t, defer_kernel);
+}
+
+// perf appends the unwound user frames after the recorded (kernel) chain,
+// or before it in caller order, each part limited to max_stack on its own.
+void Session::unwind_user_stack(const record::Sample& s, machine::Thread& t) {
+  if (!opts_.caller_order) {
+    opts_.unwinder->unwind(*machine_, t, s, false, opts_.max_stack, frames_);
+    return;
+  }
+  unwound_.clear();
+  opts_.unwinder->unwind(*machine_, t, s, true, opts_.max_stack, unwound_);
+  frames_.insert(frames_.begin(), unwound_.begin(), unwound_.end());
+}
+
+Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
+  const record::RecordView& r = rec.view;
+  int idx =
+      rec.attr != perfdata::ReadRecord::kAttrNotLooked ? rec.attr : reader_->events().attr_index(r);
+  if (idx < 0) {
+    ++stats_.nr_unknown_id;
+    return ok();
+  }
+  const auto& desc = reader_->events()[static_cast<std::size_t>(idx)];
+  PK_TRY(record::decode_sample(r, desc.layout, sample_));
+  if (late_chain_ && !(sample_.sample_type & kSampleCallchain)) {
+    const std::span<const std::uint64_t> chain = late_chain_(sample_);
+    sample_.callchain =
+        record::U64Array(reinterpret_cast<const std::uint8_t*>(chain.data()), chain.size(), false);
+    sample_.sample_type |= kSampleCallchain;
+  }
+  ResolvedSample rs;
+  rs.event = static_cast<std::size_t>(idx);
+  rs.sample = &sample_;
+  rs.cpumode = static_cast<std::uint8_t>(r.cpumode());
+  std::int32_t pid =
+      (sample_.sample_type & kSampleTid) ? static_cast<std::int32_t>(sample_.pid) : -1;
+  std::int32_t tid =
+      (sample_.sample_type & kSampleTid) ? static_cast<std::int32_t>(sample_.tid) : -1;
+  machine::Thread& t = machine_->findnew_thread(pid, tid);
+  if (v.take_raw(RawSample{rs.event, &sample_, rs.cpumode, &t})) return ok();
+  rs.thread = &t;
+  rs.comm = t.comm;
+  const bool defer = v.defers_kernel_symbols() && machine_->kernel_symbols_pending();
+  rs.loc = machine_->resolve(t, rs.cpumode, sample_.ip, defer);
+  if (opts_.resolve_callchains && (sample_.sample_type & kSampleCallchain)) {
+    if (!(desc.attr.branch_sample_type & kBranchCallStack) ||
+        !resolve_lbr_callchain(sample_, t, defer))
+      resolve_callchain(sample_, t, defer);
+    constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
+    if (opts_.unwinder && (sample_.sample_type & kUserStack) == kUserStack)
+      unwind_user_stack(sample_, t);
+    rs.callchain = frames_;
+  }
+  return v.on_sample(rs);
+}
+
+}  // namespace perfkit::session

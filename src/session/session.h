@@ -1,0 +1,173 @@
+// Session: a recording read the way perf report reads it. It owns the
+// Reader, the Machine (threads, maps, DSOs) and the Symbolizer; it applies
+// side-band records in perf's delivery order (record_stream.h) and hands
+// each sample, already resolved, to a SampleVisitor:
+//
+//   reader --ordered--> side-band records --> Machine
+//                   \--> SAMPLE --decode--> thread, location, callchain
+//                                            \--> SampleVisitor::on_sample
+//
+// report, script and the exporters are visitors; they never see raw bytes.
+// A callchain is resolved into Frames: context markers (PERF_CONTEXT_KERNEL,
+// _USER, ...) switch the cpumode of the frames after them, as perf does.
+// Source lines and inlined frames are a later addition: Frame has room for
+// them (`srcline`), filled by a resolver the DWARF module will provide.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "machine/machine.h"
+#include "perfdata/reader.h"
+#include "record/sample.h"
+#include "symbol/symbolizer.h"
+
+namespace perfkit::session {
+
+struct Frame {
+  std::uint64_t ip = 0;
+  machine::Location loc;
+  const char* srcline = nullptr;  // filled by a source-line resolver when there is one
+  // A frame of a function inlined at `ip` (DWARF inline info, added by the
+  // user-stack unwinder as perf does): its name; loc.symbol is the function
+  // it was inlined into. nullptr for an ordinary frame.
+  const char* inlined = nullptr;
+};
+
+struct ResolvedSample {
+  std::size_t event = 0;  // index into reader().events()
+  const record::Sample* sample = nullptr;
+  std::uint8_t cpumode = 0;
+  machine::Thread* thread = nullptr;
+  const std::string* comm = nullptr;  // the thread's command when the sample was taken
+  machine::Location loc;              // where the sample ip landed
+  // The callchain after context markers are consumed, in the order asked for
+  // (callee first by default), at most max_stack entries. Valid during the call.
+  std::span<const Frame> callchain;
+};
+
+// A sample before its addresses are resolved (SampleVisitor::take_raw).
+struct RawSample {
+  std::size_t event = 0;  // index into reader().events()
+  const record::Sample* sample = nullptr;
+  std::uint8_t cpumode = 0;
+  machine::Thread* thread = nullptr;
+};
+
+class SampleVisitor {
+ public:
+  virtual ~SampleVisitor() = default;
+  virtual Status on_sample(const ResolvedSample& s) = 0;
+  // Offered each sample before it is resolved: true when the visitor has
+  // taken it as it is (a repeat it counts with one it has seen), and then
+  // on_sample is not called for it.
+  virtual bool take_raw(const RawSample&) { return false; }
+  // Every record that is not a sample, in delivery order, before and after
+  // the machine applies it (perf script prints EXIT before, the rest after).
+  virtual Status before_record(const perfdata::ReadRecord&) { return ok(); }
+  virtual Status after_record(const perfdata::ReadRecord&) { return ok(); }
+  // True for a visitor that takes kernel locations with symbol
+  // machine::kSymbolPending while the kernel's symbols load on another
+  // thread, and resolves them itself later (the script printer does).
+  virtual bool defers_kernel_symbols() const { return false; }
+  // Every record, samples included, in delivery order, before the session
+  // handles it (perf report -D prints each as it comes).
+  virtual Status on_delivery(const perfdata::ReadRecord&) { return ok(); }
+};
+
+// Unwinds the user stack copy of a sample (REGS_USER + STACK_USER, perf
+// record --call-graph dwarf) into frames, as perf's DWARF post-unwinder
+// does. Implemented over the dwarf module (analysis/unwind_callchain.h).
+class UserStackUnwinder {
+ public:
+  virtual ~UserStackUnwinder() = default;
+  // Appends at most `max_stack` user frames of `s` (callee first, or caller
+  // first when `caller_order`), resolved in `t`, with inlined frames.
+  virtual void unwind(machine::Machine& m, machine::Thread& t, const record::Sample& s,
+                      bool caller_order, int max_stack, std::vector<Frame>& out) = 0;
+};
+
+struct SessionOptions {
+  symbol::SymbolizerOptions symbols;
+  bool resolve_callchains = true;
+  bool caller_order = false;  // callchain frames root first
+  int max_stack = 127;
+  // Deliver records in file order rather than perf's time order.
+  bool unordered = false;
+  // Unwinds user stacks of samples that carry them; nullptr: none.
+  std::shared_ptr<UserStackUnwinder> unwinder;
+  // Called for problems that do not stop reading.
+  std::function<void(const std::string&)> warn;
+  // Called with (bytes done, bytes total) now and then, for a progress bar.
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // For "-": the stream's first bytes, already read (see ReaderOptions).
+  std::vector<std::uint8_t> stream_prefix;
+};
+
+struct SessionStats {
+  std::uint64_t total_lost_samples = 0;  // LOST_SAMPLES records
+  std::uint64_t total_lost = 0;          // LOST records
+  std::vector<std::uint64_t> nr_events;  // records per type (perf --stats)
+  std::uint64_t nr_unknown_id = 0;
+};
+
+class Session {
+ public:
+  // Opens `path` ("-" for stdin). Errors: the reader's (naming the file).
+  static Expected<std::unique_ptr<Session>> open(const std::string& path, SessionOptions opts);
+
+  // Reads every record and calls `visitor` for each sample. Errors: reader
+  // errors, undecodable samples (with their offset), the visitor's errors.
+  Status run(SampleVisitor& visitor);
+
+  perfdata::Reader& reader() { return *reader_; }
+  machine::Machine& machine() { return *machine_; }
+  symbol::Symbolizer& symbolizer() { return *symbolizer_; }
+  const SessionStats& stats() const { return stats_; }
+  // Callchain shape, settled once the recording is known (before run()).
+  void set_callchains(bool resolve, bool caller_order, int max_stack) {
+    opts_.resolve_callchains = resolve;
+    opts_.caller_order = caller_order;
+    opts_.max_stack = max_stack;
+  }
+  // Delivers records in file order (true) or perf's time order (false) from
+  // now on.
+  void set_unordered(bool unordered) { opts_.unordered = unordered; }
+  // Gives samples recorded without a call chain the one `chain` returns (in
+  // PERF_SAMPLE_CALLCHAIN's format), as perf's Intel PT add_callchain does.
+  using LateChainFn = std::function<std::span<const std::uint64_t>(const record::Sample&)>;
+  void set_late_chains(LateChainFn chain) { late_chain_ = std::move(chain); }
+  // Unwinds user stacks from now on (perf script and report with dwarf callchains).
+  void set_unwinder(std::shared_ptr<UserStackUnwinder> u) { opts_.unwinder = std::move(u); }
+  // The event's name: EVENT_DESC / EVENT_UPDATE name, else perf's default.
+  std::string event_name(std::size_t event) const;
+
+ private:
+  Session() = default;
+  void read_build_id_table();
+  Status apply_build_id_record(const record::RecordView& r);
+  Status on_record(const perfdata::ReadRecord& rec, SampleVisitor& v);
+  Status on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v);
+  void resolve_callchain(const record::Sample& s, machine::Thread& t, bool defer_kernel);
+  bool resolve_lbr_callchain(const record::Sample& s, machine::Thread& t, bool defer_kernel);
+  bool add_frame(std::uint64_t ip, std::uint8_t& cpumode);
+  void resolve_frames(machine::Thread& t, bool defer_kernel);
+  void unwind_user_stack(const record::Sample& s, machine::Thread& t);
+
+  SessionOptions opts_;
+  std::unique_ptr<perfdata::Reader> reader_;
+  std::unique_ptr<symbol::Symbolizer> symbolizer_;
+  std::unique_ptr<machine::Machine> machine_;
+  SessionStats stats_;
+  record::Sample sample_;
+  std::vector<Frame> frames_;
+  LateChainFn late_chain_;
+  std::vector<Frame> unwound_;
+};
+
+}  // namespace perfkit::session

@@ -1,0 +1,124 @@
+// The call-graph prefix tree of perfkit report: adding a path as `count`
+// samples at once, and adding paths in another order, give the same tree.
+#include "report/report_chain.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace perfkit::report {
+namespace {
+
+ChainEntry frame(std::uint64_t ip, std::uint64_t sym) {
+  ChainEntry c;
+  c.ip = ip;
+  c.dso_rank = 1;
+  c.has_sym = sym != 0;
+  c.key = sym ? sym : ip;
+  return c;
+}
+
+// Every node below `node`, in perf's order: its frames' keys, hits and counts.
+void dump(const ChainArena& a, std::uint32_t node, int depth, std::string& out) {
+  for (std::uint32_t c : a.ordered_children(node)) {
+    const ChainNode& n = a.at(c);
+    out += std::string(static_cast<std::size_t>(depth), ' ');
+    for (const ChainEntry& e : a.val(c)) out += std::to_string(e.key) + ",";
+    out += " hit=" + std::to_string(n.hit) + "/" + std::to_string(n.count) +
+           " children=" + std::to_string(n.children_hit) + "/" + std::to_string(n.children_count) +
+           "\n";
+    dump(a, c, depth + 1, out);
+  }
+}
+
+std::string tree(const ChainArena& a, std::uint32_t root) {
+  std::string out = "root children=" + std::to_string(a.at(root).children_hit) + "/" +
+                    std::to_string(a.at(root).children_count) + "\n";
+  dump(a, root, 1, out);
+  return out;
+}
+
+using Path = std::vector<ChainEntry>;
+
+TEST(ChainArena, CountedAppendEqualsRepeatedAppends) {
+  const Path p = {frame(0x10, 0x10), frame(0x24, 0x20), frame(0x31, 0x30)};
+  const Path q = {frame(0x10, 0x10), frame(0x25, 0x20), frame(0x40, 0)};
+  ChainArena one, many;
+  std::uint32_t r1 = one.new_root(), r2 = many.new_root();
+  for (int i = 0; i < 3; ++i) one.append(r1, p, 10);
+  one.append(r1, q, 7);
+  one.append(r1, q, 7);
+  many.append(r2, p, 30, 3);
+  many.append(r2, q, 14, 2);
+  EXPECT_EQ(tree(one, r1), tree(many, r2));
+  EXPECT_EQ(many.at(r2).children_count, 5u);
+  EXPECT_EQ(many.at(r2).children_hit, 44u);
+}
+
+TEST(ChainArena, OrderOfPathsDoesNotChangeTheTree) {
+  // Paths that split one another's nodes: a prefix, a longer path, a fork.
+  const std::vector<Path> paths = {
+      {frame(0x10, 0x10), frame(0x20, 0x20)},
+      {frame(0x10, 0x10), frame(0x20, 0x20), frame(0x30, 0x30)},
+      {frame(0x10, 0x10), frame(0x50, 0x50), frame(0x30, 0x30)},
+      {frame(0x10, 0x10)},
+      {frame(0x60, 0)},
+  };
+  std::vector<std::size_t> order = {0, 1, 2, 3, 4};
+  std::string first;
+  do {
+    ChainArena a;
+    std::uint32_t root = a.new_root();
+    for (std::size_t i : order) a.append(root, paths[i], 1 + i, static_cast<std::uint32_t>(i + 1));
+    std::string t = tree(a, root);
+    if (first.empty()) first = t;
+    ASSERT_EQ(t, first) << "order " << order[0] << order[1] << order[2] << order[3] << order[4];
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_NE(first.find("hit=1/1"), std::string::npos) << first;
+}
+
+// perf's callchain_merge (collapsing two entries): each path that ends in a
+// node with hits joins the other tree with those hits, as one sample.
+TEST(ChainArena, MergeAddsEveryPathWithItsHits) {
+  const Path p = {frame(0x10, 0x10), frame(0x24, 0x20), frame(0x31, 0x30)};
+  const Path q = {frame(0x10, 0x10), frame(0x25, 0x20)};
+  const Path s = {frame(0x50, 0x50)};
+  ChainArena a;
+  std::uint32_t dst = a.new_root(), src = a.new_root(), want = a.new_root();
+  a.append(dst, s, 5);
+  a.append(src, p, 30, 3);
+  a.append(src, q, 14, 2);  // ends inside p's path: a node with its own hits
+  a.merge(dst, src);
+  a.append(want, s, 5);
+  a.append(want, p, 30, 1);
+  a.append(want, q, 14, 1);
+  EXPECT_EQ(tree(a, dst), tree(a, want));
+  EXPECT_EQ(a.at(dst).children_hit, 49u);
+  EXPECT_EQ(a.at(dst).children_count, 3u);
+}
+
+// perf's children tree compares two resolved frames by symbol start but a
+// resolved and an unresolved one by address: not a consistent order, so a
+// frame's search can pass its function's node by and add a second one.
+TEST(ChainArena, MixedFramesCanSplitAFunctionAsPerfsTreeDoes) {
+  ChainArena a;
+  std::uint32_t root = a.new_root();
+  a.append(root, Path{frame(0x200, 0)}, 1);      // unresolved: the tree's root
+  a.append(root, Path{frame(0x150, 0x100)}, 1);  // below it by address: right
+  a.append(root, Path{frame(0x250, 0x100)}, 1);  // same function, but left of 0x200
+  std::vector<std::uint32_t> kids = a.ordered_children(root);
+  ASSERT_EQ(kids.size(), 3u);
+  EXPECT_EQ(a.val(kids[0])[0].ip, 0x250u);
+  EXPECT_EQ(a.val(kids[1])[0].ip, 0x200u);
+  EXPECT_EQ(a.val(kids[2])[0].ip, 0x150u);
+  // Without the unresolved frame both land on one node.
+  ChainArena b;
+  std::uint32_t r2 = b.new_root();
+  b.append(r2, Path{frame(0x150, 0x100)}, 1);
+  b.append(r2, Path{frame(0x250, 0x100)}, 1);
+  EXPECT_EQ(b.ordered_children(r2).size(), 1u);
+}
+
+}  // namespace
+}  // namespace perfkit::report

@@ -11,6 +11,7 @@
 #include "base/mapped_file.h"
 #include "elf/elf_file.h"
 #include "elf/elf_symbols.h"
+#include "elf/vdso.h"
 #include "symbol/demangle.h"
 #include "symbol/kallsyms.h"
 
@@ -50,34 +51,7 @@ void add_elf_symbols(SymbolTable& t, const std::vector<elf::RawSymbol>& raw, boo
   }
 }
 
-// This process's vdso image, as an ELF file in memory.
-Expected<elf::ElfFile> local_vdso() {
-  auto base = getauxval(AT_SYSINFO_EHDR);
-  if (!base) return make_error("no vdso");
-  PK_ASSIGN(std::string maps, read_text_file("/proc/self/maps"));
-  std::string_view m = maps;
-  while (!m.empty()) {
-    std::size_t nl = m.find('\n');
-    std::string_view line = m.substr(0, nl);
-    m = nl == std::string_view::npos ? std::string_view() : m.substr(nl + 1);
-    if (!line.ends_with("[vdso]")) continue;
-    std::uint64_t start =
-        std::strtoull(std::string(line.substr(0, line.find('-'))).c_str(), nullptr, 16);
-    std::uint64_t end =
-        std::strtoull(std::string(line.substr(line.find('-') + 1)).c_str(), nullptr, 16);
-    if (start != base || end <= start) break;
-    const auto* p = reinterpret_cast<const std::uint8_t*>(start);
-    return elf::ElfFile::from_image(std::vector<std::uint8_t>(p, p + (end - start)), "[vdso]");
-  }
-  return make_error("no vdso mapping");
-}
-
 }  // namespace
-
-elf::BuildId local_vdso_build_id() {
-  auto v = local_vdso();
-  return v ? v->build_id() : elf::BuildId{};
-}
 
 SymbolizerOptions symbolizer_options_from_env() {
   SymbolizerOptions o;
@@ -198,8 +172,9 @@ LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& r
   // perf loads [vdso] from its own process's vdso when nothing else matches
   // (not under a symfs, which its copy's path is looked for in).
   if (!syms && !runtime && path == "[vdso]" && !symfs_given_) {
-    if (auto v = local_vdso(); v && (recorded.empty() || same_build_id(recorded, v->build_id()))) {
-      auto again = local_vdso();
+    if (auto v = elf::own_vdso();
+        v && (recorded.empty() || same_build_id(recorded, v->build_id()))) {
+      auto again = elf::own_vdso();
       if (v->has_symtab()) syms.emplace(std::move(*v));
       if (again) runtime.emplace(std::move(*again));
     }

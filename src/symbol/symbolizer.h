@@ -60,9 +60,6 @@ std::string buildid_link_path(const std::string& buildid_dir, const elf::BuildId
 std::string buildid_cache_file(const std::string& buildid_dir, std::string_view path,
                                const elf::BuildId& id);
 
-// The build-id of this process's vdso (perf uses its own for [vdso]).
-elf::BuildId local_vdso_build_id();
-
 // Symbols of one DSO plus where they came from.
 struct LoadedSymbols {
   std::shared_ptr<const SymbolTable> table;  // never null; empty when not found

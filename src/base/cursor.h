@@ -1,9 +1,13 @@
 // Cursor: a bounds-checked reader over a byte view with a sticky error. Reads
 // past the end return zero and mark the cursor failed; callers check ok() once
-// after a group of reads instead of after every field.
+// after a group of reads instead of after every field. perfkit's one cursor:
+// perf.data records and features, tracing data, and DWARF (LEB128, sized
+// addresses, NUL-terminated strings).
 #pragma once
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "base/bytes.h"
@@ -31,6 +35,54 @@ class Cursor {
     return d;
   }
 
+  // An unsigned number of `n` bytes in the view's byte order (n <= 8; DWARF's
+  // sized addresses and offsets, strx3). Wider ones are skipped and read 0.
+  std::uint64_t uint_n(std::uint64_t n) {
+    Bytes b = bytes(n);
+    if (b.size() != n || n > 8) return 0;
+    const bool little = (std::endian::native == std::endian::little) != swap_;
+    std::uint64_t v = 0;
+    for (unsigned i = 0; i < n; ++i) v |= std::uint64_t{b[little ? i : n - 1 - i]} << (8 * i);
+    return v;
+  }
+  // LEB128 numbers (DWARF). Bits past 64 are dropped.
+  std::uint64_t uleb128() {
+    std::uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      const std::uint8_t b = u8();
+      if (failed_) return 0;
+      if (shift < 64) v |= std::uint64_t{b & 0x7fu} << shift;
+      if (!(b & 0x80)) return v;
+    }
+  }
+  std::int64_t sleb128() {
+    std::uint64_t v = 0;
+    unsigned shift = 0;
+    std::uint8_t b = 0;
+    do {
+      b = u8();
+      if (failed_) return 0;
+      if (shift < 64) v |= std::uint64_t{b & 0x7fu} << shift;
+      shift += 7;
+    } while (b & 0x80);
+    if (shift < 64 && (b & 0x40)) v |= ~std::uint64_t{0} << shift;
+    return static_cast<std::int64_t>(v);
+  }
+  // A NUL-terminated string, the cursor left past its NUL; empty (and
+  // failure) when no NUL follows.
+  std::string_view cstr() {
+    if (failed_) return {};
+    const void* nul = std::memchr(data_.data() + pos_, 0, data_.size() - pos_);
+    if (!nul) {
+      fail_at(pos_);
+      return {};
+    }
+    const std::size_t n = static_cast<const std::uint8_t*>(nul) - (data_.data() + pos_);
+    std::string_view s(reinterpret_cast<const char*>(data_.data() + pos_), n);
+    pos_ += n + 1;
+    return s;
+  }
+
   // The next n bytes, or an empty view (and failure) if fewer remain.
   Bytes bytes(std::uint64_t n) {
     if (!take(n)) return {};
@@ -52,6 +104,12 @@ class Cursor {
   }
   // Skips to the next multiple of `a` from the start of the view.
   bool align(std::uint64_t a) { return seek(align_up(pos_, a)); }
+  // Ends the view at `end` (positions stay as they were): reads past it
+  // fail. A position already past it fails the cursor.
+  void limit(std::uint64_t end) {
+    if (end < data_.size()) data_ = data_.first(end);
+    if (pos_ > data_.size()) fail_at(pos_);
+  }
 
   bool ok() const { return !failed_; }
   bool failed() const { return failed_; }

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
+
 #include "base/bytes.h"
 #include "base/cursor.h"
 #include "base/error.h"
@@ -97,6 +99,52 @@ Expected<int> quarter(int x) {
   PK_ASSIGN(int h, half(x));
   PK_ASSIGN(int q, half(h));
   return q;
+}
+
+TEST(Cursor, Leb128AndSizedNumbers) {
+  // 624485 (e5 8e 26), -123456 (c0 bb 78), a 3-byte number, a 2-byte one.
+  const std::uint8_t b[] = {0xe5, 0x8e, 0x26, 0xc0, 0xbb, 0x78, 0x01, 0x02, 0x03, 0x34, 0x12};
+  Cursor c(Bytes(b, sizeof b), false);
+  EXPECT_EQ(c.uleb128(), 624485u);
+  EXPECT_EQ(c.sleb128(), -123456);
+  EXPECT_EQ(c.uint_n(3), std::endian::native == std::endian::little ? 0x030201u : 0x010203u);
+  EXPECT_EQ(c.uint_n(2), std::endian::native == std::endian::little ? 0x1234u : 0x3412u);
+  EXPECT_TRUE(c.ok());
+  EXPECT_TRUE(c.at_end());
+  Cursor swapped(Bytes(b + 6, 3), true);
+  EXPECT_EQ(swapped.uint_n(3), std::endian::native == std::endian::little ? 0x010203u : 0x030201u);
+}
+
+TEST(Cursor, TruncatedLeb128FailsAndSticks) {
+  const std::uint8_t b[] = {0x80, 0x80};
+  Cursor c(Bytes(b, sizeof b), false, 0x100);
+  EXPECT_EQ(c.uleb128(), 0u);
+  EXPECT_FALSE(c.ok());
+  EXPECT_EQ(c.u8(), 0u);
+  EXPECT_EQ(c.error("a number").message(),
+            "offset 0x102: a number is truncated (needs bytes past 0x102)");
+  Cursor s(Bytes(b, 1), false);
+  EXPECT_EQ(s.sleb128(), 0);
+  EXPECT_FALSE(s.ok());
+}
+
+TEST(Cursor, CStringsAndLimits) {
+  const std::uint8_t b[] = {'a', 'b', 0, 'c', 0, 'd', 'e'};
+  Cursor c(Bytes(b, sizeof b), false);
+  EXPECT_EQ(c.cstr(), "ab");
+  EXPECT_EQ(c.position(), 3u);
+  c.limit(5);
+  EXPECT_EQ(c.cstr(), "c");
+  EXPECT_TRUE(c.at_end());
+  EXPECT_EQ(c.cstr(), "");  // past the limit: no NUL to find
+  EXPECT_FALSE(c.ok());
+  Cursor d(Bytes(b + 5, 2), false);
+  EXPECT_EQ(d.cstr(), "");  // no NUL at all
+  EXPECT_FALSE(d.ok());
+  Cursor e(Bytes(b, sizeof b), false);
+  e.seek(6);
+  e.limit(4);  // the position is past the new end
+  EXPECT_FALSE(e.ok());
 }
 
 TEST(Expected, PropagatesErrors) {

@@ -80,6 +80,10 @@ InsnDecoder::InsnDecoder() {
   ZydisDecoderInit(&d16_, ZYDIS_MACHINE_MODE_LONG_COMPAT_16, ZYDIS_STACK_WIDTH_16);
   for (ZydisDecoder* d : {&d64_, &d32_, &d16_})
     ZydisDecoderEnableMode(d, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE);
+  ZydisDecoderInit(&full64_, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+  ZydisDecoderInit(&full32_, ZYDIS_MACHINE_MODE_LONG_COMPAT_32, ZYDIS_STACK_WIDTH_32);
+  ZydisDecoderInit(&full16_, ZYDIS_MACHINE_MODE_LONG_COMPAT_16, ZYDIS_STACK_WIDTH_16);
+  ZydisFormatterInit(&att_, ZYDIS_FORMATTER_STYLE_ATT);
 }
 
 Insn InsnDecoder::decode(Bytes code, ExecMode mode) const {
@@ -100,23 +104,16 @@ Insn InsnDecoder::decode(Bytes code, ExecMode mode) const {
 }
 
 std::string InsnDecoder::disassemble(Bytes code, std::uint64_t ip, ExecMode mode) const {
-  ZydisDecoder d;
-  ZydisDecoderInit(&d,
-                   mode == ExecMode::k64   ? ZYDIS_MACHINE_MODE_LONG_64
-                   : mode == ExecMode::k32 ? ZYDIS_MACHINE_MODE_LONG_COMPAT_32
-                                           : ZYDIS_MACHINE_MODE_LONG_COMPAT_16,
-                   mode == ExecMode::k64   ? ZYDIS_STACK_WIDTH_64
-                   : mode == ExecMode::k32 ? ZYDIS_STACK_WIDTH_32
-                                           : ZYDIS_STACK_WIDTH_16);
+  const ZydisDecoder* d = mode == ExecMode::k64   ? &full64_
+                          : mode == ExecMode::k32 ? &full32_
+                                                  : &full16_;
   ZydisDecodedInstruction zi;
   ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
   std::size_t n =
       code.size() < ZYDIS_MAX_INSTRUCTION_LENGTH ? code.size() : ZYDIS_MAX_INSTRUCTION_LENGTH;
-  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, code.data(), n, &zi, ops))) return {};
-  ZydisFormatter f;
-  ZydisFormatterInit(&f, ZYDIS_FORMATTER_STYLE_ATT);
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(d, code.data(), n, &zi, ops))) return {};
   char buf[256];
-  if (!ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&f, &zi, ops, zi.operand_count_visible, buf,
+  if (!ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&att_, &zi, ops, zi.operand_count_visible, buf,
                                                     sizeof buf, ip, nullptr)))
     return {};
   return buf;

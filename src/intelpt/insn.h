@@ -1,10 +1,13 @@
 // InsnDecoder: the length and the control-flow class of one x86 instruction,
-// from Zydis. The flow decoder needs only these: how far to step, whether the
-// instruction needs trace (TNT bit, TIP) to know where it goes, and the
-// target of direct branches.
+// from Zydis, and its text. The flow decoder needs only the first: how far to
+// step, whether the instruction needs trace (TNT bit, TIP) to know where it
+// goes, and the target of direct branches; script's insn fields and --xed the
+// length and the text. perfkit's one instruction decoder: nothing else calls
+// Zydis.
 #pragma once
 
 #include <Zydis/Decoder.h>
+#include <Zydis/Formatter.h>
 
 #include <cstdint>
 #include <string>
@@ -67,12 +70,16 @@ class InsnDecoder {
   // never past code.size()). An undecodable or cut-short instruction gives
   // InsnClass::kInvalid.
   Insn decode(Bytes code, ExecMode mode = ExecMode::k64) const;
-  // Intel-syntax disassembly of the instruction ("mov eax, dword ptr [rbp-0x4]"),
-  // with branch targets resolved against `ip`. Empty if it does not decode.
+  // AT&T-syntax text of the instruction, as perf's `xed -A` prints it
+  // ("movl -0x4(%rbp), %eax"), with branch targets resolved against `ip`.
+  // Empty if it does not decode.
   std::string disassemble(Bytes code, std::uint64_t ip, ExecMode mode = ExecMode::k64) const;
 
  private:
-  ZydisDecoder d64_, d32_, d16_;
+  const ZydisDecoder& minimal(ExecMode mode) const;
+  ZydisDecoder d64_, d32_, d16_;           // minimal mode: length and branch class
+  ZydisDecoder full64_, full32_, full16_;  // with operands, for the text
+  ZydisFormatter att_;
 };
 
 }  // namespace perfkit::intelpt

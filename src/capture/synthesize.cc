@@ -12,8 +12,9 @@
 
 #include "abi/perf_event.h"
 #include "base/mapped_file.h"
-#include "capture/text_util.h"
+#include "base/text.h"
 #include "record/encode.h"
+#include "symbol/kallsyms.h"
 
 namespace perfkit::capture {
 
@@ -121,28 +122,17 @@ Status Synthesizer::kernel_mmap() {
   const std::string path = paths_.procfs + "/kallsyms";
   std::string text = slurp(path);
   if (text.empty()) return make_error("cannot read {}", path);
-  std::uint64_t text_addr = 0, stext = 0, etext = 0;
-  for (auto line : split(text, '\n')) {
-    auto parts = split(line, ' ');
-    if (parts.size() < 3) continue;
-    std::string_view name = parts[2];
-    std::uint64_t addr = 0;
-    if (name != "_text" && name != "_stext" && name != "_etext") continue;
-    if (!parse_u64(parts[0], addr, 16)) continue;
-    if (name == "_text") text_addr = addr;
-    if (name == "_stext") stext = addr;
-    if (name == "_etext") etext = addr;
-  }
+  const symbol::KernelText k = symbol::kernel_text(text);
   std::string_view ref = "_text";
-  std::uint64_t start = text_addr;
+  std::uint64_t start = k.text;
   if (!start) {
     ref = "_stext";
-    start = stext;
+    start = k.stext;
   }
   if (!start)
     return make_error(
         "kernel addresses in {} are hidden (kptr_restrict); kernel samples will not resolve", path);
-  const std::uint64_t end = etext > start ? etext : ~0ULL;
+  const std::uint64_t end = k.etext > start ? k.etext : ~0ULL;
   const std::string name = fmt::format("[kernel.kallsyms]{}", ref);
   if (opts_.build_id && opts_.kernel_build_id) {
     if (auto id = opts_.kernel_build_id(); id && id->size() <= 20) {

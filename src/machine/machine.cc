@@ -5,6 +5,7 @@
 
 #include "abi/perf_event.h"
 #include "base/mapped_file.h"
+#include "symbol/kallsyms.h"
 
 namespace perfkit::machine {
 
@@ -459,24 +460,9 @@ void Machine::add_host_kernel_map() {
   const std::string& path = symbolizer_.options().kallsyms.empty() ? std::string("/proc/kallsyms")
                                                                    : symbolizer_.options().kallsyms;
   if (auto text = read_text_file(path)) {
-    std::string_view t = *text;
-    auto addr_of = [&](std::string_view name) -> std::uint64_t {
-      std::string needle = " " + std::string(name) + "\n";
-      for (char type : {'T', 't'}) {
-        std::string n = std::string(" ") + type + needle;
-        auto at = t.find(n);
-        if (at == std::string_view::npos || at < 16) continue;
-        auto line = t.rfind('\n', at);
-        line = line == std::string_view::npos ? 0 : line + 1;
-        std::uint64_t v = 0;
-        std::from_chars(t.data() + line, t.data() + at, v, 16);
-        return v;
-      }
-      return 0;
-    };
-    std::uint64_t start = addr_of("_text"), end = addr_of("_etext");
-    if (start) m.start = start;
-    if (end > m.start) m.end = end;
+    const symbol::KernelText k = symbol::kernel_text(*text);
+    if (k.text) m.start = k.text;
+    if (k.etext > m.start) m.end = k.etext;
   }
   kernel_maps_.insert(m);
 }

@@ -336,4 +336,21 @@ bool kallsyms_copy_is_current(const std::string& copy, const std::string& procfs
   return ok && !first && check.all_seen();
 }
 
+KernelText kernel_text(std::string_view t) {
+  auto addr_of = [&](std::string_view name) -> std::uint64_t {
+    for (char type : {'T', 't'}) {
+      std::string needle = fmt::format(" {} {}\n", type, name);
+      auto at = t.find(needle);
+      if (at == std::string_view::npos || at < 16) continue;
+      auto line = t.rfind('\n', at);
+      line = line == std::string_view::npos ? 0 : line + 1;
+      std::uint64_t v = 0;
+      std::from_chars(t.data() + line, t.data() + at, v, 16);
+      return v;
+    }
+    return 0;
+  };
+  return {addr_of("_text"), addr_of("_stext"), addr_of("_etext")};
+}
+
 }  // namespace perfkit::symbol

@@ -28,6 +28,18 @@ KallsymsInfo parse_kallsyms(std::string_view text);
 // symbol with a non-zero address (kptr_restrict hides them).
 Expected<KallsymsInfo> load_kallsyms(const std::string& path);
 
+// The running kernel's text as a kallsyms file shows it: the addresses of
+// the text symbols ('T' or 't') _text, _stext and _etext, each 0 when
+// missing (or hidden by kptr_restrict). perf maps the kernel from _text (else
+// _stext) to _etext when a recording has no kernel MMAP, and record's kernel
+// MMAP says the same.
+struct KernelText {
+  std::uint64_t text = 0;
+  std::uint64_t stext = 0;
+  std::uint64_t etext = 0;
+};
+KernelText kernel_text(std::string_view kallsyms_text);
+
 // One line of /proc/modules: name, load address and size.
 struct KernelModule {
   std::string name;

@@ -1,6 +1,7 @@
 // perfkit: a perf-compatible profiling toolkit. Git-style subcommands.
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -26,12 +27,12 @@ constexpr Command kCommands[] = {
      cmd_pt_synth},
 };
 
-void print_usage() {
-  fmt::print(
-      "\n usage: perfkit [--version] [--help] COMMAND [ARGS]\n\n"
-      " The most commonly used perfkit commands are:\n");
-  for (const auto& c : kCommands) fmt::print("   {:<14} {}\n", c.name, c.summary);
-  fmt::print("\n See 'perfkit help COMMAND' for more information on a specific command.\n\n");
+void print_usage(std::FILE* to = stdout) {
+  fmt::print(to,
+             "\n usage: perfkit [--version] [--help] COMMAND [ARGS]\n\n"
+             " The most commonly used perfkit commands are:\n");
+  for (const auto& c : kCommands) fmt::print(to, "   {:<14} {}\n", c.name, c.summary);
+  fmt::print(to, "\n See 'perfkit help COMMAND' for more information on a specific command.\n\n");
 }
 
 const Command* find(std::string_view name) {
@@ -74,6 +75,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "help") return run_help(argc - 1, argv + 1);
+  if (cmd.size() > 1 && cmd[0] == '-') {
+    // perf's words and status for an option it does not know.
+    fmt::print(stderr, "Unknown option: {}\n", cmd);
+    print_usage(stderr);
+    return 129;
+  }
   const Command* c = find(cmd);
   if (!c) {
     fmt::print(stderr, "perfkit: '{}' is not a perfkit command. See 'perfkit --help'.\n", cmd);

@@ -2,7 +2,43 @@
 
 namespace perfkit::cli {
 
+namespace {
+
+// The first letter of a short cluster ("-qZ") that is no option of `app`;
+// letters after one that takes a value are that value ("-iZ" is -i Z).
+std::optional<char> unknown_switch(const CLI::App& app, std::string_view cluster) {
+  for (char c : cluster) {
+    const CLI::Option* opt = app.get_option_no_throw(std::string{'-', c});
+    if (!opt) return c;
+    if (opt->get_expected_min() > 0) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool is_option(std::string_view arg) { return arg.size() > 1 && arg[0] == '-' && arg != "--"; }
+
+}  // namespace
+
+std::optional<std::string> unknown_option(const CLI::App& app, const std::vector<std::string>& args,
+                                          bool prefix) {
+  for (const std::string& arg : args) {
+    if (arg == "--") return std::nullopt;
+    if (is_option(arg)) {
+      if (arg[1] == '-') return fmt::format("option `{}'", arg.substr(2));
+      if (auto c = unknown_switch(app, std::string_view(arg).substr(1)))
+        return fmt::format("switch `{}'", *c);
+      return fmt::format("option `{}'", arg.substr(1));
+    }
+    if (prefix) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 bool parse_options(CLI::App& app, int argc, char** argv, int& exit_code) {
+  const bool prefix = app.get_prefix_command();
+  // Unknown options are left over rather than thrown, so that they can be
+  // reported in perf's words; left-over positionals are still an error.
+  if (!prefix) app.allow_extras();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -10,12 +46,50 @@ bool parse_options(CLI::App& app, int argc, char** argv, int& exit_code) {
     exit_code = 0;
     return false;
   } catch (const CLI::ParseError& e) {
+    // An unknown option is named first, as perf does, even when something
+    // else (a missing program) is wrong too.
+    if (auto bad = unknown_option(app, app.remaining(), prefix)) {
+      fmt::print(stderr, "  Error: unknown {}\n\n{}", *bad, app.help());
+      exit_code = kUsageExit;
+      return false;
+    }
     fmt::print(stderr, "perfkit {}: {}\n", app.get_name(), e.what());
     fmt::print(stderr, "Run 'perfkit {} --help' for usage.\n", app.get_name());
     exit_code = 1;
     return false;
   }
+  std::vector<std::string> rest = app.remaining();
+  if (auto bad = unknown_option(app, rest, prefix)) {
+    fmt::print(stderr, "  Error: unknown {}\n\n{}", *bad, app.help());
+    exit_code = kUsageExit;
+    return false;
+  }
+  // A "--" before positionals is left over too when extras are allowed.
+  std::erase(rest, "--");
+  if (!prefix && !rest.empty()) {
+    fmt::print(stderr, "perfkit {}: {}\n", app.get_name(), CLI::ExtrasError(rest).what());
+    fmt::print(stderr, "Run 'perfkit {} --help' for usage.\n", app.get_name());
+    exit_code = 1;
+    return false;
+  }
   return true;
+}
+
+IntListRules id_list_rules(std::string_view what) {
+  IntListRules r;
+  r.what = what;
+  if (what == "cpu") r.min = 0;
+  return r;
+}
+
+symbol::SymbolizerOptions symbolizer_options(const SymbolArgs& a) {
+  symbol::SymbolizerOptions o = symbol::symbolizer_options_from_env();
+  o.symfs = a.symfs;
+  o.vmlinux = a.vmlinux;
+  o.kallsyms = a.kallsyms;
+  o.demangle = !a.no_demangle;
+  o.demangle_kernel = a.demangle_kernel;
+  return o;
 }
 
 int fail(std::string_view cmd, const Error& e) {

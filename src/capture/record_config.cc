@@ -246,17 +246,11 @@ RecordEvent tracking_dummy(std::size_t index) {
   return e;
 }
 
-// perf's evsel__config for one event.
-void config_event(RecordEvent& e, const ConfigTerms& terms, std::size_t group_size,
-                  const Rates& rates, const RecordOptions& o, RecordConfig& out) {
+// evsel__config's first part: ids, inheritance, the read format with a
+// group's reads, and the sampling rate.
+void config_rate(RecordEvent& e, std::size_t group_size, const Rates& rates, const RecordOptions& o,
+                 bool no_inherit) {
   EventAttr& a = e.attr;
-  const Target& t = o.target;
-  const bool track = e.tracking;
-  const bool per_thread = t.per_thread && !t.has_cpu();
-  const bool per_cpu = !per_thread;
-  const bool no_inherit = o.no_inherit || per_thread || !t.tids.empty();
-  const bool is_leader = e.leader == static_cast<std::size_t>(&e - out.events.data());
-
   a.set(kAttrSampleIdAll);
   a.set(kAttrInherit, !no_inherit);
   a.read_format = kFormatLost;
@@ -286,9 +280,18 @@ void config_event(RecordEvent& e, const ConfigTerms& terms, std::size_t group_si
     a.read_format |= kFormatTotalTimeEnabled | kFormatTotalTimeRunning | kFormatId;
     a.set(kAttrInheritStat);
   }
+}
+
+// What each sample carries, as the options ask: addresses, call chains,
+// registers, cpu and time, raw data, branch stacks, weights.
+void config_sample_type(RecordEvent& e, const RecordOptions& o, bool no_inherit,
+                        RecordConfig& out) {
+  EventAttr& a = e.attr;
+  const Target& t = o.target;
+  const bool per_cpu = !(t.per_thread && !t.has_cpu());
   if (o.sample_address) {
     set_bit(a, kSampleAddr);
-    a.set(kAttrMmapData, track);
+    a.set(kAttrMmapData, e.tracking);
   }
   if (o.call_graph.mode != CallGraphMode::kNone) config_callchain(e, o, o.call_graph, out);
   if (o.intr_regs && !is_dummy(a)) {
@@ -318,6 +321,10 @@ void config_event(RecordEvent& e, const ConfigTerms& terms, std::size_t group_si
     a.branch_sample_type = o.branch_stack;
   }
   if (o.sample_weight) set_bit(a, kSampleWeightStruct);  // x86's arch_evsel__set_sample_weight
+}
+
+// The side-band the tracking event asks for (task, mmap, comm, ...).
+void config_tracking(EventAttr& a, const RecordOptions& o, bool track) {
   a.set(kAttrTask, track);
   a.set(kAttrMmap, track);
   a.set(kAttrMmap2, track);
@@ -335,8 +342,14 @@ void config_event(RecordEvent& e, const ConfigTerms& terms, std::size_t group_si
   if (o.code_page_size) set_bit(a, kSampleCodePageSize);
   if (o.switch_events) a.set(kAttrContextSwitch, track);
   if (o.running_time) a.read_format |= kFormatTotalTimeEnabled | kFormatTotalTimeRunning;
+}
+
+// When the event counts: disabled until enabled (on exec for a workload),
+// the clock, precision and the privilege levels.
+void config_enabling(RecordEvent& e, const RecordOptions& o, bool is_leader) {
+  EventAttr& a = e.attr;
   if (is_leader) a.set(kAttrDisabled);
-  if (t.none() && is_leader && !o.initial_delay_ms) a.set(kAttrEnableOnExec);
+  if (o.target.none() && is_leader && !o.initial_delay_ms) a.set(kAttrEnableOnExec);
   if (e.immediate) {
     a.set(kAttrDisabled, false);
     a.set(kAttrEnableOnExec, false);
@@ -354,11 +367,24 @@ void config_event(RecordEvent& e, const ConfigTerms& terms, std::size_t group_si
     a.set(kAttrExcludeKernel, false);
     a.set(kAttrExcludeUser);
   }
+}
+
+// perf's evsel__config for one event.
+void config_event(RecordEvent& e, const ConfigTerms& terms, std::size_t group_size,
+                  const Rates& rates, const RecordOptions& o, RecordConfig& out) {
+  const Target& t = o.target;
+  const bool per_thread = t.per_thread && !t.has_cpu();
+  const bool no_inherit = o.no_inherit || per_thread || !t.tids.empty();
+  const bool is_leader = e.leader == static_cast<std::size_t>(&e - out.events.data());
+  config_rate(e, group_size, rates, o, no_inherit);
+  config_sample_type(e, o, no_inherit, out);
+  config_tracking(e.attr, o, e.tracking);
+  config_enabling(e, o, is_leader);
   // perf gives every event a unit ("" at least), and a unit asks for ids.
-  a.read_format |= kFormatId;
+  e.attr.read_format |= kFormatId;
   apply_terms(e, terms, o, out);
-  if (o.period_set) set_bit(a, kSamplePeriod);
-  if (is_dummy(a)) clear_bit(a, kSampleBranchStack);
+  if (o.period_set) set_bit(e.attr, kSamplePeriod);
+  if (is_dummy(e.attr)) clear_bit(e.attr, kSampleBranchStack);
 }
 
 // perf's evsel__config_leader_sampling: members of a :S group do not sample.

@@ -116,6 +116,7 @@ class Recorder {
 
  private:
   struct Control;
+  struct RunState;  // run()'s poll set, deadlines and stop condition
   Status build_maps();
   Status open_event(std::size_t index, std::vector<std::string>& messages);
   Status open_all(std::size_t index, std::vector<std::vector<EventFd>>& fds);
@@ -126,6 +127,13 @@ class Recorder {
   void scan(SplitBytes data);
   std::uint64_t sample_time(Bytes record) const;
   Status handle_control(Control& c, bool& stop, const std::function<void(const std::string&)>& say);
+  // run()'s start: the control fds, the events enabled (unless delayed), the
+  // workload started, FINISHED_INIT written, the poll set made.
+  Status start_run(RunState& rs, RecordSink& sink, const RunControl& control,
+                   const std::function<void(const std::string&)>& say);
+  // Waits for the rings, the deadlines, a signal, the workload's exit or a
+  // control command, and handles what came.
+  Status wait(RunState& rs, const std::function<void(const std::string&)>& say);
 
   RecordConfig config_;
   RecordOptions opts_;

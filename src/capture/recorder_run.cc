@@ -12,8 +12,8 @@
 
 #include "abi/layout.h"
 #include "abi/perf_event.h"
+#include "base/text.h"
 #include "capture/recorder.h"
-#include "capture/text_util.h"
 
 namespace perfkit::capture {
 
@@ -241,53 +241,114 @@ Status open_control(const ControlOptions& o, int& ctl, int& ack, bool& owns) {
 
 }  // namespace
 
-Status Recorder::run(RecordSink& sink, const RunControl& rc,
-                     const std::function<void(const std::string&)>& say) {
+struct Recorder::RunState {
   Control control;
+  int pidfd = -1;  // tells poll when the workload exits (kernels since 5.3)
+  std::optional<Clock::time_point> enable_at, stop_at;
+  // The rings, then the stop fd, the workload's pidfd, the control fd.
+  std::vector<pollfd> pfds;
+  std::size_t nrings = 0;
+  int stop_i = -1, child_i = -1, ctl_i = -1;
+  bool stop = false;
+
+  ~RunState() {
+    if (pidfd >= 0) ::close(pidfd);
+  }
+  int add(int fd) {
+    if (fd < 0) return -1;
+    pfds.push_back({fd, POLLIN, 0});
+    return static_cast<int>(pfds.size() - 1);
+  }
+  short revents(int i) const { return i < 0 ? 0 : pfds[static_cast<std::size_t>(i)].revents; }
+  // Milliseconds to the nearest deadline, -1 for none.
+  int timeout(Clock::time_point now) const {
+    int timeout = -1;
+    for (auto& at : {enable_at, stop_at})
+      if (at) {
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*at - now).count();
+        timeout = static_cast<int>(
+            std::max<std::int64_t>(0, timeout < 0 ? ms : std::min<std::int64_t>(ms, timeout)));
+      }
+    return timeout;
+  }
+};
+
+Status Recorder::start_run(RunState& rs, RecordSink& sink, const RunControl& rc,
+                           const std::function<void(const std::string&)>& say) {
   if (opts_.control.enabled())
-    PK_TRY(open_control(opts_.control, control.ctl, control.ack, control.owns));
+    PK_TRY(open_control(opts_.control, rs.control.ctl, rs.control.ack, rs.control.owns));
   const bool delayed = opts_.initial_delay_ms != 0;
   if (!opts_.target.none() && !delayed) PK_TRY(enable_all(true));
   if (workload_) {
     if (auto st = workload_->start(); !st)
       return make_error("Failed to collect '{}' for the workload: {}", config_.events.front().name,
                         st.error().message());
-  }
-  // A pidfd tells poll when the workload exits (kernels since 5.3).
-  int pidfd = -1;
-  if (workload_) {
     long fd = ::syscall(SYS_pidfd_open, workload_->pid(), 0);
-    pidfd = fd >= 0 ? static_cast<int>(fd) : -1;
+    rs.pidfd = fd >= 0 ? static_cast<int>(fd) : -1;
   }
-  struct FdCloser {
-    int fd;
-    ~FdCloser() {
-      if (fd >= 0) ::close(fd);
-    }
-  } pidfd_closer{pidfd};
   const auto start = Clock::now();
   if (delayed && !opts_.quiet) say("Events disabled");
   PK_TRY(sink.write(header_only_record(kRecordFinishedInit)));
-
-  std::optional<Clock::time_point> enable_at, stop_at;
   if (opts_.initial_delay_ms > 0)
-    enable_at = start + std::chrono::milliseconds(opts_.initial_delay_ms);
+    rs.enable_at = start + std::chrono::milliseconds(opts_.initial_delay_ms);
   if (opts_.duration_s > 0)
-    stop_at = start + std::chrono::microseconds(static_cast<std::int64_t>(opts_.duration_s * 1e6));
+    rs.stop_at =
+        start + std::chrono::microseconds(static_cast<std::int64_t>(opts_.duration_s * 1e6));
+  for (int fd : ring_fds_) rs.pfds.push_back({fd, POLLIN, 0});
+  rs.nrings = rs.pfds.size();
+  rs.stop_i = rs.add(rc.stop_fd);
+  rs.child_i = rs.add(rs.pidfd);
+  rs.ctl_i = rs.add(rs.control.ctl);
+  return ok();
+}
 
-  // poll set: the rings, then the stop fd, the workload's pidfd, the control fd.
-  std::vector<pollfd> pfds;
-  for (int fd : ring_fds_) pfds.push_back({fd, POLLIN, 0});
-  const std::size_t nrings = pfds.size();
-  auto add = [&](int fd) {
-    pfds.push_back({fd, POLLIN, 0});
-    return fd >= 0 ? static_cast<int>(pfds.size() - 1) : -1;
-  };
-  const int stop_i = rc.stop_fd >= 0 ? add(rc.stop_fd) : -1;
-  const int child_i = pidfd >= 0 ? add(pidfd) : -1;
-  const int ctl_i = control.ctl >= 0 ? add(control.ctl) : -1;
+Status Recorder::wait(RunState& rs, const std::function<void(const std::string&)>& say) {
+  int timeout = rs.timeout(Clock::now());
+  // Without a pidfd, look at the workload now and then.
+  if (workload_ && rs.child_i < 0 && (timeout < 0 || timeout > 100)) timeout = 100;
+  int n = ::poll(rs.pfds.data(), rs.pfds.size(), timeout);
+  if (n < 0 && errno != EINTR) return make_error("poll: {}", std::strerror(errno));
+  ++stats_.wakeups;
+  const auto now = Clock::now();
+  if (rs.enable_at && now >= *rs.enable_at) {
+    rs.enable_at.reset();
+    PK_TRY(enable_all(true));
+    if (!opts_.quiet) say("Events enabled");
+  }
+  if (rs.stop_at && now >= *rs.stop_at) {
+    rs.stop = true;
+    stop_reason_ = StopReason::kDuration;
+    if (workload_) (void)workload_->signal(SIGTERM);
+  }
+  if (rs.revents(rs.stop_i) & POLLIN) {
+    rs.stop = true;
+    stop_reason_ = StopReason::kSignal;
+  }
+  if (workload_ &&
+      (rs.child_i >= 0 ? rs.revents(rs.child_i) != 0 : workload_->wait(false).has_value())) {
+    rs.stop = true;
+    if (stop_reason_ == StopReason::kNone) stop_reason_ = StopReason::kWorkloadExit;
+    if (rs.child_i >= 0) rs.pfds[static_cast<std::size_t>(rs.child_i)].fd = -1;
+  }
+  if (rs.revents(rs.ctl_i) & POLLIN) PK_TRY(handle_control(rs.control, rs.stop, say));
+  // A ring whose events all died (the -p process exited) hangs up.
+  std::size_t alive = 0;
+  for (std::size_t i = 0; i < rs.nrings; ++i) {
+    if (rs.pfds[i].revents & (POLLHUP | POLLERR)) rs.pfds[i].fd = -1;
+    alive += rs.pfds[i].fd >= 0;
+  }
+  if (alive == 0 && !rs.stop) {
+    rs.stop = true;
+    stop_reason_ = StopReason::kTargetGone;
+  }
+  return ok();
+}
 
-  bool stop = false, disabled = false;
+Status Recorder::run(RecordSink& sink, const RunControl& rc,
+                     const std::function<void(const std::string&)>& say) {
+  RunState rs;
+  PK_TRY(start_run(rs, sink, rc, say));
+  bool disabled = false;
   for (;;) {
     PK_ASSIGN(bool got, pass(sink, false));
     if (sink.full()) {
@@ -297,55 +358,10 @@ Status Recorder::run(RecordSink& sink, const RunControl& rc,
       break;
     }
     if (!got) {
-      if (stop) break;
-      int timeout = -1;
-      auto now = Clock::now();
-      for (auto& at : {enable_at, stop_at})
-        if (at) {
-          auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*at - now).count();
-          timeout = static_cast<int>(
-              std::max<std::int64_t>(0, timeout < 0 ? ms : std::min<std::int64_t>(ms, timeout)));
-        }
-      // Without a pidfd, look at the workload now and then.
-      if (workload_ && child_i < 0 && (timeout < 0 || timeout > 100)) timeout = 100;
-      int n = ::poll(pfds.data(), pfds.size(), timeout);
-      if (n < 0 && errno != EINTR) return make_error("poll: {}", std::strerror(errno));
-      ++stats_.wakeups;
-      now = Clock::now();
-      if (enable_at && now >= *enable_at) {
-        enable_at.reset();
-        PK_TRY(enable_all(true));
-        if (!opts_.quiet) say("Events enabled");
-      }
-      if (stop_at && now >= *stop_at) {
-        stop = true;
-        stop_reason_ = StopReason::kDuration;
-        if (workload_) (void)workload_->signal(SIGTERM);
-      }
-      if (stop_i >= 0 && (pfds[static_cast<std::size_t>(stop_i)].revents & POLLIN)) {
-        stop = true;
-        stop_reason_ = StopReason::kSignal;
-      }
-      if (workload_ && (child_i >= 0 ? (pfds[static_cast<std::size_t>(child_i)].revents != 0)
-                                     : workload_->wait(false).has_value())) {
-        stop = true;
-        if (stop_reason_ == StopReason::kNone) stop_reason_ = StopReason::kWorkloadExit;
-        if (child_i >= 0) pfds[static_cast<std::size_t>(child_i)].fd = -1;
-      }
-      if (ctl_i >= 0 && (pfds[static_cast<std::size_t>(ctl_i)].revents & POLLIN))
-        PK_TRY(handle_control(control, stop, say));
-      // A ring whose events all died (the -p process exited) hangs up.
-      std::size_t alive = 0;
-      for (std::size_t i = 0; i < nrings; ++i) {
-        if (pfds[i].revents & (POLLHUP | POLLERR)) pfds[i].fd = -1;
-        alive += pfds[i].fd >= 0;
-      }
-      if (alive == 0 && !stop) {
-        stop = true;
-        stop_reason_ = StopReason::kTargetGone;
-      }
+      if (rs.stop) break;
+      PK_TRY(wait(rs, say));
     }
-    if (stop && !disabled && !opts_.target.none()) {
+    if (rs.stop && !disabled && !opts_.target.none()) {
       PK_TRY(enable_all(false));
       disabled = true;
     }

@@ -7,56 +7,22 @@
 #include <charconv>
 #include <cstdlib>
 
-#include "analysis/dump.h"
-#include "analysis/inject_itrace.h"
-#include "analysis/itrace_dump.h"
-#include "analysis/report.h"
-#include "analysis/report_dump.h"
-#include "analysis/session.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "cli/stdin_peek.h"
-
-#if __has_include("analysis/header_print.h")
-#include "analysis/header_print.h"
-#define PERFKIT_HAVE_HEADER_PRINT 1
-#endif
+#include "dump/dump.h"
+#include "dump/header_print.h"
+#include "dump/itrace_dump.h"
+#include "dump/session_dump.h"
+#include "inject/inject_itrace.h"
+#include "report/report.h"
+#include "session/session.h"
 
 namespace perfkit::cli {
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at <= s.size()) {
-    std::size_t comma = s.find(',', at);
-    if (comma == std::string::npos) comma = s.size();
-    if (comma > at) out.push_back(s.substr(at, comma - at));
-    at = comma + 1;
-  }
-  return out;
-}
-
-template <class T>
-bool parse_int_list(const std::string& s, std::vector<T>& out) {
-  for (const auto& part : split_list(s)) {
-    std::size_t dash = part.find('-');
-    long a = 0, b = 0;
-    auto p = part.substr(0, dash);
-    if (std::from_chars(p.data(), p.data() + p.size(), a).ec != std::errc()) return false;
-    b = a;
-    if (dash != std::string::npos) {
-      auto q = part.substr(dash + 1);
-      if (std::from_chars(q.data(), q.data() + q.size(), b).ec != std::errc()) return false;
-    }
-    for (long v = a; v <= b; ++v) out.push_back(static_cast<T>(v));
-  }
-  return true;
-}
-
-// perf's pager: $PAGER (or less -FRSX) when stdout is a terminal.
 pid_t start_pager() {
   if (!isatty(STDOUT_FILENO)) return -1;
   const char* pager = std::getenv("PERF_PAGER");
@@ -89,231 +55,226 @@ void wait_pager(pid_t pid) {
   waitpid(pid, &st, 0);
 }
 
-}  // namespace
-
-int cmd_report(int argc, char** argv) {
-  CLI::App app("Show perf.data histograms and call graphs, as 'perf report --stdio' does.",
-               "report");
-  std::string input;
-  std::string sort, fields, callgraph, percentage = "absolute", time_str;
+// The options as given, before they are checked and turned into the
+// report's, the session's and the decoder's options.
+struct Args {
+  std::string input, sort, fields, callgraph, percentage = "absolute", time_str;
   std::string comms, dsos, symbols, pids, tids, cpus, time_quantum, parent;
+  SymbolArgs lookup;  // where symbols come from
   bool children = false, no_children = false, inverted = false, stats = false;
-  bool header = false, header_only = false, no_demangle = false, demangle_kernel = false;
-  bool stdio = false, force = false, quiet_progress = false, show_info = false;
+  bool header = false, header_only = false;
+  bool stdio = false, force = false, quiet = false, show_info = false, dump_raw = false;
+  bool inline_flag = false, no_inline = false, group = false, no_group = false;
+  bool branch_stack = false, no_branch_stack = false, no_itrace = false;
   int verbose = 0;
-  analysis::ReportOptions opts;
-  std::string symfs, vmlinux, kallsyms;
-  app.add_option("-i,--input", input, "Input file name ('-' for stdin)");
-  app.add_flag("--stdio", stdio, "Use the stdio interface (the only one)");
-  app.add_option("-s,--sort", sort,
+  std::vector<std::string> itrace;  // each --itrace given, parsed on top of the ones before
+  const CLI::Option* itrace_opt = nullptr;
+  bool callgraph_given = false, percent_limit_given = false;
+};
+
+// What to show: sort keys, columns, call graphs, groups.
+void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
+  app.add_flag("--stdio", a.stdio, "Use the stdio interface (the only one)");
+  app.add_option("-s,--sort", a.sort,
                  "Sort by key(s): comm, pid, tid, dso, sym, symoff, cpu, socket, parent, "
                  "srcline, srcfile, time, period; with branch stacks dso_from, dso_to, "
                  "symbol_from, symbol_to, cycles");
-  app.add_option("-F,--fields", fields, "Output fields: overhead, sample, period and sort keys");
-  app.add_flag("--children", children, "Accumulate callchains of children into parent entries");
-  app.add_flag("--no-children", no_children, "Do not accumulate callchains of children");
-  app.add_option("-g,--call-graph", callgraph,
+  app.add_option("-F,--fields", a.fields, "Output fields: overhead, sample, period and sort keys");
+  app.add_flag("--children", a.children, "Accumulate callchains of children into parent entries");
+  app.add_flag("--no-children", a.no_children, "Do not accumulate callchains of children");
+  app.add_option("-g,--call-graph", a.callgraph,
                  "Call graph: graph|flat|fractal|folded|none,min_percent[,limit],caller|callee")
       ->expected(0, 1);
-  app.add_flag("-G,--inverted", inverted, "Alias for the 'caller' call-graph order");
+  app.add_flag("-G,--inverted", a.inverted, "Alias for the 'caller' call-graph order");
   app.add_option("--max-stack", opts.max_stack, "Callchain frames to use at most");
   app.add_option("--percent-limit", opts.percent_limit, "Hide entries below this percentage");
-  app.add_option("--percentage", percentage, "relative or absolute percentages with filters");
-  app.add_option("-c,--comms,--comm", comms, "Only these comms (comma separated)");
-  app.add_option("-d,--dsos,--dso", dsos, "Only these dsos (comma separated)");
-  app.add_option("-S,--symbols", symbols, "Only these symbols (comma separated)");
-  app.add_option("--pid", pids, "Only these process ids");
-  app.add_option("--tid", tids, "Only these thread ids");
-  app.add_option("-C,--cpu", cpus, "Only these CPUs (list or ranges)");
-  app.add_option("--time", time_str,
-                 "Time range start,stop in seconds, or percent ranges (10%/2, 0%-10%,30%-40%)");
-  app.add_option("--time-quantum", time_quantum,
+  app.add_option("--percentage", a.percentage, "relative or absolute percentages with filters");
+  app.add_option("--time-quantum", a.time_quantum,
                  "Bins of the 'time' sort key (s, ms, us, ns; default 100ms)");
-  app.add_option("-p,--parent", parent,
+  app.add_option("-p,--parent", a.parent,
                  "Parent regex for the 'parent' sort key (added to the keys; default "
                  "'^sys_|^do_page_fault')");
   app.add_flag("-n,--show-nr-samples", opts.show_nr_samples, "Show a Samples column");
   app.add_flag("--show-total-period", opts.show_period, "Show a Period column");
   app.add_flag("--show-cpu-utilization", opts.show_cpu_utilization,
                "Show sys and usr columns: the period in kernel and in user mode");
-  app.add_flag("--stats", stats, "Only print the number of records of each type");
-  bool dump_raw = false;
-  app.add_flag("-D,--dump-raw-trace", dump_raw, "Dump raw trace in ASCII");
-  app.add_flag("--header", header, "Show the perf.data header first");
-  app.add_flag("--header-only", header_only, "Only show the perf.data header");
-  app.add_flag("-I,--show-info", show_info, "Show extra header information (topologies)");
-  app.add_option("--symfs", symfs, "Look for files under this directory");
-  app.add_option("-k,--vmlinux", vmlinux, "vmlinux file for kernel symbols");
-  app.add_option("--kallsyms", kallsyms, "kallsyms file for kernel symbols");
-  app.add_flag("--no-demangle", no_demangle, "Do not demangle C++ symbol names");
-  bool inline_flag = false, no_inline = false;
-  app.add_flag("--inline", inline_flag, "Show inline functions in call chains (the default)");
-  app.add_flag("--no-inline", no_inline, "Do not show inline functions");
-  app.add_flag("--demangle-kernel", demangle_kernel, "Demangle kernel symbol names");
-  bool group = false, no_group = false;
-  app.add_flag("--group", group, "Show event group members side by side");
-  app.add_flag("--no-group", no_group, "Show each event of a group on its own");
-  bool branch_stack = false, no_branch_stack = false;
-  app.add_flag("-b,--branch-stack", branch_stack,
+  app.add_flag("--inline", a.inline_flag, "Show inline functions in call chains (the default)");
+  app.add_flag("--no-inline", a.no_inline, "Do not show inline functions");
+  app.add_flag("--group", a.group, "Show event group members side by side");
+  app.add_flag("--no-group", a.no_group, "Show each event of a group on its own");
+  app.add_flag("-b,--branch-stack", a.branch_stack,
                "Report per branch of the sampled branch stacks (the default when samples "
                "carry them)");
-  app.add_flag("--no-branch-stack", no_branch_stack, "Report sampled IPs, not branches");
-  app.add_flag("-f,--force", force, "Do not complain, do it");
-  app.add_flag("-q,--quiet", quiet_progress, "No progress bar or warnings");
-  app.add_flag("-v,--verbose", verbose, "More messages");
-  std::vector<std::string> itrace;  // each --itrace given, parsed on top of the ones before
-  bool no_itrace = false;
-  auto* itrace_opt = app.add_option("--itrace", itrace,
-                                    "Intel PT: what to synthesize (perf's --itrace grammar; "
-                                    "default i100usgxwpe)")
-                         ->expected(0, 1)
-                         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_flag("--no-itrace", no_itrace, "Do not decode instruction trace data");
-  int code = 0;
-  if (!parse_options(app, argc, argv, code)) return code;
+  app.add_flag("--no-branch-stack", a.no_branch_stack, "Report sampled IPs, not branches");
+}
 
-  if (input.empty())
-    input = (!isatty(STDIN_FILENO) && lseek(STDIN_FILENO, 0, SEEK_CUR) < 0) ? "-" : "perf.data";
-  // Intel PT: the trace decoded into a temporary file of synthesized samples,
-  // which the report then reads (removed on return).
-  struct RemoveOnExit {
-    std::string path;
-    ~RemoveOnExit() {
-      if (!path.empty()) ::unlink(path.c_str());
-    }
-  } itrace_file;
-  StdinPeek peek;
-  const std::string input_name = input;  // as perf names it in messages
-  if (input == "-" && !no_itrace) {
-    auto st = peek_stdin_for_intel_pt(peek);
-    if (!st) return fail("report", st.error());
-    if (!peek.spooled.empty()) input = peek.spooled;
+// Which samples count.
+void add_filter_options(CLI::App& app, Args& a) {
+  app.add_option("-c,--comms,--comm", a.comms, "Only these comms (comma separated)");
+  app.add_option("-d,--dsos,--dso", a.dsos, "Only these dsos (comma separated)");
+  app.add_option("-S,--symbols", a.symbols, "Only these symbols (comma separated)");
+  app.add_option("--pid", a.pids, "Only these process ids");
+  app.add_option("--tid", a.tids, "Only these thread ids");
+  app.add_option("-C,--cpu", a.cpus, "Only these CPUs (list or ranges)");
+  app.add_option("--time", a.time_str,
+                 "Time range start,stop in seconds, or percent ranges (10%/2, 0%-10%,30%-40%)");
+}
+
+// The input, its symbols, the other modes (header, stats, raw dump), Intel PT.
+void add_input_options(CLI::App& app, Args& a) {
+  app.add_option("-i,--input", a.input, "Input file name ('-' for stdin)");
+  app.add_flag("--stats", a.stats, "Only print the number of records of each type");
+  app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
+  app.add_flag("--header", a.header, "Show the perf.data header first");
+  app.add_flag("--header-only", a.header_only, "Only show the perf.data header");
+  app.add_flag("-I,--show-info", a.show_info, "Show extra header information (topologies)");
+  app.add_option("--symfs", a.lookup.symfs, "Look for files under this directory");
+  app.add_option("-k,--vmlinux", a.lookup.vmlinux, "vmlinux file for kernel symbols");
+  app.add_option("--kallsyms", a.lookup.kallsyms, "kallsyms file for kernel symbols");
+  app.add_flag("--no-demangle", a.lookup.no_demangle, "Do not demangle C++ symbol names");
+  app.add_flag("--demangle-kernel", a.lookup.demangle_kernel, "Demangle kernel symbol names");
+  app.add_flag("-f,--force", a.force, "Do not complain, do it");
+  app.add_flag("-q,--quiet", a.quiet, "No progress bar or warnings");
+  app.add_flag("-v,--verbose", a.verbose, "More messages");
+  a.itrace_opt = app.add_option("--itrace", a.itrace,
+                                "Intel PT: what to synthesize (perf's --itrace grammar; "
+                                "default i100usgxwpe)")
+                     ->expected(0, 1)
+                     ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("--no-itrace", a.no_itrace, "Do not decode instruction trace data");
+}
+
+// Removes the temporary file of synthesized samples on return.
+struct RemoveOnExit {
+  std::string path;
+  ~RemoveOnExit() {
+    if (!path.empty()) ::unlink(path.c_str());
   }
-  // perf's --stats counts the records as they are: nothing is decoded.
-  if (!no_itrace && !stats && !dump_raw) {
-    intelpt::ItraceOptions it = analysis::report_itrace_defaults();
-    if (itrace_opt->count() > 0) {
-      it = {};
-      for (const auto& one : itrace) {
-        auto ps = intelpt::parse_itrace(one, false, it);
-        if (!ps) return fail("report", ps.error());
-      }
-    }
-    // perf counts the samples as having call chains when its itrace options
-    // ask for them, or are its defaults for a recorded (not piped) trace.
-    const bool chains_asked = itrace_opt->count() > 0 && (it.callchain || it.add_callchain);
-    // perf registers its call-chain parameters for the synthesized chains,
-    // which -g none refuses: the samples then get none (g and G dropped).
-    if (app.count("-g")) {
-      analysis::ReportOptions probe;
-      auto st = analysis::parse_callchain_arg(callgraph.empty() ? "graph" : callgraph, probe);
-      if (st && probe.chain_mode == analysis::ChainMode::kNone)
-        it.callchain = it.add_callchain = false;
-    }
-    // The decode prints nothing on stdout: a bar on a terminal stderr
-    // unless -q, wiped before warnings.
-    ProgressBar bar("Processing Intel PT trace...");
-    std::function<void(std::uint64_t, std::uint64_t)> progress;
-    if (stderr_progress_wanted(quiet_progress, false))
-      progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
-    auto f = analysis::itrace_report_file(
-        input, it,
-        [quiet_progress, &bar](const std::string& m) {
-          bar.clear();
-          if (!quiet_progress) fmt::print(stderr, "{}\n", m);
-        },
-        progress);
-    bar.clear();
-    if (!f) return fail("report", f.error());
-    opts.assume_callchains =
-        chains_asked || (itrace_opt->count() == 0 && !f->empty() && peek.spooled.empty());
-    if (!f->empty()) input = itrace_file.path = *f;
-    opts.itrace_branch_stacks = !f->empty() && it.last_branch;
+};
+
+// Intel PT: the trace decoded into a temporary file of synthesized samples,
+// which the report then reads instead of `input` (nothing to do without a
+// trace). perf's --stats and -D decode nothing.
+Status decode_itrace(const Args& a, const StdinPeek& peek, std::string& input, RemoveOnExit& file,
+                     report::ReportOptions& opts) {
+  if (a.no_itrace || a.stats || a.dump_raw) return ok();
+  const bool given = a.itrace_opt->count() > 0;
+  intelpt::ItraceOptions it = inject::report_itrace_defaults();
+  if (given) {
+    it = {};
+    for (const auto& one : a.itrace) PK_TRY(intelpt::parse_itrace(one, false, it));
   }
-  if (!sort.empty()) {
-    auto keys = analysis::parse_sort_keys(sort);
-    if (!keys) return fail("report", keys.error());
-    opts.sort = *keys;
+  // perf counts the samples as having call chains when its itrace options
+  // ask for them, or are its defaults for a recorded (not piped) trace.
+  const bool chains_asked = given && (it.callchain || it.add_callchain);
+  // perf registers its call-chain parameters for the synthesized chains,
+  // which -g none refuses: the samples then get none (g and G dropped).
+  if (a.callgraph_given) {
+    report::ReportOptions probe;
+    auto st = report::parse_callchain_arg(a.callgraph.empty() ? "graph" : a.callgraph, probe);
+    if (st && probe.chain_mode == report::ChainMode::kNone) it.callchain = it.add_callchain = false;
+  }
+  // The decode prints nothing on stdout: a bar on a terminal stderr
+  // unless -q, wiped before warnings.
+  ProgressBar bar("Processing Intel PT trace...");
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
+  if (stderr_progress_wanted(a.quiet, false))
+    progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+  const bool quiet = a.quiet;
+  auto f = inject::itrace_report_file(
+      input, it,
+      [quiet, &bar](const std::string& m) {
+        bar.clear();
+        if (!quiet) fmt::print(stderr, "{}\n", m);
+      },
+      progress);
+  bar.clear();
+  if (!f) return f.error();
+  opts.assume_callchains = chains_asked || (!given && !f->empty() && peek.spooled.empty());
+  if (!f->empty()) input = file.path = *f;
+  opts.itrace_branch_stacks = !f->empty() && it.last_branch;
+  return ok();
+}
+
+// --sort, -F/--fields and -p/--parent into the report's keys and columns.
+Status apply_keys(const Args& a, report::ReportOptions& opts) {
+  if (!a.sort.empty()) {
+    PK_ASSIGN(opts.sort, report::parse_sort_keys(a.sort));
     opts.sort_given = true;
-    opts.sort_starts_with_sym = fields.empty() && sort.starts_with("sym");
+    opts.sort_starts_with_sym = a.fields.empty() && a.sort.starts_with("sym");
     // perf appends an IPC column to a --sort that names "symbol" anywhere.
-    opts.ipc_column = fields.empty() && sort.find("symbol") != std::string::npos;
+    opts.ipc_column = a.fields.empty() && a.sort.find("symbol") != std::string::npos;
   }
-  if (!fields.empty()) {
+  if (!a.fields.empty()) {
     // perf's -F: a list starting with '+' adds to the default columns.
-    const bool strict = fields[0] != '+';
-    std::string_view list = fields;
+    const bool strict = a.fields[0] != '+';
+    std::string_view list = a.fields;
     if (!strict) list.remove_prefix(1);
-    if (list.empty()) return fail("report", make_error("Invalid --fields key: `+'"));
-    auto keys = analysis::parse_sort_keys(list, "fields");
-    if (!keys) return fail("report", keys.error());
-    opts.fields = *keys;
+    if (list.empty()) return make_error("Invalid --fields key: `+'");
+    PK_ASSIGN(opts.fields, report::parse_sort_keys(list, "fields"));
     opts.fields_given = strict;
     // With -F and no --sort, perf sorts by the fields alone.
-    if (strict && sort.empty()) opts.sort.clear();
-    opts.parent_refused_without_callchains = sort.find("parent") != std::string::npos;
+    if (strict && a.sort.empty()) opts.sort.clear();
+    opts.parent_refused_without_callchains = a.sort.find("parent") != std::string::npos;
   }
-  if (branch_stack) opts.branch_mode = 1;
-  if (no_branch_stack) opts.branch_mode = 0;
-  opts.inline_frames = !no_inline;
-  if (group) opts.group = 1;
-  if (no_group) opts.group = 0;
-  if (children) opts.children = 1;
-  if (no_children) opts.children = 0;
+  if (!a.parent.empty()) {
+    // perf adds the parent key when -p changes the regex.
+    opts.parent_regex = a.parent;
+    opts.parent_refused_without_callchains = true;
+    if (std::find(opts.sort.begin(), opts.sort.end(), report::SortKey::kParent) == opts.sort.end())
+      opts.sort.push_back(report::SortKey::kParent);
+  }
+  return ok();
+}
+
+// Branch, group and children modes, call graphs and percentages.
+Status apply_view(const Args& a, const StdinPeek& peek, report::ReportOptions& opts) {
+  if (a.branch_stack) opts.branch_mode = 1;
+  if (a.no_branch_stack) opts.branch_mode = 0;
+  opts.inline_frames = !a.no_inline;
+  if (a.group) opts.group = 1;
+  if (a.no_group) opts.group = 0;
+  if (a.children) opts.children = 1;
+  if (a.no_children) opts.children = 0;
   // perf settles --children before a stream's attrs arrive: off for a
   // stream, also one copied aside to decode its Intel PT trace.
-  if (!peek.spooled.empty() && !children) opts.children = 0;
-  if (app.count("-g")) {
-    auto st = analysis::parse_callchain_arg(callgraph.empty() ? "graph" : callgraph, opts);
-    if (!st) return fail("report", st.error());
-  }
-  if (inverted) opts.caller_order = true, opts.order_given = true;
-  if (app.count("--percent-limit")) opts.chain_min_percent = opts.percent_limit;
-  if (percentage == "absolute")
+  if (!peek.spooled.empty() && !a.children) opts.children = 0;
+  if (a.callgraph_given)
+    PK_TRY(report::parse_callchain_arg(a.callgraph.empty() ? "graph" : a.callgraph, opts));
+  if (a.inverted) opts.caller_order = true, opts.order_given = true;
+  if (a.percent_limit_given) opts.chain_min_percent = opts.percent_limit;
+  if (a.percentage == "absolute")
     opts.relative = false;
-  else if (percentage == "relative")
+  else if (a.percentage == "relative")
     opts.relative = true;
   else
-    return fail("report", make_error("--percentage: '{}' is not relative or absolute", percentage));
-  opts.comms = split_list(comms);
-  opts.dsos = split_list(dsos);
-  opts.symbols = split_list(symbols);
-  if (!parse_int_list(pids, opts.pids) || !parse_int_list(tids, opts.tids) ||
-      !parse_int_list(cpus, opts.cpus))
-    return fail("report", make_error("bad --pid, --tid or --cpu list"));
-  opts.have_cpus = !cpus.empty();
-  opts.time_str = time_str;  // percent ranges need the recording: settled by the builder
-  if (!time_quantum.empty()) {
-    auto q = analysis::parse_time_quantum(time_quantum);
-    if (!q) return fail("report", q.error());
-    opts.time_quantum = *q;
+    return make_error("--percentage: '{}' is not relative or absolute", a.percentage);
+  if (!a.time_quantum.empty()) {
+    PK_ASSIGN(opts.time_quantum, report::parse_time_quantum(a.time_quantum));
   }
-  if (!parent.empty()) {
-    // perf adds the parent key when -p changes the regex.
-    opts.parent_regex = parent;
-    opts.parent_refused_without_callchains = true;
-    if (std::find(opts.sort.begin(), opts.sort.end(), analysis::SortKey::kParent) ==
-        opts.sort.end())
-      opts.sort.push_back(analysis::SortKey::kParent);
-  }
+  return ok();
+}
 
-  // perf's cmd_report refuses a -k or --kallsyms file it cannot read.
-  for (const std::string* f : {&vmlinux, &kallsyms})
-    if (!f->empty() && access(f->c_str(), R_OK) != 0)
-      return fail("report", make_error("Invalid file: {}", *f));
+// -c, -d, -S, --pid, --tid, -C and --time.
+Status apply_filters(const Args& a, report::ReportOptions& opts) {
+  opts.comms = split_list(a.comms);
+  opts.dsos = split_list(a.dsos);
+  opts.symbols = split_list(a.symbols);
+  PK_TRY(parse_list_option(a.pids, id_list_rules("pid"), opts.pids));
+  PK_TRY(parse_list_option(a.tids, id_list_rules("tid"), opts.tids));
+  PK_TRY(parse_list_option(a.cpus, id_list_rules("cpu"), opts.cpus));
+  opts.have_cpus = !a.cpus.empty();
+  opts.time_str = a.time_str;  // percent ranges need the recording: settled by the builder
+  return ok();
+}
 
-  analysis::SessionOptions so;
+session::SessionOptions session_options(const Args& a, StdinPeek& peek, bool tty_err) {
+  session::SessionOptions so;
   so.stream_prefix = std::move(peek.prefix);
-  so.symbols = symbol::symbolizer_options_from_env();
-  so.symbols.symfs = symfs;
-  so.symbols.vmlinux = vmlinux;
-  so.symbols.kallsyms = kallsyms;
-  so.symbols.demangle = !no_demangle;
-  so.symbols.demangle_kernel = demangle_kernel;
-  so.warn = [quiet_progress](const std::string& m) {
-    if (!quiet_progress) fmt::print(stderr, "{}\n", m);
+  so.symbols = symbolizer_options(a.lookup);
+  so.warn = [quiet = a.quiet](const std::string& m) {
+    if (!quiet) fmt::print(stderr, "{}\n", m);
   };
-  bool tty_err = isatty(STDERR_FILENO) && !quiet_progress;
   if (tty_err) {
     so.progress = [](std::uint64_t done, std::uint64_t total) {
       if (total == 0 || total == UINT64_MAX) return;
@@ -321,50 +282,46 @@ int cmd_report(int argc, char** argv) {
       fmt::print(stderr, "\rProcessing events... {:3d}%", pct);
     };
   }
-  auto session = analysis::Session::open(input, so);
-  if (!session) return fail("report", session.error());
-  auto& s = **session;
+  return so;
+}
 
-  if (header_only || header) {
-#ifdef PERFKIT_HAVE_HEADER_PRINT
-    analysis::HeaderPrintOptions ho;
-    ho.full = show_info;
-    ho.warn = so.warn;
-    FdWriter hout = FdWriter::stdout_writer();
-    auto hs = analysis::print_header_info(s.reader(), ho, hout);
-    auto hf = hout.flush();
-    if (!hs) return fail("report", hs.error());
-    if (!hf) return fail("report", hf.error());
-    if (header_only) return 0;
-#else
-    return fail("report", make_error("--header: the header printer is not built"));
-#endif
-  }
-  if (stats) {
-    // perf report --stats: the record counts perf report -D ends with.
-    analysis::DumpOptions dopts;
+// --header and --header-only: the header as perf prints it.
+Status print_header(const Args& a, session::Session& s, const session::SessionOptions& so) {
+  dump::HeaderPrintOptions ho;
+  ho.full = a.show_info;
+  ho.warn = so.warn;
+  FdWriter hout = FdWriter::stdout_writer();
+  auto hs = dump::print_header_info(s.reader(), ho, hout);
+  auto hf = hout.flush();
+  PK_TRY(hs);
+  return hf;
+}
+
+// perf report --stats (the record counts perf report -D ends with) and -D
+// (every record, with the Intel PT packets of AUXTRACE records, and what
+// resolving each sample found).
+Status print_records(const Args& a, session::Session& s) {
+  if (a.stats) {
+    dump::DumpOptions dopts;
     dopts.report_stats = true;
     FdWriter out = FdWriter::stdout_writer();
-    auto st = analysis::run_dump(s.reader(), dopts, out);
-    if (!st) return fail("report", st.error().with_context(s.reader().name()));
-    return 0;
+    return dump::run_dump(s.reader(), dopts, out);
   }
-  if (dump_raw) {
-    // perf report -D: every record, with the Intel PT packets of AUXTRACE
-    // records, and what resolving each sample found.
-    FdWriter out = FdWriter::stdout_writer(1 << 20);
-    if (!header)
-      out.write(
-          "# To display the perf.data header info, please use --header/--header-only "
-          "options.\n#\n");
-    analysis::RecordPrinterOptions ro;
-    ro.auxtrace_dump = analysis::intel_pt_auxtrace_dumper();
-    auto st = analysis::run_report_dump(s, ro, out);
-    if (!st) return fail("report", st.error().with_context(s.reader().name()));
-    return 0;
-  }
+  FdWriter out = FdWriter::stdout_writer(1 << 20);
+  if (!a.header)
+    out.write(
+        "# To display the perf.data header info, please use --header/--header-only "
+        "options.\n#\n");
+  dump::RecordPrinterOptions ro;
+  ro.auxtrace_dump = dump::intel_pt_auxtrace_dumper();
+  return dump::run_report_dump(s, ro, out);
+}
+
+// The histograms, through the pager on a terminal.
+int print_report(const Args& a, const report::ReportOptions& opts, session::Session& s,
+                 bool tty_err, const std::string& input_name) {
   pid_t pager = start_pager();
-  analysis::ReportBuilder builder(opts);
+  report::ReportBuilder builder(opts);
   auto st = builder.build(s);
   if (tty_err) fmt::print(stderr, "\r{:30}\r", "");
   if (!st) {
@@ -372,7 +329,7 @@ int cmd_report(int argc, char** argv) {
     return fail("report", st.error().with_context(s.reader().name()));
   }
   FdWriter out = FdWriter::stdout_writer();
-  if (!header)
+  if (!a.header)
     out.write(
         "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
   if (builder.entries() == 0) {
@@ -389,6 +346,57 @@ int cmd_report(int argc, char** argv) {
   wait_pager(pager);
   if (!fl) return fail("report", fl.error());
   return 0;
+}
+
+}  // namespace
+
+int cmd_report(int argc, char** argv) {
+  CLI::App app("Show perf.data histograms and call graphs, as 'perf report --stdio' does.",
+               "report");
+  Args a;
+  report::ReportOptions opts;
+  add_input_options(app, a);
+  add_view_options(app, a, opts);
+  add_filter_options(app, a);
+  int code = 0;
+  if (!parse_options(app, argc, argv, code)) return code;
+  a.callgraph_given = app.count("-g") > 0;
+  a.percent_limit_given = app.count("--percent-limit") > 0;
+
+  std::string input = a.input;
+  if (input.empty())
+    input = (!isatty(STDIN_FILENO) && lseek(STDIN_FILENO, 0, SEEK_CUR) < 0) ? "-" : "perf.data";
+  const std::string input_name = input;  // as perf names it in messages
+  StdinPeek peek;
+  if (input == "-" && !a.no_itrace) {
+    if (auto st = peek_stdin_for_intel_pt(peek); !st) return fail("report", st.error());
+    if (!peek.spooled.empty()) input = peek.spooled;
+  }
+  RemoveOnExit itrace_file;
+  Status st = decode_itrace(a, peek, input, itrace_file, opts);
+  if (st) st = apply_keys(a, opts);
+  if (st) st = apply_view(a, peek, opts);
+  if (st) st = apply_filters(a, opts);
+  if (!st) return fail("report", st.error());
+  // perf's cmd_report refuses a -k or --kallsyms file it cannot read.
+  for (const std::string* f : {&a.lookup.vmlinux, &a.lookup.kallsyms})
+    if (!f->empty() && access(f->c_str(), R_OK) != 0)
+      return fail("report", make_error("Invalid file: {}", *f));
+
+  const bool tty_err = isatty(STDERR_FILENO) && !a.quiet;
+  session::SessionOptions so = session_options(a, peek, tty_err);
+  auto session = session::Session::open(input, so);
+  if (!session) return fail("report", session.error());
+  auto& s = **session;
+  if (a.header_only || a.header) {
+    if (auto st = print_header(a, s, so); !st) return fail("report", st.error());
+    if (a.header_only) return 0;
+  }
+  if (a.stats || a.dump_raw) {
+    auto st = print_records(a, s);
+    return st ? 0 : fail("report", st.error().with_context(s.reader().name()));
+  }
+  return print_report(a, opts, s, tty_err, input_name);
 }
 
 }  // namespace perfkit::cli

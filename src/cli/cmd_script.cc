@@ -6,70 +6,46 @@
 
 #include <charconv>
 
-#include "analysis/dump.h"
-#include "analysis/header_print.h"
-#include "analysis/itrace_dump.h"
-#include "analysis/script.h"
-#include "analysis/script_itrace.h"
-#include "analysis/session.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "cli/stdin_peek.h"
+#include "dump/dump.h"
+#include "dump/header_print.h"
+#include "dump/itrace_dump.h"
+#include "itrace/synth_events.h"
+#include "script/script.h"
+#include "script/script_itrace.h"
+#include "session/session.h"
 
 namespace perfkit::cli {
 
 namespace {
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at <= s.size()) {
-    std::size_t comma = s.find(',', at);
-    if (comma == std::string::npos) comma = s.size();
-    if (comma > at) out.push_back(s.substr(at, comma - at));
-    at = comma + 1;
-  }
-  return out;
-}
-
-// "1,3-5" -> 1 3 4 5. False on anything else.
-bool parse_ids(const std::string& s, std::vector<std::int32_t>& out) {
-  for (const auto& part : split_commas(s)) {
-    std::size_t dash = part.find('-', 1);
-    long a = 0, b = 0;
-    std::string_view p = std::string_view(part).substr(0, dash);
-    if (std::from_chars(p.data(), p.data() + p.size(), a).ec != std::errc()) return false;
-    b = a;
-    if (dash != std::string::npos) {
-      std::string_view q = std::string_view(part).substr(dash + 1);
-      if (std::from_chars(q.data(), q.data() + q.size(), b).ec != std::errc()) return false;
-    }
-    for (long v = a; v <= b; ++v) out.push_back(static_cast<std::int32_t>(v));
-  }
-  return true;
-}
 
 bool stdin_is_pipe() {
   struct stat st;
   return fstat(STDIN_FILENO, &st) == 0 && S_ISFIFO(st.st_mode);
 }
 
-}  // namespace
-
-int cmd_script(int argc, char** argv) {
-  CLI::App app("Read perf.data and display every event as text, as 'perf script' does.", "script");
+// The options as given, before they are checked and turned into the
+// script's, the session's and the decoder's options.
+struct Args {
   std::string input;
   std::vector<std::string> fields;
   std::string cpus, pids, tids, comms, symbols, dsos;
-  std::string symfs, vmlinux, kallsyms;
+  SymbolArgs lookup;  // where symbols come from
   bool header = false, header_only = false, show_info = false, dump_raw = false;
-  bool no_inline = false, inline_flag = false, no_demangle = false, demangle = false,
-       demangle_kernel = false, force = false, all_cpus = false;
+  bool no_inline = false, inline_flag = false, demangle = false, force = false, all_cpus = false;
   int verbose = 0;
-  analysis::ScriptOptions opts;
-  app.add_option("-i,--input", input, "Input file name ('-' for stdin)");
-  app.add_option("-F,--fields", fields,
+  // Intel PT (perf-intel-pt(1)): what to synthesize from the trace.
+  std::vector<std::string> itrace;  // each --itrace given, parsed on top of the ones before
+  bool no_itrace = false, insn_trace = false, call_trace = false, call_ret_trace = false,
+       xed = false;
+};
+
+// What each sample shows.
+void add_output_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
+  app.add_option("-F,--fields", a.fields,
                  "Comma separated output fields, prepend with 'type:' (hw,sw,trace,raw,break,"
                  "synth); +field adds, -field removes. Fields: comm,tid,pid,time,cpu,event,trace,"
                  "ip,sym,dso,addr,symoff,srcline,period,iregs,uregs,brstack,brstacksym,flags,"
@@ -83,23 +59,10 @@ int cmd_script(int argc, char** argv) {
   app.add_flag("--ns", opts.ns, "Use 9 decimal places when displaying time");
   app.add_flag("--reltime", opts.reltime, "Show time stamps relative to start");
   app.add_flag("--deltatime", opts.deltatime, "Show time stamps relative to previous event");
-  app.add_flag("--inline", inline_flag, "Show inline functions (the default)");
-  app.add_flag("--no-inline", no_inline, "Do not show inline functions");
+  app.add_flag("--inline", a.inline_flag, "Show inline functions (the default)");
+  app.add_flag("--no-inline", a.no_inline, "Do not show inline functions");
   app.add_flag("--full-source-path", opts.full_source_path,
                "Show full source file name path for source lines");
-  app.add_option("--time", opts.time,
-                 "Time span of interest: start,stop (seconds), several separated by spaces, "
-                 "or percent slices (10%/2, 0%-10%,30%-40%)");
-  app.add_option("-C,--cpu", cpus, "List of cpus to show");
-  app.add_option("--pid", pids, "Only show events of these process ids");
-  app.add_option("--tid", tids, "Only show events of these thread ids");
-  app.add_option("-c,--comms,--comm", comms, "Only display events for these comms");
-  app.add_option("-S,--symbols", symbols, "Only consider these symbols");
-  app.add_option("--dsos", dsos, "Only consider symbols in these DSOs");
-  app.add_flag("-D,--dump-raw-trace", dump_raw, "Dump raw trace in ASCII");
-  app.add_flag("--header", header, "Show data header");
-  app.add_flag("--header-only", header_only, "Show only data header");
-  app.add_flag("-I,--show-info", show_info, "Display extended information from perf.data file");
   app.add_flag("--show-task-events", opts.show_task, "Show the fork/comm/exit events");
   app.add_flag("--show-mmap-events", opts.show_mmap, "Show the mmap events");
   app.add_flag("--show-switch-events", opts.show_switch, "Show context switch events");
@@ -111,30 +74,137 @@ int cmd_script(int argc, char** argv) {
   app.add_flag("--show-kernel-path", opts.show_kernel_path, "Show the path of [kernel.kallsyms]");
   app.add_flag("-L,--Latency", opts.latency, "Show latency attributes");
   app.add_flag("-d,--debug-mode", opts.debug_mode, "Check that samples are time ordered");
-  app.add_option("-k,--vmlinux", vmlinux, "vmlinux pathname");
-  app.add_option("--kallsyms", kallsyms, "kallsyms pathname");
-  app.add_option("--symfs", symfs, "Look for files with symbols relative to this directory");
-  app.add_flag("--demangle", demangle, "Enable symbol demangling (the default)");
-  app.add_flag("--no-demangle", no_demangle, "Disable symbol demangling");
-  app.add_flag("--demangle-kernel", demangle_kernel, "Enable kernel symbol demangling");
-  app.add_flag("-a,--all-cpus", all_cpus, "System-wide collection (accepted, no effect)");
-  app.add_flag("-f,--force", force, "Don't complain, do it");
-  app.add_flag("-v,--verbose", verbose, "Be more verbose");
-  // Intel PT (perf-intel-pt(1)): what to synthesize from the trace.
-  std::vector<std::string> itrace;  // each --itrace given, parsed on top of the ones before
-  bool no_itrace = false, insn_trace = false, call_trace = false, call_ret_trace = false,
-       xed = false;
-  auto* itrace_opt = app.add_option("--itrace", itrace,
-                                    "Instruction Tracing options (perf's grammar; default "
-                                    "cepwx): i[period] b c r x w p e[flags] g[len] l[len] s[n] A Z")
-                         ->expected(0, 1)
-                         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_flag("--no-itrace", no_itrace, "Do not decode instruction trace data");
-  app.add_flag("--insn-trace", insn_trace, "Decode instructions from itrace (i0nse, -F+insn)");
-  app.add_flag("--xed", xed, "With --insn-trace: disassemble (Zydis, AT&T syntax as xed -A)");
-  app.add_flag("--call-trace", call_trace, "Show call trace from itrace (cewp, -F+callindent)");
-  app.add_flag("--call-ret-trace", call_ret_trace,
+}
+
+// Which events count, and where they come from.
+void add_input_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
+  app.add_option("-i,--input", a.input, "Input file name ('-' for stdin)");
+  app.add_option("--time", opts.time,
+                 "Time span of interest: start,stop (seconds), several separated by spaces, "
+                 "or percent slices (10%/2, 0%-10%,30%-40%)");
+  app.add_option("-C,--cpu", a.cpus, "List of cpus to show");
+  app.add_option("--pid", a.pids, "Only show events of these process ids");
+  app.add_option("--tid", a.tids, "Only show events of these thread ids");
+  app.add_option("-c,--comms,--comm", a.comms, "Only display events for these comms");
+  app.add_option("-S,--symbols", a.symbols, "Only consider these symbols");
+  app.add_option("--dsos", a.dsos, "Only consider symbols in these DSOs");
+  app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
+  app.add_flag("--header", a.header, "Show data header");
+  app.add_flag("--header-only", a.header_only, "Show only data header");
+  app.add_flag("-I,--show-info", a.show_info, "Display extended information from perf.data file");
+  app.add_option("-k,--vmlinux", a.lookup.vmlinux, "vmlinux pathname");
+  app.add_option("--kallsyms", a.lookup.kallsyms, "kallsyms pathname");
+  app.add_option("--symfs", a.lookup.symfs,
+                 "Look for files with symbols relative to this directory");
+  app.add_flag("--demangle", a.demangle, "Enable symbol demangling (the default)");
+  app.add_flag("--no-demangle", a.lookup.no_demangle, "Disable symbol demangling");
+  app.add_flag("--demangle-kernel", a.lookup.demangle_kernel, "Enable kernel symbol demangling");
+  app.add_flag("-a,--all-cpus", a.all_cpus, "System-wide collection (accepted, no effect)");
+  app.add_flag("-f,--force", a.force, "Don't complain, do it");
+  app.add_flag("-v,--verbose", a.verbose, "Be more verbose");
+}
+
+void add_itrace_options(CLI::App& app, Args& a) {
+  app.add_option("--itrace", a.itrace,
+                 "Instruction Tracing options (perf's grammar; default "
+                 "cepwx): i[period] b c r x w p e[flags] g[len] l[len] s[n] A Z")
+      ->expected(0, 1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("--no-itrace", a.no_itrace, "Do not decode instruction trace data");
+  app.add_flag("--insn-trace", a.insn_trace, "Decode instructions from itrace (i0nse, -F+insn)");
+  app.add_flag("--xed", a.xed, "With --insn-trace: disassemble (Zydis, AT&T syntax as xed -A)");
+  app.add_flag("--call-trace", a.call_trace, "Show call trace from itrace (cewp, -F+callindent)");
+  app.add_flag("--call-ret-trace", a.call_ret_trace,
                "Show call and return trace from itrace (crewp, -F+callindent,+flags)");
+}
+
+// -F, --itrace and the trace presets apply in the order given, as perf's
+// option callbacks do: fields accumulate (or override), and each itrace
+// string is parsed on top of what came before.
+Status apply_fields_and_itrace(const CLI::App& app, const Args& a, script::ScriptOptions& opts,
+                               script::ScriptItraceOptions& itopts) {
+  const CLI::Option* insn_opt = app.get_option("--insn-trace");
+  const CLI::Option* call_opt = app.get_option("--call-trace");
+  const CLI::Option* call_ret_opt = app.get_option("--call-ret-trace");
+  const CLI::Option* fields_opt = app.get_option("--fields");
+  const CLI::Option* itrace_opt = app.get_option("--itrace");
+  itopts.itrace = {};
+  bool itrace_given = false;
+  std::size_t next_field = 0, next_itrace = 0;
+  for (const CLI::Option* op : app.parse_order()) {
+    std::string preset, preset_fields;
+    if (op == fields_opt && next_field < a.fields.size()) {
+      PK_TRY(opts.fields.parse(a.fields[next_field++], opts.warn));
+    } else if (op == itrace_opt && next_itrace < a.itrace.size()) {
+      PK_TRY(intelpt::parse_itrace(a.itrace[next_itrace++], true, itopts.itrace));
+      itrace_given = true;
+    } else if (op == insn_opt) {
+      preset = "i0nse", preset_fields = "+insn,-event,-period";
+    } else if (op == call_opt) {
+      preset = "cewp", preset_fields = "-ip,-addr,-event,-period,+callindent";
+      itopts.dso_pad = 50;
+    } else if (op == call_ret_opt) {
+      preset = "crewp", preset_fields = "-ip,-addr,-event,-period,+callindent,+flags";
+    }
+    if (preset.empty()) continue;
+    opts.ns = true;
+    PK_TRY(opts.fields.parse(preset_fields, opts.warn));
+    (void)intelpt::parse_itrace(preset, true, itopts.itrace);
+    itrace_given = true;
+  }
+  if (!itrace_given) (void)intelpt::parse_itrace("", true, itopts.itrace);
+  itopts.disasm = a.xed;
+  return ok();
+}
+
+// -C, --pid, --tid, -c, -S and --dsos.
+Status apply_filters(const Args& a, script::ScriptOptions& opts) {
+  if (!a.cpus.empty()) {
+    PK_TRY(parse_list_option(a.cpus, id_list_rules("cpu"), opts.cpus));
+    opts.have_cpus = true;
+  }
+  PK_TRY(parse_list_option(a.pids, id_list_rules("pid"), opts.pids));
+  PK_TRY(parse_list_option(a.tids, id_list_rules("tid"), opts.tids));
+  opts.comms = split_list(a.comms);
+  opts.symbols = split_list(a.symbols);
+  opts.dsos = split_list(a.dsos);
+  return ok();
+}
+
+session::SessionOptions session_options(const Args& a, const script::ScriptOptions& opts) {
+  session::SessionOptions so;
+  so.symbols = symbolizer_options(a.lookup);
+  so.unordered = opts.show_round;
+  so.warn = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
+  return so;
+}
+
+// The Intel PT trace decoded and printed with the recorded events, a
+// progress bar on stderr meanwhile (stdout elsewhere); warnings wipe it first.
+Status run_itrace(session::Session& s, script::ScriptOptions opts,
+                  script::ScriptItraceOptions& itopts, const std::string& input, FdWriter& out) {
+  ProgressBar bar("Processing Intel PT trace...");
+  if (stderr_progress_wanted(false, true)) {
+    itopts.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+    opts.warn = [&bar](const std::string& m) {
+      bar.clear();
+      fmt::print(stderr, "{}\n", m);
+    };
+  }
+  auto st = script::run_script_itrace(s, std::move(opts), itopts, input, out);
+  bar.clear();
+  return st;
+}
+
+}  // namespace
+
+int cmd_script(int argc, char** argv) {
+  CLI::App app("Read perf.data and display every event as text, as 'perf script' does.", "script");
+  Args a;
+  script::ScriptOptions opts;
+  add_input_options(app, a, opts);
+  add_output_options(app, a, opts);
+  add_itrace_options(app, a);
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
 
@@ -143,113 +213,41 @@ int cmd_script(int argc, char** argv) {
                 make_error("reltime and deltatime - the two don't get along well. Please limit "
                            "to --reltime or --deltatime."));
   opts.warn = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
-  analysis::ScriptItraceOptions itopts;
-  {
-    // -F, --itrace and the trace presets apply in the order given, as perf's
-    // option callbacks do: fields accumulate (or override), and each itrace
-    // string is parsed on top of what came before.
-    auto* insn_opt = app.get_option("--insn-trace");
-    auto* call_opt = app.get_option("--call-trace");
-    auto* call_ret_opt = app.get_option("--call-ret-trace");
-    auto* fields_opt = app.get_option("--fields");
-    itopts.itrace = {};
-    bool itrace_given = false;
-    std::size_t next_field = 0, next_itrace = 0;
-    for (const CLI::Option* op : app.parse_order()) {
-      std::string preset, preset_fields;
-      if (op == fields_opt && next_field < fields.size()) {
-        auto st = opts.fields.parse(fields[next_field++], opts.warn);
-        if (!st) return fail("script", st.error());
-      } else if (op == itrace_opt && next_itrace < itrace.size()) {
-        auto st = intelpt::parse_itrace(itrace[next_itrace++], true, itopts.itrace);
-        if (!st) return fail("script", st.error());
-        itrace_given = true;
-      } else if (op == insn_opt) {
-        preset = "i0nse", preset_fields = "+insn,-event,-period";
-      } else if (op == call_opt) {
-        preset = "cewp", preset_fields = "-ip,-addr,-event,-period,+callindent";
-        itopts.dso_pad = 50;
-      } else if (op == call_ret_opt) {
-        preset = "crewp", preset_fields = "-ip,-addr,-event,-period,+callindent,+flags";
-      }
-      if (preset.empty()) continue;
-      opts.ns = true;
-      auto st = opts.fields.parse(preset_fields, opts.warn);
-      if (!st) return fail("script", st.error());
-      (void)intelpt::parse_itrace(preset, true, itopts.itrace);
-      itrace_given = true;
-    }
-    if (!itrace_given) (void)intelpt::parse_itrace("", true, itopts.itrace);
-    itopts.disasm = xed;
-  }
-  opts.inline_frames = !no_inline;
-  if (!cpus.empty()) {
-    if (!parse_ids(cpus, opts.cpus)) return fail("script", make_error("bad --cpu list '{}'", cpus));
-    opts.have_cpus = true;
-  }
-  if (!parse_ids(pids, opts.pids) || !parse_ids(tids, opts.tids))
-    return fail("script", make_error("bad --pid or --tid list"));
-  opts.comms = split_commas(comms);
-  opts.symbols = split_commas(symbols);
-  opts.dsos = split_commas(dsos);
+  script::ScriptItraceOptions itopts;
+  Status st = apply_fields_and_itrace(app, a, opts, itopts);
+  opts.inline_frames = !a.no_inline;
+  if (st) st = apply_filters(a, opts);
+  if (!st) return fail("script", st.error());
+  std::string input = a.input;
   if (input.empty()) input = stdin_is_pipe() ? "-" : "perf.data";
 
   FdWriter out = FdWriter::stdout_writer(1 << 20);
   // perf script -D dumps every record and decodes no instruction trace.
-  opts.dump_raw = dump_raw;
-  if (dump_raw) no_itrace = true;
-
-  analysis::SessionOptions so;
+  opts.dump_raw = a.dump_raw;
+  const bool no_itrace = a.no_itrace || a.dump_raw;
+  session::SessionOptions so = session_options(a, opts);
   StdinPeek peek;
   if (input == "-" && !no_itrace) {
-    auto st = peek_stdin_for_intel_pt(peek);
-    if (!st) return fail("script", st.error());
+    if (auto ps = peek_stdin_for_intel_pt(peek); !ps) return fail("script", ps.error());
     if (!peek.spooled.empty()) input = peek.spooled;
     so.stream_prefix = std::move(peek.prefix);
   }
-  so.symbols = symbol::symbolizer_options_from_env();
-  so.symbols.symfs = symfs;
-  so.symbols.vmlinux = vmlinux;
-  so.symbols.kallsyms = kallsyms;
-  so.symbols.demangle = !no_demangle;
-  so.symbols.demangle_kernel = demangle_kernel;
-  so.unordered = opts.show_round;
-  so.warn = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
-  auto session = analysis::Session::open(input, so);
+  auto session = session::Session::open(input, so);
   if (!session) return fail("script", session.error());
   auto& s = **session;
-  if (header || header_only) {
-    analysis::HeaderPrintOptions ho;
-    ho.full = show_info;
-    auto st = analysis::print_header_info(s.reader(), ho, out);
-    if (!st) return fail("script", st.error());
-    if (header_only) {
+  if (a.header || a.header_only) {
+    dump::HeaderPrintOptions ho;
+    ho.full = a.show_info;
+    if (auto hs = dump::print_header_info(s.reader(), ho, out); !hs)
+      return fail("script", hs.error());
+    if (a.header_only) {
       auto fl = out.flush();
       return fl ? 0 : fail("script", fl.error());
     }
   }
-  if (!no_itrace && analysis::has_intel_pt(input)) {
-    // A progress bar on stderr while the trace decodes (stdout elsewhere);
-    // warnings wipe it first.
-    ProgressBar bar("Processing Intel PT trace...");
-    if (stderr_progress_wanted(false, true)) {
-      itopts.progress = [&bar](std::uint64_t done, std::uint64_t total) {
-        bar.update(done, total);
-      };
-      opts.warn = [&bar](const std::string& m) {
-        bar.clear();
-        fmt::print(stderr, "{}\n", m);
-      };
-    }
-    auto st = analysis::run_script_itrace(s, std::move(opts), itopts, input, out);
-    bar.clear();
-    if (!st) {
-      (void)out.flush();
-      return fail("script", st.error().with_context(s.reader().name()));
-    }
-    return 0;
-  }
-  auto st = analysis::run_script(s, std::move(opts), out);
+  st = !no_itrace && itrace::has_intel_pt(input)
+           ? run_itrace(s, std::move(opts), itopts, input, out)
+           : script::run_script(s, std::move(opts), out);
   if (!st) {
     (void)out.flush();
     return fail("script", st.error().with_context(s.reader().name()));

@@ -161,13 +161,7 @@ class Evaluator {
       : regs_(regs), cfa_(cfa), target_(target) {}
 
   bool run(const std::vector<Op>& ops, EvalResult& out) {
-    std::uint64_t st[64];
-    int sp = 0;
-    auto push = [&](std::uint64_t v) {
-      if (sp >= 64) return false;
-      st[sp++] = v;
-      return true;
-    };
+    sp_ = 0;
     out.kind = EvalResult::kAddress;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
@@ -199,136 +193,11 @@ class Evaluator {
         case DW_OP_call_frame_cfa:
           if (!push(cfa_)) return false;
           break;
-        case DW_OP_addr:
-        case DW_OP_const1u:
-        case DW_OP_const1s:
-        case DW_OP_const2u:
-        case DW_OP_const2s:
-        case DW_OP_const4u:
-        case DW_OP_const4s:
-        case DW_OP_const8u:
-        case DW_OP_const8s:
-        case DW_OP_constu:
-        case DW_OP_consts:
-          if (!push(op.number)) return false;
-          break;
-        case DW_OP_deref: {
-          if (sp < 1 || !target_.read(st[sp - 1], st[sp - 1])) return false;
-          break;
-        }
-        case DW_OP_plus_uconst:
-          if (sp < 1) return false;
-          st[sp - 1] += op.number;
-          break;
-        case DW_OP_dup:
-          if (sp < 1 || !push(st[sp - 1])) return false;
-          break;
-        case DW_OP_drop:
-          if (sp < 1) return false;
-          --sp;
-          break;
-        case DW_OP_over:
-          if (sp < 2 || !push(st[sp - 2])) return false;
-          break;
-        case DW_OP_swap:
-          if (sp < 2) return false;
-          std::swap(st[sp - 1], st[sp - 2]);
-          break;
-        case DW_OP_neg:
-          if (sp < 1) return false;
-          st[sp - 1] = -st[sp - 1];
-          break;
-        case DW_OP_not:
-          if (sp < 1) return false;
-          st[sp - 1] = ~st[sp - 1];
-          break;
-        case DW_OP_plus:
-        case DW_OP_minus:
-        case DW_OP_mul:
-        case DW_OP_and:
-        case DW_OP_or:
-        case DW_OP_xor:
-        case DW_OP_shl:
-        case DW_OP_shr:
-        case DW_OP_shra:
-        case DW_OP_ge:
-        case DW_OP_gt:
-        case DW_OP_le:
-        case DW_OP_lt:
-        case DW_OP_eq:
-        case DW_OP_ne: {
-          if (sp < 2) return false;
-          std::uint64_t b = st[--sp], x = st[sp - 1];
-          std::int64_t sx = static_cast<std::int64_t>(x), sb = static_cast<std::int64_t>(b);
-          std::uint64_t r = 0;
-          switch (a) {
-            case DW_OP_plus:
-              r = x + b;
-              break;
-            case DW_OP_minus:
-              r = x - b;
-              break;
-            case DW_OP_mul:
-              r = x * b;
-              break;
-            case DW_OP_and:
-              r = x & b;
-              break;
-            case DW_OP_or:
-              r = x | b;
-              break;
-            case DW_OP_xor:
-              r = x ^ b;
-              break;
-            case DW_OP_shl:
-              r = b < 64 ? x << b : 0;
-              break;
-            case DW_OP_shr:
-              r = b < 64 ? x >> b : 0;
-              break;
-            case DW_OP_shra:
-              r = static_cast<std::uint64_t>(b < 64 ? sx >> b : (sx < 0 ? -1 : 0));
-              break;
-            case DW_OP_ge:
-              r = sx >= sb;
-              break;
-            case DW_OP_gt:
-              r = sx > sb;
-              break;
-            case DW_OP_le:
-              r = sx <= sb;
-              break;
-            case DW_OP_lt:
-              r = sx < sb;
-              break;
-            case DW_OP_eq:
-              r = sx == sb;
-              break;
-            case DW_OP_ne:
-              r = sx != sb;
-              break;
-          }
-          st[sp - 1] = r;
-          break;
-        }
         case DW_OP_skip:
         case DW_OP_bra: {
-          bool take = true;
-          if (a == DW_OP_bra) {
-            if (sp < 1) return false;
-            take = st[--sp] != 0;
-          }
-          if (!take) break;
-          // The operand is a byte offset from the end of this operation.
-          std::uint64_t target =
-              op.offset + 3 + static_cast<std::uint64_t>(static_cast<std::int16_t>(op.number));
-          std::size_t j = 0;
-          while (j < ops.size() && ops[j].offset != target) ++j;
-          if (j == ops.size()) {
-            if (target == ops.back().offset + 1) return finish(st, sp, out);  // jump to the end
-            return false;
-          }
-          i = j - 1;
+          bool at_end = false;
+          if (!jump(ops, i, at_end)) return false;
+          if (at_end) return finish(out);
           break;
         }
         case DW_OP_stack_value:
@@ -337,16 +206,155 @@ class Evaluator {
         case DW_OP_nop:
           break;
         default:
-          return false;
+          if (!constant(op) && !stack_op(op) && !binary(a)) return false;
+          break;
       }
     }
-    return finish(st, sp, out);
+    return finish(out);
   }
 
  private:
-  static bool finish(const std::uint64_t* st, int sp, EvalResult& out) {
-    if (sp < 1) return false;
-    out.v = st[sp - 1];
+  bool push(std::uint64_t v) {
+    if (sp_ >= kStack) return false;
+    st_[sp_++] = v;
+    return true;
+  }
+  // DW_OP_addr and DW_OP_const*: the operand. False for other operations.
+  bool constant(const Op& op) {
+    switch (op.atom) {
+      case DW_OP_addr:
+      case DW_OP_const1u:
+      case DW_OP_const1s:
+      case DW_OP_const2u:
+      case DW_OP_const2s:
+      case DW_OP_const4u:
+      case DW_OP_const4s:
+      case DW_OP_const8u:
+      case DW_OP_const8s:
+      case DW_OP_constu:
+      case DW_OP_consts:
+        return push(op.number);
+      default:
+        return false;
+    }
+  }
+  // The operations on the stack's top entries. False for others, or when
+  // the stack is too short (or a read fails).
+  bool stack_op(const Op& op) {
+    switch (op.atom) {
+      case DW_OP_deref:
+        return sp_ >= 1 && target_.read(st_[sp_ - 1], st_[sp_ - 1]);
+      case DW_OP_plus_uconst:
+        if (sp_ < 1) return false;
+        st_[sp_ - 1] += op.number;
+        return true;
+      case DW_OP_dup:
+        return sp_ >= 1 && push(st_[sp_ - 1]);
+      case DW_OP_drop:
+        if (sp_ < 1) return false;
+        --sp_;
+        return true;
+      case DW_OP_over:
+        return sp_ >= 2 && push(st_[sp_ - 2]);
+      case DW_OP_swap:
+        if (sp_ < 2) return false;
+        std::swap(st_[sp_ - 1], st_[sp_ - 2]);
+        return true;
+      case DW_OP_neg:
+        if (sp_ < 1) return false;
+        st_[sp_ - 1] = -st_[sp_ - 1];
+        return true;
+      case DW_OP_not:
+        if (sp_ < 1) return false;
+        st_[sp_ - 1] = ~st_[sp_ - 1];
+        return true;
+      default:
+        return false;
+    }
+  }
+  // The binary operations: the top two entries replaced by the result.
+  // False for other operations, or with fewer than two entries.
+  bool binary(std::uint8_t a) {
+    std::uint64_t r = 0;
+    if (sp_ < 2) return false;
+    const std::uint64_t b = st_[sp_ - 1], x = st_[sp_ - 2];
+    const auto sx = static_cast<std::int64_t>(x), sb = static_cast<std::int64_t>(b);
+    switch (a) {
+      case DW_OP_plus:
+        r = x + b;
+        break;
+      case DW_OP_minus:
+        r = x - b;
+        break;
+      case DW_OP_mul:
+        r = x * b;
+        break;
+      case DW_OP_and:
+        r = x & b;
+        break;
+      case DW_OP_or:
+        r = x | b;
+        break;
+      case DW_OP_xor:
+        r = x ^ b;
+        break;
+      case DW_OP_shl:
+        r = b < 64 ? x << b : 0;
+        break;
+      case DW_OP_shr:
+        r = b < 64 ? x >> b : 0;
+        break;
+      case DW_OP_shra:
+        r = static_cast<std::uint64_t>(b < 64 ? sx >> b : (sx < 0 ? -1 : 0));
+        break;
+      case DW_OP_ge:
+        r = sx >= sb;
+        break;
+      case DW_OP_gt:
+        r = sx > sb;
+        break;
+      case DW_OP_le:
+        r = sx <= sb;
+        break;
+      case DW_OP_lt:
+        r = sx < sb;
+        break;
+      case DW_OP_eq:
+        r = sx == sb;
+        break;
+      case DW_OP_ne:
+        r = sx != sb;
+        break;
+      default:
+        return false;
+    }
+    st_[--sp_ - 1] = r;
+    return true;
+  }
+  // DW_OP_skip, and DW_OP_bra when the popped top is not zero: on to the
+  // operation the operand (a byte offset from the end of this operation)
+  // names, `i` left before it, or to the end (`at_end`). False when it
+  // names no operation.
+  bool jump(const std::vector<Op>& ops, std::size_t& i, bool& at_end) {
+    const Op& op = ops[i];
+    if (op.atom == DW_OP_bra) {
+      if (sp_ < 1) return false;
+      if (st_[--sp_] == 0) return true;
+    }
+    const std::uint64_t target =
+        op.offset + 3 + static_cast<std::uint64_t>(static_cast<std::int16_t>(op.number));
+    std::size_t j = 0;
+    while (j < ops.size() && ops[j].offset != target) ++j;
+    if (j == ops.size()) {
+      at_end = target == ops.back().offset + 1;
+      return at_end;
+    }
+    i = j - 1;
+    return true;
+  }
+  bool finish(EvalResult& out) const {
+    if (sp_ < 1) return false;
+    out.v = st_[sp_ - 1];
     return true;
   }
   bool reg(int r, std::uint64_t& v) const {
@@ -363,9 +371,12 @@ class Evaluator {
   std::uint64_t cfa_sp_ = 0;
 
  private:
+  static constexpr int kStack = 64;
   const UnwindRegs& regs_;
   std::uint64_t cfa_;
   UnwindTarget& target_;
+  std::uint64_t st_[kStack];
+  int sp_ = 0;
 };
 
 // libunwind's unw_is_signal_frame on x86-64 Linux: the code at ip is

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/bytes.h"
+#include "base/cursor.h"
 #include "base/error.h"
 
 namespace perfkit::dwarf {
@@ -70,6 +71,14 @@ class LineTable {
     std::uint64_t dir = 0;
   };
 
+  struct Header;  // a unit's header fields the program needs
+  class Program;  // the line-number state machine
+
+  // The directory and file tables after the header's fixed fields, in the
+  // unit's version's form. Errors: a table running past the unit.
+  Status read_entry_tables(Cursor& c, const Header& h, const LineSections& s);
+  // Keeps the sequences that ended, rows sorted, as binutils keeps them.
+  void keep_sequences(std::vector<std::vector<Row>>& seqs);
   std::uint32_t intern_file(std::uint64_t index);
   void add_row(std::vector<Row>& seq, const Row& r);
   void finish();

@@ -272,6 +272,64 @@ Item EventDecoder::overflow(std::uint64_t offset) {
   return it;
 }
 
+Item EventDecoder::event_item(const Packet& pkt, std::uint64_t offset) {
+  switch (pkt.type) {
+    case PacketType::kPtwrite: {
+      Item it = make(ItemType::kPtwrite, offset);
+      it.bits = pkt.payload;
+      it.aux = pkt.count;
+      if (pkt.ip) bind_fup(it);
+      return it;
+    }
+    case PacketType::kExstop: {
+      Item it = make(ItemType::kExstop, offset);
+      if (pkt.ip) bind_fup(it);
+      return it;
+    }
+    case PacketType::kBep: {
+      Item it = make(ItemType::kBlockEnd, offset);
+      if (pkt.ip) bind_fup(it);
+      return it;
+    }
+    case PacketType::kCfe: {
+      Item it = make(ItemType::kCfe, offset);
+      it.aux = pkt.aux;
+      it.bits = pkt.payload;
+      if (pkt.ip) bind_fup(it);
+      return it;
+    }
+    case PacketType::kEvd: {
+      Item it = make(ItemType::kEvd, offset);
+      it.aux = pkt.aux;
+      it.bits = pkt.payload;
+      return it;
+    }
+    case PacketType::kMwait:
+    case PacketType::kPwre:
+    case PacketType::kPwrx: {
+      Item it = make(pkt.type == PacketType::kMwait  ? ItemType::kMwait
+                     : pkt.type == PacketType::kPwre ? ItemType::kPwre
+                                                     : ItemType::kPwrx,
+                     offset);
+      it.bits = pkt.payload;
+      return it;
+    }
+    case PacketType::kPip: {
+      Item it = make(ItemType::kPip, offset);
+      it.bits = (pkt.payload >> 1) << 5;
+      it.aux = pkt.ip;
+      return it;
+    }
+    case PacketType::kVmcs: {
+      Item it = make(ItemType::kVmcs, offset);
+      it.bits = pkt.payload << 12;
+      return it;
+    }
+    default:
+      return make(ItemType::kEnd, offset);  // not an event packet: never asked for
+  }
+}
+
 Item EventDecoder::next() {
   if (have_pending_) {
     have_pending_ = false;
@@ -322,60 +380,20 @@ Item EventDecoder::next() {
         return psb(offset);
       case PacketType::kOvf:
         return overflow(offset);
-      case PacketType::kPtwrite: {
-        Item it = make(ItemType::kPtwrite, offset);
-        it.bits = pkt.payload;
-        it.aux = pkt.count;
-        if (pkt.ip) bind_fup(it);
-        return it;
-      }
-      case PacketType::kExstop: {
-        Item it = make(ItemType::kExstop, offset);
-        if (pkt.ip) bind_fup(it);
-        return it;
-      }
-      case PacketType::kBep: {
-        Item it = make(ItemType::kBlockEnd, offset);
-        if (pkt.ip) bind_fup(it);
-        return it;
-      }
-      case PacketType::kCfe: {
-        Item it = make(ItemType::kCfe, offset);
-        it.aux = pkt.aux;
-        it.bits = pkt.payload;
-        if (pkt.ip) bind_fup(it);
-        return it;
-      }
-      case PacketType::kEvd: {
-        Item it = make(ItemType::kEvd, offset);
-        it.aux = pkt.aux;
-        it.bits = pkt.payload;
-        return it;
-      }
+      case PacketType::kPtwrite:
+      case PacketType::kExstop:
+      case PacketType::kBep:
+      case PacketType::kCfe:
+      case PacketType::kEvd:
       case PacketType::kMwait:
       case PacketType::kPwre:
-      case PacketType::kPwrx: {
-        Item it = make(pkt.type == PacketType::kMwait  ? ItemType::kMwait
-                       : pkt.type == PacketType::kPwre ? ItemType::kPwre
-                                                       : ItemType::kPwrx,
-                       offset);
-        it.bits = pkt.payload;
-        return it;
-      }
+      case PacketType::kPwrx:
+      case PacketType::kPip:
+      case PacketType::kVmcs:
+        return event_item(pkt, offset);
       case PacketType::kTraceStop:
         timer_.trace_off();
         return make(ItemType::kTraceStop, offset);
-      case PacketType::kPip: {
-        Item it = make(ItemType::kPip, offset);
-        it.bits = (pkt.payload >> 1) << 5;
-        it.aux = pkt.ip;
-        return it;
-      }
-      case PacketType::kVmcs: {
-        Item it = make(ItemType::kVmcs, offset);
-        it.bits = pkt.payload << 12;
-        return it;
-      }
       case PacketType::kCbr: {
         apply_timing(pkt, false);
         unsigned cbr = static_cast<unsigned>(pkt.payload & 0xff);

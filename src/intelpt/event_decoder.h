@@ -101,6 +101,9 @@ class EventDecoder {
   // Consumes a FUP right after the current packet (PAD skipped) into `it`.
   void bind_fup(Item& it);
   Item psb(std::uint64_t offset);
+  // The item of an event packet that carries no flow (PTWRITE, EXSTOP, BEP, CFE,
+  // EVD, the power packets, PIP, VMCS), bound to its FUP where it has one.
+  Item event_item(const Packet& pkt, std::uint64_t offset);
   Item overflow(std::uint64_t offset);
   Item error_item(std::uint64_t offset, const char* what);
 

@@ -551,29 +551,85 @@ void FlowDecoder::begin(std::uint64_t ip, ExecMode mode, const Item& it, FlowSin
   sink.on_step(s);
 }
 
+bool FlowDecoder::reach_psb(const Item& it, bool tracking, FlowSink& sink) {
+  if (it.type != ItemType::kPsb || !tracking || !it.has_ip || ip_ == it.ip) return false;
+  // The code up to the PSB's IP ran before the PSB+ and its timing
+  // packets (perf walks there first too).
+  if (walk_to(it.ip, sink, false)) return false;
+  if (!no_ip_) {
+    begin(it.ip, it.mode, it, sink, true);
+    return false;
+  }
+  // perf finds its IP again at the PSB+ FUP: a trace begin there, and no
+  // PSB event.
+  no_ip_ = false;
+  take_clock(it);
+  item_offset_ = it.offset;
+  sample_time_ = time_;
+  stack_.clear();
+  tnt_count_ = 0;
+  begin(it.ip, it.mode, it, sink);
+  return true;
+}
+
+void FlowDecoder::handle_psb(const Item& it, bool tracking, FlowSink& sink) {
+  stack_.clear();
+  tnt_count_ = 0;
+  if (it.has_ip) {
+    // (Walked to its IP before; a flow that did not lead there restarted.)
+    if (!tracking) begin(it.ip, it.mode, it, sink, true);
+    mode_ = it.mode;
+  } else {
+    enabled_ = false;
+  }
+  emit_event(EventKind::kPsb, it, sink);
+}
+
+void FlowDecoder::handle_overflow(const Item& it, bool tracking, FlowSink& sink) {
+  // The error is where decoding stood when the trace was lost.
+  Item at = it;
+  at.has_ip = tracking;
+  at.ip = ip_;
+  emit_event(EventKind::kOverflow, at, sink);
+  stack_.clear();
+  tnt_count_ = 0;
+  if (it.has_ip)
+    begin(it.ip, it.mode, it, sink);
+  else
+    enabled_ = in_sync_ = false;
+}
+
+void FlowDecoder::handle_ip_event(const Item& it, bool tracking, std::uint64_t time_before,
+                                  FlowSink& sink) {
+  if (it.has_ip && tracking) {
+    // The code up to the event's IP ran before it (perf walks there with
+    // the sample time it had).
+    sample_time_ = time_before;
+    if (!walk_to(it.ip, sink)) return;
+    sample_time_ = time_;
+    ip_ = it.ip;
+  }
+  EventKind k = it.type == ItemType::kTsx       ? EventKind::kTsx
+                : it.type == ItemType::kPtwrite ? EventKind::kPtwrite
+                : it.type == ItemType::kExstop  ? EventKind::kExstop
+                : it.type == ItemType::kCfe     ? EventKind::kCfe
+                                                : EventKind::kBlockEnd;
+  emit_event(k, it, sink);
+  // A transaction abort goes on as an asynchronous branch to the abort
+  // handler (the TIP that follows).
+  if (it.type == ItemType::kTsx && (it.aux & 2) && tracking && peek().type == ItemType::kTip) {
+    Item fup = it;
+    fup.has_ip = true;
+    fup.ip = ip_;
+    handle_fup(fup, sink);
+  }
+}
+
 void FlowDecoder::handle_item(FlowSink& sink) {
   Item it = head_;
   consume();
   const bool tracking = enabled_ && in_sync_;
-  if (it.type == ItemType::kPsb && tracking && it.has_ip && ip_ != it.ip) {
-    // The code up to the PSB's IP ran before the PSB+ and its timing
-    // packets (perf walks there first too).
-    if (!walk_to(it.ip, sink, false)) {
-      if (no_ip_) {
-        // perf finds its IP again at the PSB+ FUP: a trace begin there,
-        // and no PSB event.
-        no_ip_ = false;
-        take_clock(it);
-        item_offset_ = it.offset;
-        sample_time_ = time_;
-        stack_.clear();
-        tnt_count_ = 0;
-        begin(it.ip, it.mode, it, sink);
-        return;
-      }
-      begin(it.ip, it.mode, it, sink, true);
-    }
-  }
+  if (reach_psb(it, tracking, sink)) return;
   take_clock(it);
   item_offset_ = it.offset;
   // Every item but a stray TNT/TIP is a point perf reports (an event, PSB,
@@ -589,17 +645,7 @@ void FlowDecoder::handle_item(FlowSink& sink) {
       resync();
       return;
     case ItemType::kPsb:
-      stack_.clear();
-      tnt_count_ = 0;
-      if (it.has_ip) {
-        // (Walked to its IP above; a flow that did not lead there restarted.)
-        if (!tracking) begin(it.ip, it.mode, it, sink, true);
-        mode_ = it.mode;
-      } else {
-        enabled_ = false;
-      }
-      emit_event(EventKind::kPsb, it, sink);
-      return;
+      return handle_psb(it, tracking, sink);
     case ItemType::kTipPge:
       if (it.has_ip)
         begin(it.ip, it.mode, it, sink);
@@ -617,76 +663,32 @@ void FlowDecoder::handle_item(FlowSink& sink) {
       if (!enabled_) error(PtError::kMismatch, "TNT packet while tracing is off", 0, sink);
       return;
     case ItemType::kFup:
-      handle_fup(it, sink);
-      return;
-    case ItemType::kOverflow: {
-      // The error is where decoding stood when the trace was lost.
-      Item at = it;
-      at.has_ip = tracking;
-      at.ip = ip_;
-      emit_event(EventKind::kOverflow, at, sink);
-    }
-      stack_.clear();
-      tnt_count_ = 0;
-      if (it.has_ip)
-        begin(it.ip, it.mode, it, sink);
-      else
-        enabled_ = in_sync_ = false;
-      return;
+      return handle_fup(it, sink);
+    case ItemType::kOverflow:
+      return handle_overflow(it, tracking, sink);
     case ItemType::kTraceStop:
       enabled_ = false;
-      emit_event(EventKind::kTraceStop, it, sink);
-      return;
+      return emit_event(EventKind::kTraceStop, it, sink);
     case ItemType::kTsx:
     case ItemType::kPtwrite:
     case ItemType::kExstop:
     case ItemType::kCfe:
-    case ItemType::kBlockEnd: {
-      if (it.has_ip && tracking) {
-        // The code up to the event's IP ran before it (perf walks there
-        // with the sample time it had).
-        sample_time_ = time_before;
-        if (!walk_to(it.ip, sink)) return;
-        sample_time_ = time_;
-        ip_ = it.ip;
-      }
-      EventKind k = it.type == ItemType::kTsx       ? EventKind::kTsx
-                    : it.type == ItemType::kPtwrite ? EventKind::kPtwrite
-                    : it.type == ItemType::kExstop  ? EventKind::kExstop
-                    : it.type == ItemType::kCfe     ? EventKind::kCfe
-                                                    : EventKind::kBlockEnd;
-      emit_event(k, it, sink);
-      // A transaction abort goes on as an asynchronous branch to the abort
-      // handler (the TIP that follows).
-      if (it.type == ItemType::kTsx && (it.aux & 2) && tracking && peek().type == ItemType::kTip) {
-        Item fup = it;
-        fup.has_ip = true;
-        fup.ip = ip_;
-        handle_fup(fup, sink);
-      }
-      return;
-    }
+    case ItemType::kBlockEnd:
+      return handle_ip_event(it, tracking, time_before, sink);
     case ItemType::kCbr:
-      emit_event(EventKind::kCbr, it, sink);
-      return;
+      return emit_event(EventKind::kCbr, it, sink);
     case ItemType::kMwait:
-      emit_event(EventKind::kMwait, it, sink);
-      return;
+      return emit_event(EventKind::kMwait, it, sink);
     case ItemType::kPwre:
-      emit_event(EventKind::kPwre, it, sink);
-      return;
+      return emit_event(EventKind::kPwre, it, sink);
     case ItemType::kPwrx:
-      emit_event(EventKind::kPwrx, it, sink);
-      return;
+      return emit_event(EventKind::kPwrx, it, sink);
     case ItemType::kPip:
-      emit_event(EventKind::kPaging, it, sink);
-      return;
+      return emit_event(EventKind::kPaging, it, sink);
     case ItemType::kVmcs:
-      emit_event(EventKind::kVmcs, it, sink);
-      return;
+      return emit_event(EventKind::kVmcs, it, sink);
     case ItemType::kEvd:
-      emit_event(EventKind::kEvd, it, sink);
-      return;
+      return emit_event(EventKind::kEvd, it, sink);
   }
 }
 

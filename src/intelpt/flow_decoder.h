@@ -190,6 +190,14 @@ class FlowDecoder {
   void error(PtError code, const char* what, std::uint64_t ip, FlowSink& sink,
              std::uint32_t image = 0);
   void handle_item(FlowSink& sink);
+  // handle_item's parts: a PSB whose IP the flow has not reached (true when
+  // the item is fully handled), a PSB, an overflow, and the events that
+  // carry an IP the code before them ran up to (TSX, PTWRITE, EXSTOP, CFE,
+  // block end).
+  bool reach_psb(const Item& it, bool tracking, FlowSink& sink);
+  void handle_psb(const Item& it, bool tracking, FlowSink& sink);
+  void handle_overflow(const Item& it, bool tracking, FlowSink& sink);
+  void handle_ip_event(const Item& it, bool tracking, std::uint64_t time_before, FlowSink& sink);
   // An asynchronous event at `fup`'s IP: the next item (TIP, TIP.PGD) says where to.
   void handle_fup(const Item& fup, FlowSink& sink);
   // Tracing is on at `ip` (TIP.PGE, PSB+ FUP, overflow FUP).

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 namespace fs = std::filesystem;
 
@@ -53,6 +54,11 @@ std::string workload(const std::string& name) {
 }
 
 bool have_perf() { return access("/usr/bin/perf", X_OK) == 0; }
+
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci && std::string_view(ci) == "true";
+}
 
 std::string sh(const std::string& s) {
   std::string out = "'";

@@ -18,6 +18,9 @@ std::string fixture(const std::string& name);
 std::string perfkit_bin();
 std::string workload(const std::string& name);
 bool have_perf();
+// Whether this is a CI run (CI=true in the environment): an oracle missing
+// there fails the test instead of skipping it.
+bool in_ci();
 
 struct RunResult {
   int status = -1;  // exit status, or -1 if it did not exit normally
@@ -47,7 +50,11 @@ std::string sh(const std::string& s);
 
 }  // namespace perfkit::test
 
-#define PK_SKIP_WITHOUT_PERF() \
-  if (!perfkit::test::have_perf()) GTEST_SKIP() << "/usr/bin/perf is not installed"
+#define PK_SKIP_WITHOUT_PERF()                                                           \
+  do {                                                                                   \
+    if (perfkit::test::have_perf()) break;                                               \
+    if (perfkit::test::in_ci()) FAIL() << "/usr/bin/perf, the oracle, is missing in CI"; \
+    GTEST_SKIP() << "/usr/bin/perf is not installed";                                    \
+  } while (0)
 #define PK_SKIP_WITHOUT_CORPUS() \
   if (perfkit::test::corpus_dir().empty()) GTEST_SKIP() << "perf-corpus not found"

@@ -17,19 +17,30 @@ namespace perfkit::script {
 
 using namespace perfkit::abi;
 
-ScriptPrinter::ScriptPrinter(session::Session& session, ScriptOptions opts, FdWriter& out)
-    : session_(session), opts_(std::move(opts)), out_(out), b_(out.buffer()) {
-  for (auto c : opts_.cpus)
-    if (c >= 0) {
-      if (static_cast<std::size_t>(c) >= cpu_set_.size()) cpu_set_.resize(c + 1, false);
-      cpu_set_[static_cast<std::size_t>(c)] = true;
-    }
-  comms_.insert(opts_.comms.begin(), opts_.comms.end());
-  symbols_.insert(opts_.symbols.begin(), opts_.symbols.end());
-  dsos_.insert(opts_.dsos.begin(), opts_.dsos.end());
-  pids_.insert(opts_.pids.begin(), opts_.pids.end());
-  tids_.insert(opts_.tids.begin(), opts_.tids.end());
+namespace {
+
+session::SampleFilterOptions filter_options(const ScriptOptions& o) {
+  session::SampleFilterOptions f;
+  f.comms = o.comms;
+  f.dsos = o.dsos;
+  f.symbols = o.symbols;
+  f.pids = o.pids;
+  f.tids = o.tids;
+  f.cpus = o.cpus;
+  f.have_cpus = o.have_cpus;
+  f.time = o.time;
+  f.reltime = o.reltime;
+  return f;
 }
+
+}  // namespace
+
+ScriptPrinter::ScriptPrinter(session::Session& session, ScriptOptions opts, FdWriter& out)
+    : session_(session),
+      opts_(std::move(opts)),
+      out_(out),
+      b_(out.buffer()),
+      filter_(filter_options(opts_)) {}
 
 ScriptPrinter::~ScriptPrinter() = default;
 
@@ -40,7 +51,7 @@ Status ScriptPrinter::prepare() {
   traits_.has_auxtrace = reader.feature(kFeatAuxtrace).has_value();
   traits_.has_clock = reader.feature(kFeatClockData).has_value();
   perfdata::Features feats;
-  for (std::uint32_t id : {kFeatArch, kFeatSampleTime, kFeatBuildId}) {
+  for (std::uint32_t id : {kFeatArch, kFeatBuildId}) {
     if (auto blob = reader.feature(id))
       (void)perfdata::parse_feature(id, blob->data, reader.swapped(), blob->offset, feats);
   }
@@ -61,11 +72,7 @@ Status ScriptPrinter::prepare() {
   use_callchain_ = !opts_.hide_callchain;
   PK_TRY(opts_.fields.check(reader.events(), names, traits_, use_callchain_));
 
-  if (!opts_.time.empty()) {
-    std::uint64_t first = feats.sample_time ? feats.sample_time->first_ns : 0;
-    std::uint64_t last = feats.sample_time ? feats.sample_time->last_ns : 0;
-    PK_ASSIGN(ranges_, session::parse_time_ranges(opts_.time, first, last, opts_.reltime));
-  }
+  PK_TRY(filter_.prepare(reader));
 
   make_tracepoint_formatter();
   defer_kernel_ = kernel_frames_can_wait();
@@ -98,7 +105,7 @@ bool ScriptPrinter::kernel_frames_can_wait() const {
       field_bit(F::kBpfOutput) | field_bit(F::kSynth) | field_bit(F::kTod) |
       field_bit(F::kMachinePid) | field_bit(F::kVcpu) | field_bit(F::kBrstack) |
       field_bit(F::kBrstacksym) | field_bit(F::kBrstackoff);
-  if (!symbols_.empty() || !dsos_.empty() || opts_.debug_mode) return false;
+  if (filter_.by_location() || opts_.debug_mode) return false;
   for (const auto& ev : session_.reader().events().events())
     if (opts_.fields.of(ev.attr.type).fields & ~kPlain) return false;
   return true;

@@ -197,10 +197,9 @@ Status ItraceScript::on_sample_general(const itrace::ItraceSample& is) {
   // first sample's period and a trace start show it); this decodes all and
   // filters.
   const std::uint64_t period = s.period;
-  if (session::skip_by_time(p_.ranges_, time)) return ok();
+  if (p_.filter_.skip_time(time)) return ok();
   const std::uint32_t cpu = (st & kSampleCpu) ? static_cast<std::uint32_t>(is.cpu) : ~0u;
-  if (p_.opts_.have_cpus && cpu != ~0u && (cpu >= p_.cpu_set_.size() || !p_.cpu_set_[cpu]))
-    return ok();
+  if (p_.filter_.skip_cpu(cpu)) return ok();
 
   machine::Thread& t = thread_of(is.pid, is.tid);
   sample_.ip = s.ip;
@@ -219,7 +218,7 @@ Status ItraceScript::on_sample_general(const itrace::ItraceSample& is) {
   rs.thread = &t;
   rs.comm = t.comm;
   resolve_ip(t, rs.cpumode, s.ip, rs.loc);
-  if (p_.filtered(rs)) return ok();
+  if (p_.filter_.skip(rs, session_.machine())) return ok();
   const OutputConfig& o = p_.opts_.fields.of(attr.type);
   if (!o.fields) return ok();
 

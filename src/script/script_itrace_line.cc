@@ -77,10 +77,8 @@ bool ItraceScript::fast_event(std::size_t event) {
                               field_bit(F::kEvent) | field_bit(F::kIp) | field_bit(F::kSym) |
                               field_bit(F::kSymoff) | field_bit(F::kDso);
   const auto& po = p_.opts_;
-  const bool plain = !callindent_ && !po.fields.print_flags() && p_.comms_.empty() &&
-                     p_.pids_.empty() && p_.tids_.empty() && p_.dsos_.empty() &&
-                     p_.symbols_.empty() && p_.ranges_.empty() && !po.have_cpus && !po.deltatime &&
-                     !po.latency;
+  const bool plain =
+      !callindent_ && !po.fields.print_flags() && !p_.filter_.any() && !po.deltatime && !po.latency;
   const bool chain = p_.use_callchain_ && (attr.sample_type & kSampleCallchain);
   const bool fast =
       plain && !chain && attr.type != kAttrTypeSynth && o.has(F::kIp) && (o.fields & ~kLine) == 0;

@@ -15,6 +15,7 @@
 #include "dump/dump_records.h"
 #include "script/script.h"
 #include "session/code_reader.h"
+#include "session/sample_filter.h"
 #include "session/tracepoint.h"
 #include "symbol/source_lines.h"
 
@@ -61,7 +62,6 @@ class ScriptPrinter : public session::SampleVisitor {
 
   // ---- samples (script_sample.cc) ----
   Status print_sample(const session::ResolvedSample& s, std::uint64_t period, bool period_set);
-  bool filtered(const session::ResolvedSample& s) const;
   void print_start(const OutputConfig& o, const StartFields& f);
   void print_time(std::uint64_t t);
   void print_ip_part(const OutputConfig& o, const session::ResolvedSample& s, bool chain);
@@ -107,12 +107,9 @@ class ScriptPrinter : public session::SampleVisitor {
   std::vector<std::string> names_;
   int name_width_ = 0;
   bool use_callchain_ = true;
-  std::vector<session::TimeRange> ranges_;
   std::uint64_t initial_time_ = 0, previous_time_ = 0;
   std::uint64_t last_timestamp_ = 0, nr_unordered_ = 0;
-  std::vector<bool> cpu_set_;
-  std::unordered_set<std::string> comms_, symbols_, dsos_;
-  std::unordered_set<std::int32_t> pids_, tids_;
+  session::SampleFilter filter_;  // -C, --time, -c, --pid, --tid, --dsos, -S
   std::shared_ptr<symbol::SourceLines> lines_;
   std::vector<symbol::SourceLines::Dso*> lines_by_dso_;
   std::unique_ptr<session::TracepointFormatter> tracepoints_;

@@ -106,30 +106,6 @@ std::string_view branch_type(std::uint64_t flags) {
 
 }  // namespace
 
-bool ScriptPrinter::filtered(const session::ResolvedSample& s) const {
-  const machine::Thread& t = *s.thread;
-  if (!comms_.empty() && !(t.comm && comms_.count(*t.comm))) return true;
-  if (!pids_.empty() && !pids_.count(t.pid)) return true;
-  if (!tids_.empty() && !tids_.count(t.tid)) return true;
-  if (!dsos_.empty()) {
-    const machine::Dso* d = s.loc.dso;
-    if (!d || s.loc.map == nullptr) return true;
-    std::string_view shown = d->kind == machine::DsoKind::kModule ? d->short_name : d->long_name;
-    if (!dsos_.count(std::string(d->short_name)) && !dsos_.count(std::string(shown)) &&
-        !dsos_.count(d->long_name))
-      return true;
-  }
-  if (!symbols_.empty()) {
-    if (s.loc.symbol < 0) return true;
-    std::string_view name = symbol_name(s.loc);
-    if (symbols_.count(std::string(name))) return false;
-    const auto& sym = s.loc.dso->symbols->at(static_cast<std::size_t>(s.loc.symbol));
-    std::uint64_t start = s.loc.map ? s.loc.map->unmap_ip(sym.start) : sym.start;
-    return !symbols_.count(fmt::format("{:#x}", start));
-  }
-  return false;
-}
-
 std::string_view ScriptPrinter::symbol_name(const machine::Location& loc) const {
   return session_.machine().symbol_name(loc);
 }
@@ -578,15 +554,14 @@ Status ScriptPrinter::print_sample(const session::ResolvedSample& s, std::uint64
   const EventAttr& attr = ev.attr;
   const std::uint64_t st = smp.sample_type;
   const std::uint64_t time = (st & kSampleTime) ? smp.time : ~0ULL;
-  if (session::skip_by_time(ranges_, time)) return ok();
+  if (filter_.skip_time(time)) return ok();
   if (opts_.debug_mode) {
     if (time < last_timestamp_) ++nr_unordered_;
     last_timestamp_ = time;
     return ok();
   }
   const std::uint32_t cpu = (st & kSampleCpu) ? smp.cpu : ~0u;
-  if (opts_.have_cpus && cpu != ~0u && (cpu >= cpu_set_.size() || !cpu_set_[cpu])) return ok();
-  if (filtered(s)) return ok();
+  if (filter_.skip_cpu(cpu) || filter_.skip(s, session_.machine())) return ok();
 
   const OutputConfig& o = opts_.fields.of(attr.type);
   if (!o.fields) return ok();

@@ -139,8 +139,7 @@ Status ScriptPrinter::print_side_band(const perfdata::ReadRecord& rec) {
     f.pid = pid;
     f.tid = tid;
   }
-  if (opts_.have_cpus && f.cpu != ~0u && (f.cpu >= cpu_set_.size() || !cpu_set_[f.cpu]))
-    return ok();
+  if (filter_.skip_cpu(f.cpu)) return ok();
   if (tid != -1) f.comm = session_.machine().findnew_thread(pid, tid).comm;
   if (idx >= 0) {
     const auto& attr = events[static_cast<std::size_t>(idx)].attr;

@@ -1,9 +1,12 @@
 #include "base/output.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace perfkit {
@@ -132,6 +135,38 @@ Status FdWriter::close() {
 Status FdWriter::status() const {
   if (error_) return *error_;
   return ok();
+}
+
+Expected<OutputFile> OutputFile::create(const std::string& path, std::size_t buffer_size) {
+  if (path == "-") return OutputFile(FdWriter::stdout_writer(buffer_size), path, "");
+  std::string temp = path + ".tmpXXXXXX";
+  int fd = ::mkstemp(temp.data());
+  if (fd < 0) return make_error("{}: cannot create: {}", path, std::strerror(errno));
+  ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  ::fchmod(fd, 0644);
+  return OutputFile(FdWriter(fd, path, true, buffer_size), path, std::move(temp));
+}
+
+OutputFile::OutputFile(OutputFile&& o) noexcept
+    : writer_(std::move(o.writer_)), path_(std::move(o.path_)), temp_(std::move(o.temp_)) {
+  o.temp_.clear();
+}
+
+OutputFile::~OutputFile() {
+  if (!temp_.empty()) {
+    (void)writer_.close();
+    ::unlink(temp_.c_str());
+  }
+}
+
+Status OutputFile::commit() {
+  if (temp_.empty()) return writer_.flush();
+  Status st = writer_.close();
+  if (st && std::rename(temp_.c_str(), path_.c_str()) != 0)
+    st = make_error("{}: cannot write: {}", path_, std::strerror(errno));
+  if (!st) ::unlink(temp_.c_str());
+  temp_.clear();
+  return st;
 }
 
 }  // namespace perfkit

@@ -69,4 +69,27 @@ class FdWriter {
   std::optional<Error> error_;
 };
 
+// An output file written under a temporary name beside its own (PATH.tmpXXXXXX)
+// and renamed to PATH by commit(): an export that fails or is abandoned
+// leaves nothing under the final name. "-" writes to stdout instead.
+class OutputFile {
+ public:
+  // Errors: the temporary file cannot be made (naming PATH and errno).
+  static Expected<OutputFile> create(const std::string& path, std::size_t buffer_size = 1 << 20);
+  OutputFile(OutputFile&& o) noexcept;
+  OutputFile& operator=(OutputFile&&) = delete;
+  ~OutputFile();  // removes the temporary file unless committed
+
+  FdWriter& writer() { return writer_; }
+  // Flushes, closes and renames the file to its final name. Errors: a write
+  // that failed before (ENOSPC ...) or the rename, naming PATH.
+  Status commit();
+
+ private:
+  OutputFile(FdWriter w, std::string path, std::string temp)
+      : writer_(std::move(w)), path_(std::move(path)), temp_(std::move(temp)) {}
+  FdWriter writer_;
+  std::string path_, temp_;  // temp_ empty: stdout, or committed
+};
+
 }  // namespace perfkit

@@ -56,5 +56,14 @@ std::string sh(const std::string& s);
     if (perfkit::test::in_ci()) FAIL() << "/usr/bin/perf, the oracle, is missing in CI"; \
     GTEST_SKIP() << "/usr/bin/perf is not installed";                                    \
   } while (0)
+// `var` = the fixture `name`'s path; a missing fixture skips the test, or
+// fails it in CI.
+#define PK_FIXTURE_OR_SKIP(var, name)                                                  \
+  const std::string var = perfkit::test::fixture(name);                                \
+  do {                                                                                 \
+    if (!var.empty()) break;                                                           \
+    if (perfkit::test::in_ci()) FAIL() << "fixture " << (name) << " is missing in CI"; \
+    GTEST_SKIP() << "fixture " << (name) << " was not recorded";                       \
+  } while (0)
 #define PK_SKIP_WITHOUT_CORPUS() \
   if (perfkit::test::corpus_dir().empty()) GTEST_SKIP() << "perf-corpus not found"

@@ -1,0 +1,218 @@
+#include "profile/builder.h"
+
+#include <unordered_map>
+
+#include "abi/perf_event.h"
+#include "abi/registers.h"
+#include "machine/machine.h"
+#include "perfdata/features.h"
+#include "record/sample.h"
+#include "session/unwind_callchain.h"
+
+namespace perfkit::profile {
+
+namespace {
+
+LibKind lib_kind(machine::DsoKind k) {
+  switch (k) {
+    case machine::DsoKind::kUser:
+      return LibKind::kUser;
+    case machine::DsoKind::kKernel:
+      return LibKind::kKernel;
+    case machine::DsoKind::kModule:
+      return LibKind::kModule;
+    case machine::DsoKind::kVdso:
+      return LibKind::kVdso;
+    default:
+      return LibKind::kOther;
+  }
+}
+
+class Builder : public session::SampleVisitor {
+ public:
+  Builder(session::Session& session, const ProfileOptions& opts)
+      : session_(session), opts_(opts), filter_(opts.filter) {}
+
+  Status prepare() { return filter_.prepare(session_.reader()); }
+
+  Status on_sample(const session::ResolvedSample& s) override {
+    const record::Sample& smp = *s.sample;
+    const std::uint64_t st = smp.sample_type;
+    const std::uint64_t time = (st & abi::kSampleTime) ? smp.time : 0;
+    const std::uint32_t cpu = (st & abi::kSampleCpu) ? smp.cpu : ~0u;
+    if (filter_.skip_time(time) || filter_.skip_cpu(cpu) || filter_.skip(s, session_.machine()))
+      return ok();
+    const Event& ev = event(s.event);
+    if (s.thread != last_thread_) {
+      last_thread_ = s.thread;
+      last_index_ = p_.thread(s.thread->pid, s.thread->tid);
+    }
+    Thread& t = p_.threads[last_index_];
+    const Index comm = comm_id(s.comm);
+    t.name = comm;
+    t.time.push_back(time);
+    t.stack.push_back(ev.callchains ? chain_stack(s) : leaf_stack(s));
+    t.event.push_back(static_cast<std::uint16_t>(s.event));
+    t.weight.push_back(smp.period);
+    t.cpu.push_back(cpu == ~0u ? -1 : static_cast<std::int32_t>(cpu));
+    t.comm.push_back(comm);
+    Event& e = p_.events[s.event];
+    e.samples += 1;
+    e.period += smp.period;
+    Summary& sum = p_.summary;
+    if (time) {
+      sum.first_time = sum.first_time ? std::min(sum.first_time, time) : time;
+      sum.last_time = std::max(sum.last_time, time);
+    }
+    sum.samples += 1;
+    return ok();
+  }
+
+  Profile take() {
+    summarize();
+    return std::move(p_);
+  }
+
+ private:
+  // The event of the sample, added (with its name and whether its samples
+  // carry call chains) the first time one of it comes.
+  const Event& event(std::size_t i) {
+    const auto& events = session_.reader().events();
+    while (p_.events.size() <= i) {
+      const std::size_t k = p_.events.size();
+      Event e;
+      e.name = p_.strings.intern(session_.event_name(k));
+      if (k < events.size()) e.type = events[k].attr.type;
+      e.callchains = opts_.callchains && k < events.size() &&
+                     (events[k].attr.sample_type & abi::kSampleCallchain);
+      p_.events.push_back(e);
+    }
+    return p_.events[i];
+  }
+  Index comm_id(const std::string* comm) {
+    auto [it, fresh] = comms_.try_emplace(comm, 0);
+    if (fresh) it->second = p_.strings.intern(comm ? std::string_view(*comm) : "");
+    return it->second;
+  }
+  Index lib_id(const machine::Dso* d) {
+    if (!d) return kNone;
+    auto [it, fresh] = libs_.try_emplace(d, 0);
+    if (fresh)
+      it->second = p_.lib({p_.strings.intern(d->long_name), p_.strings.intern(d->short_name),
+                           p_.strings.intern(d->build_id.empty() ? "" : d->build_id.hex()),
+                           lib_kind(d->kind)});
+    return it->second;
+  }
+  // The function a location resolved to: its symbol in its DSO, else
+  // "[unknown]" (perf's name for an address without one).
+  Index func_id(const machine::Location& loc, const char* inlined) {
+    const machine::Dso* dso = loc.map ? loc.dso : nullptr;
+    if (inlined) return p_.func({p_.strings.intern(inlined), lib_id(dso)});
+    auto [it, fresh] = funcs_.try_emplace({dso, loc.symbol}, 0);
+    if (fresh) {
+      std::string_view name =
+          loc.symbol >= 0 ? session_.machine().symbol_name(loc) : std::string_view("[unknown]");
+      it->second = p_.func({p_.strings.intern(name), lib_id(dso)});
+    }
+    return it->second;
+  }
+  // A frame by what the session resolved (DSO, address, inlined name), so
+  // that a frame met before costs one probe.
+  Index frame_id(std::uint64_t ip, const machine::Location& loc, const char* inlined) {
+    const LocKey key{loc.map ? loc.dso : nullptr, loc.map ? loc.addr : ip, inlined, loc.symbol,
+                     loc.level == machine::kLevelKernel};
+    Index i = frames_.find(key);
+    if (i != kNone) return i;
+    Frame f;
+    f.func = func_id(loc, inlined);
+    f.address = key.address;
+    f.inlined = inlined != nullptr;
+    f.kernel = key.kernel;
+    i = p_.frame(f);
+    frames_.insert(key, i);
+    return i;
+  }
+  Index leaf_stack(const session::ResolvedSample& s) {
+    return p_.stack(frame_id(s.sample->ip, s.loc, nullptr), kNone);
+  }
+  // The call chain (callee first) as a stack, root first; none when the
+  // sample's chain resolved to no frame.
+  Index chain_stack(const session::ResolvedSample& s) {
+    Index stack = kNone;
+    for (std::size_t i = s.callchain.size(); i-- > 0;) {
+      const session::Frame& f = s.callchain[i];
+      stack = p_.stack(frame_id(f.ip, f.loc, f.inlined), stack);
+    }
+    return stack;
+  }
+  // The recording's header, and what the session counted.
+  void summarize() {
+    perfdata::Reader& r = session_.reader();
+    auto feats = perfdata::parse_features(r.features(), r.swapped());
+    Summary& s = p_.summary;
+    if (feats) {
+      s.hostname = feats->hostname.value_or("");
+      s.os_release = feats->osrelease.value_or("");
+      s.perf_version = feats->version.value_or("");
+      s.arch = feats->arch.value_or("");
+      s.cpu_desc = feats->cpudesc.value_or("");
+      s.cmdline = feats->cmdline.value_or(std::vector<std::string>{});
+      s.nr_cpus = feats->nrcpus ? feats->nrcpus->online : 0;
+    }
+    s.lost_samples = session_.stats().total_lost_samples;
+  }
+
+  session::Session& session_;
+  const ProfileOptions& opts_;
+  session::SampleFilter filter_;
+  Profile p_;
+  std::unordered_map<const std::string*, Index> comms_;
+  std::unordered_map<const machine::Dso*, Index> libs_;
+  struct SymbolHash {
+    std::size_t operator()(const std::pair<const machine::Dso*, int>& k) const {
+      return std::hash<const void*>()(k.first) * 31 + static_cast<std::size_t>(k.second);
+    }
+  };
+  std::unordered_map<std::pair<const machine::Dso*, int>, Index, SymbolHash> funcs_;
+  struct LocKey {
+    const machine::Dso* dso = nullptr;
+    std::uint64_t address = 0;
+    const char* inlined = nullptr;
+    int symbol = -1;  // a kernel symbol may resolve later at the same address
+    bool kernel = false;
+    bool operator==(const LocKey&) const = default;
+  };
+  struct LocHash {
+    std::size_t operator()(const LocKey& k) const {
+      return mix64(k.address ^ reinterpret_cast<std::uintptr_t>(k.dso) * 31 ^
+                   reinterpret_cast<std::uintptr_t>(k.inlined) * 17 ^
+                   static_cast<std::uint64_t>(k.symbol) << 48 ^ (k.kernel ? 1 : 0));
+    }
+  };
+  FlatMap<LocKey, LocHash> frames_;
+  const machine::Thread* last_thread_ = nullptr;
+  Index last_index_ = kNone;
+};
+
+}  // namespace
+
+Expected<Profile> build_profile(session::Session& session, const ProfileOptions& opts) {
+  Builder b(session, opts);
+  PK_TRY(b.prepare());
+  session.set_callchains(opts.callchains, false, opts.max_stack);
+  if (opts.callchains) {
+    perfdata::Reader& r = session.reader();
+    perfdata::Features arch;
+    if (auto blob = r.feature(abi::kFeatArch))
+      (void)perfdata::parse_feature(abi::kFeatArch, blob->data, r.swapped(), blob->offset, arch);
+    const std::string a = abi::normalize_arch(arch.arch.value_or(""));
+    session::UnwindOptions uo;
+    uo.inline_frames = opts.inline_frames;
+    uo.unwind_arch = a.empty() || a == "x86";
+    session.set_unwinder(session::make_dwarf_unwinder(session.symbolizer(), uo));
+  }
+  PK_TRY(session.run(b));
+  return b.take();
+}
+
+}  // namespace perfkit::profile

@@ -1,0 +1,24 @@
+// Reading a recording into a Profile: a SampleVisitor over a Session that
+// keeps the samples perf script's filters keep and folds each into the
+// model (its thread, its stack of frames, its event, time, cpu and period).
+#pragma once
+
+#include "base/error.h"
+#include "profile/profile.h"
+#include "session/sample_filter.h"
+#include "session/session.h"
+
+namespace perfkit::profile {
+
+struct ProfileOptions {
+  session::SampleFilterOptions filter;
+  int max_stack = 127;        // --max-stack: frames of a call chain kept at most
+  bool inline_frames = true;  // --inline / --no-inline (DWARF call chains)
+  bool callchains = true;     // false: every stack is the sample's leaf alone
+};
+
+// Runs `session` (not run before) and returns its samples as a profile.
+// Errors: the filter's (--time), the session's (naming the offset).
+Expected<Profile> build_profile(session::Session& session, const ProfileOptions& opts);
+
+}  // namespace perfkit::profile

@@ -199,6 +199,8 @@ Status run_itrace(session::Session& s, script::ScriptOptions opts,
 }  // namespace
 
 int cmd_script(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "report")
+    return cmd_script_report(argc - 1, argv + 1);
   CLI::App app("Read perf.data and display every event as text, as 'perf script' does.", "script");
   Args a;
   script::ScriptOptions opts;

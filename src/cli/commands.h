@@ -26,6 +26,9 @@ int cmd_list(int argc, char** argv);
 int cmd_stat(int argc, char** argv);
 int cmd_pt_synth(int argc, char** argv);
 int cmd_script(int argc, char** argv);
+// perfkit script report NAME: argv[0] is "report".
+int cmd_script_report(int argc, char** argv);
+int cmd_data(int argc, char** argv);
 
 // Every command, in the order `perfkit help` lists them.
 std::span<const Command> commands();

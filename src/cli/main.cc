@@ -20,6 +20,7 @@ constexpr Command kCommands[] = {
     {"buildid-cache", "Manage build-id cache", cmd_buildid_cache},
     {"archive", "Pack the DSOs a perf.data file needs for another machine", cmd_archive},
     {"script", "Read perf.data and display trace output", cmd_script},
+    {"data", "Convert perf.data into the formats other tools read", cmd_data},
     {"record", "Run a command and record its profile into perf.data", cmd_record},
     {"list", "List all symbolic event types", cmd_list},
     {"stat", "Run a command and gather performance counter statistics", cmd_stat},

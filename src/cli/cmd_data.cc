@@ -1,0 +1,89 @@
+// perfkit data convert: a recording written in the formats other tools read,
+// from the profile model (perf data convert's command, with perfkit's
+// targets beside perf's).
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/profile_options.h"
+#include "export/folded.h"
+
+namespace perfkit::cli {
+
+namespace {
+
+struct ConvertArgs {
+  ProfileArgs profile;
+  std::string to_folded, folded_weight = "samples", event, to_ctf;
+  bool force = false;
+};
+
+// The index of the event named `name` ("" for the first).
+Expected<std::size_t> event_index(const profile::Profile& p, const std::string& name) {
+  if (p.events.empty()) return make_error("the recording has no samples");
+  if (name.empty()) return std::size_t{0};
+  for (std::size_t i = 0; i < p.events.size(); ++i)
+    if (p.strings.at(p.events[i].name) == name) return i;
+  std::string known;
+  for (const auto& e : p.events) known += fmt::format(" '{}'", p.strings.at(e.name));
+  return make_error("no event '{}' in the recording (it has{})", name, known);
+}
+
+Status write_folded(const ConvertArgs& a, const profile::Profile& p) {
+  exports::FoldedOptions fo;
+  PK_ASSIGN(fo.event, event_index(p, a.event));
+  if (a.folded_weight != "samples" && a.folded_weight != "period")
+    return make_error("--folded-weight: '{}' is not samples or period", a.folded_weight);
+  fo.weight_period = a.folded_weight == "period";
+  if (p.events.size() > 1 && a.event.empty() && !a.profile.quiet)
+    fmt::print(stderr, "folding the samples of '{}' (-e names another of the {} events)\n",
+               p.strings.at(p.events[0].name), p.events.size());
+  PK_ASSIGN(auto out, OutputFile::create(a.to_folded));
+  PK_TRY(exports::write_folded(p, fo, out.writer()));
+  return out.commit();
+}
+
+}  // namespace
+
+int cmd_data(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) != "convert") {
+    const bool help =
+        argc >= 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h");
+    fmt::print(help ? stdout : stderr,
+               "\n Usage: perfkit data [<common options>] <command> [<options>]\n\n"
+               "   convert   converts data file between formats\n\n");
+    return help ? 0 : 129;
+  }
+  CLI::App app(
+      "Convert a perf.data file into the formats other tools read, as 'perf data convert' "
+      "does.\n\n usage: perfkit data convert [<options>]",
+      "data convert");
+  ConvertArgs a;
+  add_profile_options(app, a.profile);
+  app.add_option("--to-folded", a.to_folded,
+                 "Folded stacks for FlameGraph, one event ('-' for stdout)");
+  app.add_option("--folded-weight", a.folded_weight, "Weigh stacks by samples or period")
+      ->capture_default_str();
+  app.add_option("-e,--event", a.event, "The event to convert (default: the first)");
+  app.add_option("--to-ctf", a.to_ctf, "Convert to CTF format (not in this build)");
+  app.add_flag("-f,--force", a.force, "Don't complain, do it");
+  int code = 0;
+  if (!parse_options(app, argc - 1, argv + 1, code)) return code;
+  if (!a.to_ctf.empty()) {
+    fmt::print(stderr,
+               "The libbabeltrace support is not compiled in. perf should be compiled with "
+               "environment variables LIBBABELTRACE=1 and LIBBABELTRACE_DIR=/path/to/"
+               "libbabeltrace/\n");
+    return 255;
+  }
+  if (a.to_folded.empty()) {
+    fmt::print(stderr, "You must specify an output: --to-folded FILE.\n");
+    return 255;
+  }
+  auto p = read_profile(a.profile);
+  if (!p) return fail("data convert", p.error());
+  if (auto st = write_folded(a, *p); !st) return fail("data convert", st.error());
+  return 0;
+}
+
+}  // namespace perfkit::cli

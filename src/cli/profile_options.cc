@@ -1,0 +1,59 @@
+#include "cli/profile_options.h"
+
+#include <unistd.h>
+
+#include "cli/progress.h"
+#include "session/session.h"
+
+namespace perfkit::cli {
+
+void add_profile_options(CLI::App& app, ProfileArgs& a) {
+  auto& f = a.opts.filter;
+  app.add_option("-i,--input", a.input, "Input file name ('-' for stdin; default perf.data)");
+  app.add_option("-C,--cpu", a.cpus, "Only samples of these cpus");
+  app.add_option("--pid", a.pids, "Only samples of these process ids");
+  app.add_option("--tid", a.tids, "Only samples of these thread ids");
+  app.add_option("-c,--comms,--comm", a.comms, "Only samples of these comms");
+  app.add_option("--dsos", a.dsos, "Only samples in these DSOs");
+  app.add_option("-S,--symbols", a.symbols, "Only samples in these symbols");
+  app.add_option("--time", f.time, "Time span of interest (start,stop; percent slices)");
+  app.add_option("--max-stack", a.opts.max_stack, "Frames of a call chain to keep at most");
+  app.add_flag("--no-inline", a.no_inline, "Leave out inlined frames of DWARF call chains");
+  app.add_flag("-G,--hide-call-graph", a.hide_callchain, "Only each sample's own location");
+  app.add_option("--symfs", a.lookup.symfs, "Look for files with symbols under this directory");
+  app.add_option("-k,--vmlinux", a.lookup.vmlinux, "vmlinux file for kernel symbols");
+  app.add_option("--kallsyms", a.lookup.kallsyms, "kallsyms file for kernel symbols");
+  app.add_flag("--no-demangle", a.lookup.no_demangle, "Do not demangle C++ symbol names");
+  app.add_flag("-q,--quiet", a.quiet, "No warnings or progress bar");
+}
+
+Expected<profile::Profile> read_profile(ProfileArgs& a) {
+  auto& f = a.opts.filter;
+  f.comms = split_list(a.comms);
+  f.dsos = split_list(a.dsos);
+  f.symbols = split_list(a.symbols);
+  PK_TRY(parse_list_option(a.pids, id_list_rules("pid"), f.pids));
+  PK_TRY(parse_list_option(a.tids, id_list_rules("tid"), f.tids));
+  PK_TRY(parse_list_option(a.cpus, id_list_rules("cpu"), f.cpus));
+  f.have_cpus = !a.cpus.empty();
+  a.opts.inline_frames = !a.no_inline;
+  a.opts.callchains = !a.hide_callchain;
+  if (a.input.empty())
+    a.input = (!isatty(STDIN_FILENO) && lseek(STDIN_FILENO, 0, SEEK_CUR) < 0) ? "-" : "perf.data";
+
+  session::SessionOptions so;
+  so.symbols = symbolizer_options(a.lookup);
+  so.warn = [quiet = a.quiet](const std::string& m) {
+    if (!quiet) fmt::print(stderr, "{}\n", m);
+  };
+  ProgressBar bar("Reading the recording...");
+  if (stderr_progress_wanted(a.quiet, false))
+    so.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+  PK_ASSIGN(auto session, session::Session::open(a.input, std::move(so)));
+  auto p = profile::build_profile(*session, a.opts);
+  bar.clear();
+  if (!p) return p.error().with_context(session->reader().name());
+  return p;
+}
+
+}  // namespace perfkit::cli

@@ -1,0 +1,174 @@
+#include "export/folded.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/flat_map.h"
+
+namespace perfkit::exports {
+
+namespace {
+
+using profile::Index;
+using profile::kNone;
+
+constexpr std::uint32_t kTracepointType = 2;  // PERF_TYPE_TRACEPOINT
+
+// stackcollapse.py's tidy_function_name.
+std::string tidy_name(std::string_view sym, bool kernel_lib, const StackcollapseOptions& o) {
+  std::string s(sym);
+  std::replace(s.begin(), s.end(), ';', ':');
+  if (o.tidy_java) {
+    std::erase(s, '<');
+    std::erase(s, '>');
+    // Python's `sym.find('/')` is truthy unless '/' is the first character.
+    if (!s.empty() && s[0] == 'L' && s.find('/') != 0) s.erase(0, 1);
+    if (auto paren = s.find('('); paren != std::string::npos) s.resize(paren);
+  }
+  if (o.annotate_kernel && kernel_lib) s += "_[k]";
+  return s;
+}
+
+// Folds samples into "prefix;frames" -> weight. Samples are first summed by
+// (prefix, stack) ids; the text of each distinct pair is made once at the
+// end, and equal texts (the same stack of two threads) are summed then.
+class Folder {
+ public:
+  Folder(const profile::Profile& p, const StackcollapseOptions& names) : p_(p), names_(names) {
+    kernel_name_ = kNone;
+    for (Index i = 0; i < p.strings.size(); ++i)
+      if (p.strings.at(i) == "[kernel.kallsyms]") kernel_name_ = i;
+  }
+
+  // A prefix text ("comm", "comm-PID/TID", ""): its id for add().
+  Index prefix(std::string text) {
+    prefixes_.push_back(std::move(text));
+    return static_cast<Index>(prefixes_.size() - 1);
+  }
+  void add(Index prefix, Index stack, std::uint64_t weight) {
+    const std::uint64_t key = (std::uint64_t{prefix} << 32) | stack;
+    Index i = index_.find(key);
+    if (i == kNone) {
+      i = static_cast<Index>(sums_.size());
+      index_.insert(key, i);
+      sums_.push_back({prefix, stack, 0});
+    }
+    sums_[i].weight += weight;
+  }
+
+  Status write(FdWriter& out) {
+    std::unordered_map<std::string, std::uint64_t> lines;
+    for (const Sum& s : sums_) {
+      std::string line = prefixes_[s.prefix];
+      const std::string& frames = stack_text(s.stack);
+      if (!frames.empty()) {
+        if (!line.empty()) line.push_back(';');
+        line += frames;
+      }
+      lines[std::move(line)] += s.weight;
+    }
+    std::vector<const std::pair<const std::string, std::uint64_t>*> sorted;
+    sorted.reserve(lines.size());
+    for (const auto& l : lines) sorted.push_back(&l);
+    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+    for (const auto* l : sorted) {
+      out.write(l->first);
+      out.print(" {}\n", l->second);
+    }
+    return out.flush();
+  }
+
+ private:
+  struct Sum {
+    Index prefix, stack;
+    std::uint64_t weight;
+  };
+  struct KeyHash {
+    std::size_t operator()(std::uint64_t k) const { return mix64(k); }
+  };
+
+  const std::string& stack_text(Index stack) {
+    static const std::string kEmpty;
+    if (stack == kNone) return kEmpty;
+    if (stack >= texts_.size()) {
+      texts_.resize(p_.stacks.size());
+      done_.resize(p_.stacks.size());
+    }
+    if (done_[stack]) return texts_[stack];
+    done_[stack] = true;
+    const profile::Stack& s = p_.stacks[stack];
+    std::string text = stack_text(s.prefix);
+    const profile::Func& f = p_.funcs[p_.frames[s.frame].func];
+    const bool kernel = f.lib != kNone && p_.libs[f.lib].name == kernel_name_;
+    if (!text.empty()) text.push_back(';');
+    text += tidy_name(p_.strings.at(f.name), kernel, names_);
+    return texts_[stack] = std::move(text);
+  }
+
+  const profile::Profile& p_;
+  StackcollapseOptions names_;
+  Index kernel_name_;
+  std::vector<std::string> prefixes_;
+  FlatMap<std::uint64_t, KeyHash> index_;
+  std::vector<Sum> sums_;
+  std::vector<std::string> texts_;  // by stack, joined root first
+  std::vector<bool> done_;
+};
+
+// stackcollapse.py's bottom entry: "comm", "comm-PID", "comm-PID/TID".
+std::string comm_prefix(const profile::Profile& p, const profile::Thread& t, Index comm,
+                        const StackcollapseOptions& o) {
+  if (!o.include_comm) return {};
+  std::string s(p.strings.at(comm));
+  std::replace(s.begin(), s.end(), ' ', '_');
+  const char* sep = "-";
+  if (o.include_pid) {
+    s += sep + std::to_string(t.pid);
+    sep = "/";
+  }
+  if (o.include_tid) s += sep + std::to_string(t.tid);
+  return s;
+}
+
+}  // namespace
+
+Status write_stackcollapse(const profile::Profile& p, const StackcollapseOptions& o,
+                           FdWriter& out) {
+  Folder folder(p, o);
+  for (const profile::Thread& t : p.threads) {
+    Index comm = kNone, prefix = kNone;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const profile::Event& e = p.events[t.event[i]];
+      // perf hands tracepoint samples to the script's tracepoint handlers,
+      // which stackcollapse.py does not have.
+      if (e.type == kTracepointType) continue;
+      // perf's python callchain is empty for an event without call chains.
+      const bool chain = e.callchains;
+      if (t.comm[i] != comm) prefix = folder.prefix(comm_prefix(p, t, comm = t.comm[i], o));
+      folder.add(prefix, chain ? t.stack[i] : kNone, 1);
+    }
+  }
+  return folder.write(out);
+}
+
+Status write_folded(const profile::Profile& p, const FoldedOptions& o, FdWriter& out) {
+  if (o.event >= p.events.size())
+    return make_error("no event {} to fold (the profile has {})", o.event, p.events.size());
+  StackcollapseOptions names;
+  names.include_comm = o.include_comm;
+  names.annotate_kernel = o.annotate_kernel;
+  Folder folder(p, names);
+  for (const profile::Thread& t : p.threads) {
+    Index comm = kNone, prefix = kNone;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t.event[i] != o.event) continue;
+      if (t.comm[i] != comm) prefix = folder.prefix(comm_prefix(p, t, comm = t.comm[i], names));
+      folder.add(prefix, t.stack[i], o.weight_period ? t.weight[i] : 1);
+    }
+  }
+  return folder.write(out);
+}
+
+}  // namespace perfkit::exports

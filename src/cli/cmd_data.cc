@@ -7,6 +7,7 @@
 #include "cli/options.h"
 #include "cli/profile_options.h"
 #include "export/folded.h"
+#include "export/pprof.h"
 
 namespace perfkit::cli {
 
@@ -14,7 +15,7 @@ namespace {
 
 struct ConvertArgs {
   ProfileArgs profile;
-  std::string to_folded, folded_weight = "samples", event, to_ctf;
+  std::string to_folded, to_pprof, folded_weight = "samples", event, to_ctf;
   bool force = false;
 };
 
@@ -29,6 +30,14 @@ Expected<std::size_t> event_index(const profile::Profile& p, const std::string& 
   return make_error("no event '{}' in the recording (it has{})", name, known);
 }
 
+// Writes `path` with `write` (under a temporary name until it succeeds).
+template <class Write>
+Status write_output(const std::string& path, Write&& write) {
+  PK_ASSIGN(auto out, OutputFile::create(path));
+  PK_TRY(write(out.writer()));
+  return out.commit();
+}
+
 Status write_folded(const ConvertArgs& a, const profile::Profile& p) {
   exports::FoldedOptions fo;
   PK_ASSIGN(fo.event, event_index(p, a.event));
@@ -38,9 +47,14 @@ Status write_folded(const ConvertArgs& a, const profile::Profile& p) {
   if (p.events.size() > 1 && a.event.empty() && !a.profile.quiet)
     fmt::print(stderr, "folding the samples of '{}' (-e names another of the {} events)\n",
                p.strings.at(p.events[0].name), p.events.size());
-  PK_ASSIGN(auto out, OutputFile::create(a.to_folded));
-  PK_TRY(exports::write_folded(p, fo, out.writer()));
-  return out.commit();
+  return write_output(a.to_folded, [&](FdWriter& w) { return exports::write_folded(p, fo, w); });
+}
+
+Status write_outputs(const ConvertArgs& a, const profile::Profile& p) {
+  if (!a.to_folded.empty()) PK_TRY(write_folded(a, p));
+  if (!a.to_pprof.empty())
+    PK_TRY(write_output(a.to_pprof, [&](FdWriter& w) { return exports::write_pprof(p, w); }));
+  return ok();
 }
 
 }  // namespace
@@ -62,6 +76,7 @@ int cmd_data(int argc, char** argv) {
   add_profile_options(app, a.profile);
   app.add_option("--to-folded", a.to_folded,
                  "Folded stacks for FlameGraph, one event ('-' for stdout)");
+  app.add_option("--to-pprof", a.to_pprof, "pprof's profile.proto, gzipped (go tool pprof)");
   app.add_option("--folded-weight", a.folded_weight, "Weigh stacks by samples or period")
       ->capture_default_str();
   app.add_option("-e,--event", a.event, "The event to convert (default: the first)");
@@ -76,13 +91,13 @@ int cmd_data(int argc, char** argv) {
                "libbabeltrace/\n");
     return 255;
   }
-  if (a.to_folded.empty()) {
-    fmt::print(stderr, "You must specify an output: --to-folded FILE.\n");
+  if (a.to_folded.empty() && a.to_pprof.empty()) {
+    fmt::print(stderr, "You must specify an output: --to-folded FILE or --to-pprof FILE.\n");
     return 255;
   }
   auto p = read_profile(a.profile);
   if (!p) return fail("data convert", p.error());
-  if (auto st = write_folded(a, *p); !st) return fail("data convert", st.error());
+  if (auto st = write_outputs(a, *p); !st) return fail("data convert", st.error());
   return 0;
 }
 

@@ -104,7 +104,8 @@ void remap_tables(Profile& into, const Profile& from, Remap& m) {
   for (const Func& f : from.funcs)
     m.funcs.push_back(into.func({m.str(f.name), f.lib == kNone ? kNone : m.libs[f.lib]}));
   for (const Frame& f : from.frames)
-    m.frames.push_back(into.frame({m.funcs[f.func], f.address, f.inlined, f.kernel}));
+    m.frames.push_back(
+        into.frame({m.funcs[f.func], f.address, f.inlined, f.kernel, m.str(f.file), f.line}));
   // A stack's prefix always comes before it (it was interned first).
   for (const Stack& s : from.stacks)
     m.stacks.push_back(

@@ -69,6 +69,8 @@ struct Frame {
   std::uint64_t address = 0;  // DSO-relative where mapped, else the address
   bool inlined = false;       // a function inlined at `address`
   bool kernel = false;        // a kernel-mode address
+  Index file = 0;             // its source file ("" when unknown)
+  std::uint32_t line = 0;     // its source line (0 when unknown)
 };
 
 struct Stack {

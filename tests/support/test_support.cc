@@ -55,6 +55,19 @@ std::string workload(const std::string& name) {
 
 bool have_perf() { return access("/usr/bin/perf", X_OK) == 0; }
 
+std::string find_tool(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path ? path : "/usr/bin:/bin";
+  while (!rest.empty()) {
+    const auto colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    rest = colon == std::string_view::npos ? "" : rest.substr(colon + 1);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
 bool in_ci() {
   const char* ci = std::getenv("CI");
   return ci && std::string_view(ci) == "true";

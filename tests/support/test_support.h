@@ -18,6 +18,8 @@ std::string fixture(const std::string& name);
 std::string perfkit_bin();
 std::string workload(const std::string& name);
 bool have_perf();
+// The path of `name` found in $PATH, or "" (a consumer the tests run).
+std::string find_tool(const std::string& name);
 // Whether this is a CI run (CI=true in the environment): an oracle missing
 // there fails the test instead of skipping it.
 bool in_ci();
@@ -64,6 +66,15 @@ std::string sh(const std::string& s);
     if (!var.empty()) break;                                                           \
     if (perfkit::test::in_ci()) FAIL() << "fixture " << (name) << " is missing in CI"; \
     GTEST_SKIP() << "fixture " << (name) << " was not recorded";                       \
+  } while (0)
+// `var` = the path of the consumer tool `name` ($PATH); a missing one skips
+// the test, or fails it in CI (scripts/setup installs the consumers).
+#define PK_TOOL_OR_SKIP(var, name)                                                      \
+  const std::string var = perfkit::test::find_tool(name);                               \
+  do {                                                                                  \
+    if (!var.empty()) break;                                                            \
+    if (perfkit::test::in_ci()) FAIL() << "consumer " << (name) << " is missing in CI"; \
+    GTEST_SKIP() << "consumer " << (name) << " is not installed (scripts/setup)";       \
   } while (0)
 #define PK_SKIP_WITHOUT_CORPUS() \
   if (perfkit::test::corpus_dir().empty()) GTEST_SKIP() << "perf-corpus not found"

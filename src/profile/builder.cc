@@ -48,6 +48,7 @@ class Builder : public session::SampleVisitor {
       last_index_ = p_.thread(s.thread->pid, s.thread->tid);
     }
     Thread& t = p_.threads[last_index_];
+    p_.order.push_back(last_index_);
     const Index comm = comm_id(s.comm);
     t.name = comm;
     t.time.push_back(time);

@@ -128,8 +128,11 @@ Status merge(Profile& into, const Profile& from) {
     into.events[e].samples += from.events[e].samples;
     into.events[e].period += from.events[e].period;
   }
+  std::vector<Index> threads;
+  threads.reserve(from.threads.size());
   for (const Thread& t : from.threads) {
-    Thread& to = into.threads[into.thread(t.pid, t.tid)];
+    threads.push_back(into.thread(t.pid, t.tid));
+    Thread& to = into.threads[threads.back()];
     to.name = m.str(t.name);
     to.time.insert(to.time.end(), t.time.begin(), t.time.end());
     for (Index s : t.stack) to.stack.push_back(s == kNone ? kNone : m.stacks[s]);
@@ -138,6 +141,7 @@ Status merge(Profile& into, const Profile& from) {
     to.cpu.insert(to.cpu.end(), t.cpu.begin(), t.cpu.end());
     for (Index c : t.comm) to.comm.push_back(m.str(c));
   }
+  for (Index t : from.order) into.order.push_back(threads[t]);
   Summary& s = into.summary;
   const Summary& f = from.summary;
   if (s.hostname.empty() && s.cmdline.empty()) {

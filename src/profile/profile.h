@@ -117,6 +117,10 @@ class Profile {
   std::vector<Stack> stacks;
   std::vector<Event> events;
   std::vector<Thread> threads;
+  // The thread of every sample in the order samples came, across threads
+  // (a thread's own samples are in its columns, in this order): what
+  // writers that follow the recording's order (perf's flamegraph.py) read.
+  std::vector<Index> order;
   Summary summary;
 
   // Interning: each returns the id of an equal row, adding it when new.

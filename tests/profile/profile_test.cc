@@ -26,6 +26,7 @@ Profile make(std::int32_t tid, const std::vector<std::vector<std::string>>& chai
     t.weight.push_back(7);
     t.cpu.push_back(0);
     t.comm.push_back(p.strings.intern("x"));
+    p.order.push_back(0);
     p.events[0].samples += 1;
     p.events[0].period += 7;
     p.summary.samples += 1;
@@ -90,6 +91,8 @@ TEST(Profile, MergeRemapsAndAppends) {
   ASSERT_TRUE(merge(whole, b));
   EXPECT_EQ(whole.threads[1].size(), 4u);
   EXPECT_EQ(whole.threads[1].time, (std::vector<std::uint64_t>{1000, 1001, 1000, 1001}));
+  // The order across threads: a's sample, b's two, b's two again.
+  EXPECT_EQ(whole.order, (std::vector<Index>{0, 1, 1, 1, 1}));
 }
 
 TEST(Profile, MergeIsDeterministic) {

@@ -6,8 +6,10 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/profile_options.h"
+#include "export/flame_tree.h"
 #include "export/folded.h"
 #include "export/pprof.h"
+#include "export/svg.h"
 
 namespace perfkit::cli {
 
@@ -15,7 +17,9 @@ namespace {
 
 struct ConvertArgs {
   ProfileArgs profile;
-  std::string to_folded, to_pprof, folded_weight = "samples", event, to_ctf;
+  std::string to_folded, to_pprof, to_flamegraph, folded_weight = "samples", event, to_ctf;
+  std::string flame_title = "Flame Graph";
+  bool inverted = false;
   bool force = false;
 };
 
@@ -41,8 +45,6 @@ Status write_output(const std::string& path, Write&& write) {
 Status write_folded(const ConvertArgs& a, const profile::Profile& p) {
   exports::FoldedOptions fo;
   PK_ASSIGN(fo.event, event_index(p, a.event));
-  if (a.folded_weight != "samples" && a.folded_weight != "period")
-    return make_error("--folded-weight: '{}' is not samples or period", a.folded_weight);
   fo.weight_period = a.folded_weight == "period";
   if (p.events.size() > 1 && a.event.empty() && !a.profile.quiet)
     fmt::print(stderr, "folding the samples of '{}' (-e names another of the {} events)\n",
@@ -50,8 +52,30 @@ Status write_folded(const ConvertArgs& a, const profile::Profile& p) {
   return write_output(a.to_folded, [&](FdWriter& w) { return exports::write_folded(p, fo, w); });
 }
 
+Status write_flamegraph(const ConvertArgs& a, const profile::Profile& p) {
+  exports::FlameTreeOptions to;
+  std::size_t event = 0;
+  PK_ASSIGN(event, event_index(p, a.event));
+  to.events = {event};
+  to.weight_period = a.folded_weight == "period";
+  to.comm_with_pid = false;
+  to.chainless_on_process = false;
+  const exports::FlameTree tree(p, to);
+  exports::SvgOptions so;
+  so.title = a.flame_title;
+  so.subtitle = fmt::format("{} ({})", p.strings.at(p.events[event].name),
+                            to.weight_period ? "period" : "samples");
+  so.count_name = to.weight_period ? "period" : "samples";
+  so.inverted = a.inverted;
+  return write_output(a.to_flamegraph,
+                      [&](FdWriter& w) { return exports::write_svg(tree, so, w); });
+}
+
 Status write_outputs(const ConvertArgs& a, const profile::Profile& p) {
+  if (a.folded_weight != "samples" && a.folded_weight != "period")
+    return make_error("--folded-weight: '{}' is not samples or period", a.folded_weight);
   if (!a.to_folded.empty()) PK_TRY(write_folded(a, p));
+  if (!a.to_flamegraph.empty()) PK_TRY(write_flamegraph(a, p));
   if (!a.to_pprof.empty())
     PK_TRY(write_output(a.to_pprof, [&](FdWriter& w) { return exports::write_pprof(p, w); }));
   return ok();
@@ -77,6 +101,9 @@ int cmd_data(int argc, char** argv) {
   app.add_option("--to-folded", a.to_folded,
                  "Folded stacks for FlameGraph, one event ('-' for stdout)");
   app.add_option("--to-pprof", a.to_pprof, "pprof's profile.proto, gzipped (go tool pprof)");
+  app.add_option("--to-flamegraph", a.to_flamegraph, "An SVG flame graph of one event");
+  app.add_option("--flame-title", a.flame_title, "The flame graph's title")->capture_default_str();
+  app.add_flag("--inverted", a.inverted, "Draw the flame graph as an icicle (root on top)");
   app.add_option("--folded-weight", a.folded_weight, "Weigh stacks by samples or period")
       ->capture_default_str();
   app.add_option("-e,--event", a.event, "The event to convert (default: the first)");
@@ -91,8 +118,9 @@ int cmd_data(int argc, char** argv) {
                "libbabeltrace/\n");
     return 255;
   }
-  if (a.to_folded.empty() && a.to_pprof.empty()) {
-    fmt::print(stderr, "You must specify an output: --to-folded FILE or --to-pprof FILE.\n");
+  if (a.to_folded.empty() && a.to_pprof.empty() && a.to_flamegraph.empty()) {
+    fmt::print(stderr,
+               "You must specify an output: --to-folded, --to-flamegraph or --to-pprof FILE.\n");
     return 255;
   }
   auto p = read_profile(a.profile);

@@ -1,6 +1,7 @@
 // perfkit data convert: a recording written in the formats other tools read,
 // from the profile model (perf data convert's command, with perfkit's
 // targets beside perf's).
+#include <filesystem>
 #include <string>
 
 #include "cli/commands.h"
@@ -9,6 +10,7 @@
 #include "export/flame_tree.h"
 #include "export/folded.h"
 #include "export/pprof.h"
+#include "export/speedscope.h"
 #include "export/svg.h"
 
 namespace perfkit::cli {
@@ -17,7 +19,8 @@ namespace {
 
 struct ConvertArgs {
   ProfileArgs profile;
-  std::string to_folded, to_pprof, to_flamegraph, folded_weight = "samples", event, to_ctf;
+  std::string to_folded, to_pprof, to_flamegraph, to_speedscope, folded_weight = "samples", event,
+                                                                 to_ctf;
   std::string flame_title = "Flame Graph";
   bool inverted = false;
   bool force = false;
@@ -76,6 +79,12 @@ Status write_outputs(const ConvertArgs& a, const profile::Profile& p) {
     return make_error("--folded-weight: '{}' is not samples or period", a.folded_weight);
   if (!a.to_folded.empty()) PK_TRY(write_folded(a, p));
   if (!a.to_flamegraph.empty()) PK_TRY(write_flamegraph(a, p));
+  if (!a.to_speedscope.empty()) {
+    exports::SpeedscopeOptions so;
+    so.name = std::filesystem::path(a.profile.input).filename().string();
+    PK_TRY(write_output(a.to_speedscope,
+                        [&](FdWriter& w) { return exports::write_speedscope(p, so, w); }));
+  }
   if (!a.to_pprof.empty())
     PK_TRY(write_output(a.to_pprof, [&](FdWriter& w) { return exports::write_pprof(p, w); }));
   return ok();
@@ -101,6 +110,7 @@ int cmd_data(int argc, char** argv) {
   app.add_option("--to-folded", a.to_folded,
                  "Folded stacks for FlameGraph, one event ('-' for stdout)");
   app.add_option("--to-pprof", a.to_pprof, "pprof's profile.proto, gzipped (go tool pprof)");
+  app.add_option("--to-speedscope", a.to_speedscope, "speedscope's JSON file format");
   app.add_option("--to-flamegraph", a.to_flamegraph, "An SVG flame graph of one event");
   app.add_option("--flame-title", a.flame_title, "The flame graph's title")->capture_default_str();
   app.add_flag("--inverted", a.inverted, "Draw the flame graph as an icicle (root on top)");
@@ -118,9 +128,11 @@ int cmd_data(int argc, char** argv) {
                "libbabeltrace/\n");
     return 255;
   }
-  if (a.to_folded.empty() && a.to_pprof.empty() && a.to_flamegraph.empty()) {
+  if (a.to_folded.empty() && a.to_pprof.empty() && a.to_flamegraph.empty() &&
+      a.to_speedscope.empty()) {
     fmt::print(stderr,
-               "You must specify an output: --to-folded, --to-flamegraph or --to-pprof FILE.\n");
+               "You must specify an output: --to-folded, --to-flamegraph, --to-pprof or "
+               "--to-speedscope FILE.\n");
     return 255;
   }
   auto p = read_profile(a.profile);

@@ -1,6 +1,11 @@
 #include "export/browser.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <regex>
 #include <sstream>
 
 #include "support/test_support.h"
@@ -16,14 +21,11 @@ std::string base_command(const std::string& chromium, const std::string& scratch
          sh(scratch + "/chromium-profile") + " ";
 }
 
-}  // namespace
-
-PageLoad load_page(const std::string& chromium, const std::string& path, const std::string& scratch,
-                   bool file_access) {
+PageLoad load(const std::string& chromium, const std::string& url, const std::string& scratch,
+              bool file_access) {
   auto r =
       run(base_command(chromium, scratch) + (file_access ? "--allow-file-access-from-files " : "") +
-          "--enable-logging=stderr --v=0 --virtual-time-budget=5000 --dump-dom " +
-          sh("file://" + std::filesystem::absolute(path).string()));
+          "--enable-logging=stderr --v=0 --virtual-time-budget=10000 --dump-dom " + sh(url));
   PageLoad page;
   page.dom = r.out;
   page.log = r.err;
@@ -39,6 +41,41 @@ PageLoad load_page(const std::string& chromium, const std::string& path, const s
       page.errors.push_back(line);
   }
   return page;
+}
+
+}  // namespace
+
+PageLoad load_page(const std::string& chromium, const std::string& path, const std::string& scratch,
+                   bool file_access) {
+  return load(chromium, "file://" + std::filesystem::absolute(path).string(), scratch, file_access);
+}
+
+PageLoad load_url(const std::string& chromium, const std::string& url, const std::string& scratch) {
+  return load(chromium, url, scratch, false);
+}
+
+HttpServer::HttpServer(const std::string& dir) {
+  const std::string log = dir + "/.http-server.log";
+  auto r = run("cd " + sh(dir) + " && { python3 -u -m http.server 0 --bind 127.0.0.1 >" + sh(log) +
+               " 2>&1 & echo $!; }");
+  if (r.status != 0 || r.out.empty()) return;
+  pid_ = std::stoi(r.out);
+  const std::regex port("port ([0-9]+)");
+  for (int i = 0; i < 100 && url_.empty(); ++i) {
+    std::smatch m;
+    const std::string text = read_file(log);
+    if (std::regex_search(text, m, port))
+      url_ = "http://127.0.0.1:" + m[1].str() + "/";
+    else
+      usleep(50000);
+  }
+}
+
+HttpServer::~HttpServer() {
+  if (pid_ > 0) {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
 }
 
 bool screenshot(const std::string& chromium, const std::string& path, const std::string& png,

@@ -24,8 +24,7 @@ std::string xml(std::string_view s) {
 
 TEST(JsonString, AsciiAsPythonJsonDumps) {
   // json.dumps("a\"b\\c\n\t\x01\x7f") and non-ASCII, astral as a pair.
-  EXPECT_EQ(quote("a\"b\\c\n\t\x01\x7f", JsonStyle::kAscii),
-            R"("a\"b\\c\n\t\u0001\u007f")");
+  EXPECT_EQ(quote("a\"b\\c\n\t\x01\x7f", JsonStyle::kAscii), R"("a\"b\\c\n\t\u0001\u007f")");
   EXPECT_EQ(quote("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5", JsonStyle::kAscii),
             R"("caf\u00e9 \u20ac \ud83d\udd25")");
   EXPECT_EQ(quote("</script>", JsonStyle::kAscii), R"("</script>")");
@@ -42,7 +41,8 @@ TEST(JsonString, Utf8KeepsTextAndEscapesControls) {
 }
 
 TEST(JsonString, ScriptCannotEndTheElement) {
-  const std::string q = quote("</script><script>alert(1)</script>&\xe2\x80\xa8", JsonStyle::kScript);
+  const std::string q =
+      quote("</script><script>alert(1)</script>&\xe2\x80\xa8", JsonStyle::kScript);
   EXPECT_EQ(q.find('<'), std::string::npos);
   EXPECT_EQ(q.find('>'), std::string::npos);
   EXPECT_EQ(q, R"("\u003c/script\u003e\u003cscript\u003ealert(1)\u003c/script\u003e\u0026\u2028")");

@@ -55,6 +55,11 @@ std::string workload(const std::string& name) {
 
 bool have_perf() { return access("/usr/bin/perf", X_OK) == 0; }
 
+std::string npm_consumer(const std::string& rel) {
+  const std::string path = std::string(PERFKIT_CONSUMERS_DIR) + "/node_modules/" + rel;
+  return access(path.c_str(), R_OK) == 0 ? path : "";
+}
+
 std::string find_tool(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::string_view rest = path ? path : "/usr/bin:/bin";

@@ -18,6 +18,9 @@ std::string fixture(const std::string& name);
 std::string perfkit_bin();
 std::string workload(const std::string& name);
 bool have_perf();
+// The path of `rel` under the npm consumers' node_modules, or "" when it
+// is not installed (tests/consumers/install.sh).
+std::string npm_consumer(const std::string& rel);
 // The path of `name` found in $PATH, or "" (a consumer the tests run).
 std::string find_tool(const std::string& name);
 // Whether this is a CI run (CI=true in the environment): an oracle missing
@@ -75,6 +78,15 @@ std::string sh(const std::string& s);
     if (!var.empty()) break;                                                            \
     if (perfkit::test::in_ci()) FAIL() << "consumer " << (name) << " is missing in CI"; \
     GTEST_SKIP() << "consumer " << (name) << " is not installed (scripts/setup)";       \
+  } while (0)
+// `var` = the npm consumer file `rel` (under node_modules); a missing one
+// skips the test, or fails it in CI.
+#define PK_NPM_OR_SKIP(var, rel)                                                           \
+  const std::string var = perfkit::test::npm_consumer(rel);                                \
+  do {                                                                                     \
+    if (!var.empty()) break;                                                               \
+    if (perfkit::test::in_ci()) FAIL() << "npm consumer " << (rel) << " is missing in CI"; \
+    GTEST_SKIP() << "npm consumer " << (rel) << " is not installed";                       \
   } while (0)
 #define PK_SKIP_WITHOUT_CORPUS() \
   if (perfkit::test::corpus_dir().empty()) GTEST_SKIP() << "perf-corpus not found"

@@ -1,11 +1,13 @@
 #include "profile/builder.h"
 
+#include <map>
 #include <unordered_map>
 
 #include "abi/perf_event.h"
 #include "abi/registers.h"
 #include "machine/machine.h"
 #include "perfdata/features.h"
+#include "record/records.h"
 #include "record/sample.h"
 #include "session/unwind_callchain.h"
 
@@ -69,8 +71,44 @@ class Builder : public session::SampleVisitor {
     return ok();
   }
 
+  // Context switches and comm changes, kept for the threads that have
+  // samples in the end (attached by take()).
+  Status after_record(const perfdata::ReadRecord& rec) override {
+    const record::RecordView& r = rec.view;
+    if (r.type != abi::kRecordSwitch && r.type != abi::kRecordSwitchCpuWide &&
+        r.type != abi::kRecordComm)
+      return ok();
+    const auto& events = session_.reader().events();
+    const int idx = events.attr_index(r);
+    record::SampleId sid;
+    if (idx >= 0) sid = record::decode_sample_id(r, events[static_cast<std::size_t>(idx)].layout);
+    const std::uint64_t st = sid.present ? sid.sample_type : 0;
+    Marker m;
+    m.time = (st & abi::kSampleTime) ? sid.time : 0;
+    if (m.time && filter_.skip_time(m.time)) return ok();
+    std::uint32_t pid = sid.pid, tid = sid.tid;
+    if (r.type == abi::kRecordComm) {
+      auto c = record::parse_comm(r);
+      if (!c) return ok();
+      pid = c->pid, tid = c->tid;
+      m.kind = (r.misc & abi::kMiscCommExec) ? MarkerKind::kExec : MarkerKind::kComm;
+      m.text = p_.strings.intern(c->comm);
+    } else {
+      if (!(st & abi::kSampleTid)) return ok();
+      m.kind = (r.misc & abi::kMiscSwitchOut) ? MarkerKind::kSwitchOut : MarkerKind::kSwitchIn;
+      m.preempt = (r.misc & abi::kMiscSwitchOutPreempt) != 0;
+    }
+    markers_[(std::uint64_t{pid} << 32) | tid].push_back(m);
+    return ok();
+  }
+
   Profile take() {
     summarize();
+    for (auto& [key, list] : markers_) {
+      const Index t = p_.find_thread(static_cast<std::int32_t>(key >> 32),
+                                     static_cast<std::int32_t>(key & 0xFFFFFFFF));
+      if (t != kNone) p_.threads[t].markers = std::move(list);
+    }
     return std::move(p_);
   }
 
@@ -191,6 +229,7 @@ class Builder : public session::SampleVisitor {
     }
   };
   FlatMap<LocKey, LocHash> frames_;
+  std::map<std::uint64_t, std::vector<Marker>> markers_;  // by (pid, tid)
   const machine::Thread* last_thread_ = nullptr;
   Index last_index_ = kNone;
 };

@@ -81,6 +81,11 @@ Index Profile::thread(std::int32_t pid, std::int32_t tid) {
   return i;
 }
 
+Index Profile::find_thread(std::int32_t pid, std::int32_t tid) const {
+  return thread_index_.find(
+      pair_key(static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid)));
+}
+
 void Profile::frames_of(Index stack, std::vector<Index>& out) const {
   out.clear();
   for (Index s = stack; s != kNone; s = stacks[s].prefix) out.push_back(stacks[s].frame);
@@ -140,6 +145,10 @@ Status merge(Profile& into, const Profile& from) {
     to.weight.insert(to.weight.end(), t.weight.begin(), t.weight.end());
     to.cpu.insert(to.cpu.end(), t.cpu.begin(), t.cpu.end());
     for (Index c : t.comm) to.comm.push_back(m.str(c));
+    for (Marker mk : t.markers) {
+      mk.text = m.str(mk.text);
+      to.markers.push_back(mk);
+    }
   }
   for (Index t : from.order) into.order.push_back(threads[t]);
   Summary& s = into.summary;

@@ -85,6 +85,17 @@ struct Event {
   std::uint64_t samples = 0, period = 0;
 };
 
+// What happened to a thread besides samples, from the recording's side-band
+// records: context switches (perf record --switch-events) and comm changes.
+enum class MarkerKind : std::uint8_t { kSwitchOut, kSwitchIn, kComm, kExec };
+
+struct Marker {
+  std::uint64_t time = 0;  // ns; 0 when the record has no sample_id time
+  MarkerKind kind = MarkerKind::kSwitchOut;
+  bool preempt = false;  // a switch out while runnable (preempted)
+  Index text = 0;        // the new comm (kComm, kExec)
+};
+
 struct Thread {
   std::int32_t pid = -1, tid = -1;
   Index name = 0;  // its comm at its last sample
@@ -96,6 +107,7 @@ struct Thread {
   std::vector<std::uint64_t> weight;  // the sample's period
   std::vector<std::int32_t> cpu;      // -1 when the event has no CPU
   std::vector<Index> comm;            // the thread's comm when sampled
+  std::vector<Marker> markers;        // in recording order
   std::size_t size() const { return time.size(); }
 };
 
@@ -129,6 +141,8 @@ class Profile {
   Index frame(const Frame& f);
   Index stack(Index frame, Index prefix);
   Index thread(std::int32_t pid, std::int32_t tid);
+  // The thread's id, or kNone when it has none (nothing added).
+  Index find_thread(std::int32_t pid, std::int32_t tid) const;
 
   // The frames of `stack`, root first.
   void frames_of(Index stack, std::vector<Index>& out) const;

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/profile_options.h"
+#include "export/chrome.h"
 #include "export/flame_tree.h"
 #include "export/folded.h"
 #include "export/pprof.h"
@@ -19,8 +20,8 @@ namespace {
 
 struct ConvertArgs {
   ProfileArgs profile;
-  std::string to_folded, to_pprof, to_flamegraph, to_speedscope, folded_weight = "samples", event,
-                                                                 to_ctf;
+  std::string to_folded, to_pprof, to_flamegraph, to_speedscope, to_chrome,
+      folded_weight = "samples", event, to_ctf;
   std::string flame_title = "Flame Graph";
   bool inverted = false;
   bool force = false;
@@ -79,6 +80,12 @@ Status write_outputs(const ConvertArgs& a, const profile::Profile& p) {
     return make_error("--folded-weight: '{}' is not samples or period", a.folded_weight);
   if (!a.to_folded.empty()) PK_TRY(write_folded(a, p));
   if (!a.to_flamegraph.empty()) PK_TRY(write_flamegraph(a, p));
+  if (!a.to_chrome.empty()) {
+    exports::ChromeOptions co;
+    PK_ASSIGN(co.event, event_index(p, a.event));
+    PK_TRY(write_output(a.to_chrome,
+                        [&](FdWriter& w) { return exports::write_chrome_trace(p, co, w); }));
+  }
   if (!a.to_speedscope.empty()) {
     exports::SpeedscopeOptions so;
     so.name = std::filesystem::path(a.profile.input).filename().string();
@@ -110,6 +117,8 @@ int cmd_data(int argc, char** argv) {
   app.add_option("--to-folded", a.to_folded,
                  "Folded stacks for FlameGraph, one event ('-' for stdout)");
   app.add_option("--to-pprof", a.to_pprof, "pprof's profile.proto, gzipped (go tool pprof)");
+  app.add_option("--to-chrome", a.to_chrome,
+                 "Chrome Trace Event JSON for Perfetto and chrome://tracing, one event");
   app.add_option("--to-speedscope", a.to_speedscope, "speedscope's JSON file format");
   app.add_option("--to-flamegraph", a.to_flamegraph, "An SVG flame graph of one event");
   app.add_option("--flame-title", a.flame_title, "The flame graph's title")->capture_default_str();
@@ -129,10 +138,10 @@ int cmd_data(int argc, char** argv) {
     return 255;
   }
   if (a.to_folded.empty() && a.to_pprof.empty() && a.to_flamegraph.empty() &&
-      a.to_speedscope.empty()) {
+      a.to_speedscope.empty() && a.to_chrome.empty()) {
     fmt::print(stderr,
-               "You must specify an output: --to-folded, --to-flamegraph, --to-pprof or "
-               "--to-speedscope FILE.\n");
+               "You must specify an output: --to-folded, --to-flamegraph, --to-pprof, "
+               "--to-speedscope or --to-chrome FILE.\n");
     return 255;
   }
   auto p = read_profile(a.profile);

@@ -1,15 +1,21 @@
 // perfkit data convert: a recording written in the formats other tools read,
 // from the profile model (perf data convert's command, with perfkit's
 // targets beside perf's).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ctime>
 #include <filesystem>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/profile_options.h"
+#include "cli/progress.h"
 #include "export/chrome.h"
 #include "export/flame_tree.h"
 #include "export/folded.h"
+#include "export/perf_json.h"
 #include "export/pprof.h"
 #include "export/speedscope.h"
 #include "export/svg.h"
@@ -20,10 +26,14 @@ namespace {
 
 struct ConvertArgs {
   ProfileArgs profile;
-  std::string to_folded, to_pprof, to_flamegraph, to_speedscope, to_chrome,
+  std::string to_json, to_folded, to_pprof, to_flamegraph, to_speedscope, to_chrome,
       folded_weight = "samples", event, to_ctf;
   std::string flame_title = "Flame Graph";
-  bool inverted = false;
+  bool inverted = false, all = false, tod = false;
+  bool perfkit_target() const {
+    return !to_folded.empty() || !to_pprof.empty() || !to_flamegraph.empty() ||
+           !to_speedscope.empty() || !to_chrome.empty();
+  }
   bool force = false;
 };
 
@@ -97,6 +107,41 @@ Status write_outputs(const ConvertArgs& a, const profile::Profile& p) {
   return ok();
 }
 
+// The input's modification time as perf prints it: "%FT%TZ" in UTC.
+std::string captured_on(const std::string& input) {
+  struct stat st;
+  if (input == "-" ? fstat(STDIN_FILENO, &st) != 0 : stat(input.c_str(), &st) != 0) return "";
+  std::tm tm{};
+  gmtime_r(&st.st_mtime, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%FT%TZ", &tm);
+  return buf;
+}
+
+// --to-json: perf's JSON, with perf's checks and messages. Returns the
+// exit status.
+int convert_to_json(ConvertArgs& a) {
+  if (a.all) return fmt::print(stderr, "--all is currently unsupported for JSON output.\n"), 255;
+  if (a.tod) return fmt::print(stderr, "--tod is currently unsupported for JSON output.\n"), 255;
+  if (!a.force && a.to_json != "-" && access(a.to_json.c_str(), F_OK) == 0)
+    return fmt::print(stderr, "Output file exists. Use --force to overwrite it.\n"), 255;
+  auto out = OutputFile::create(a.to_json);
+  if (!out) return fail("data convert", out.error());
+  ProgressBar bar("Converting the recording...");
+  auto session = open_profile_session(a.profile, bar);
+  if (!session) return fail("data convert", session.error());
+  (*session)->set_callchains(false, false, a.profile.opts.max_stack);
+  auto stats = exports::write_perf_json(**session, captured_on(a.profile.input), out->writer());
+  bar.clear();
+  if (!stats) return fail("data convert", stats.error().with_context((*session)->reader().name()));
+  if (auto st = out->commit(); !st) return fail("data convert", st.error());
+  fmt::print(stderr, "[ perf data convert: Converted '{}' into JSON data '{}' ]\n", a.profile.input,
+             a.to_json);
+  fmt::print(stderr, "[ perf data convert: Converted and wrote {:.3f} MB ({} samples) ]\n",
+             static_cast<double>(stats->bytes) / 1024.0 / 1024.0, stats->samples);
+  return 0;
+}
+
 }  // namespace
 
 int cmd_data(int argc, char** argv) {
@@ -114,6 +159,7 @@ int cmd_data(int argc, char** argv) {
       "data convert");
   ConvertArgs a;
   add_profile_options(app, a.profile);
+  app.add_option("--to-json", a.to_json, "Convert to JSON format (perf's)");
   app.add_option("--to-folded", a.to_folded,
                  "Folded stacks for FlameGraph, one event ('-' for stdout)");
   app.add_option("--to-pprof", a.to_pprof, "pprof's profile.proto, gzipped (go tool pprof)");
@@ -128,8 +174,14 @@ int cmd_data(int argc, char** argv) {
   app.add_option("-e,--event", a.event, "The event to convert (default: the first)");
   app.add_option("--to-ctf", a.to_ctf, "Convert to CTF format (not in this build)");
   app.add_flag("-f,--force", a.force, "Don't complain, do it");
+  app.add_flag("--all", a.all, "Convert all events (not supported by the JSON output)");
+  app.add_flag("--tod", a.tod, "Convert time to wall clock time (not supported by JSON)");
   int code = 0;
   if (!parse_options(app, argc - 1, argv + 1, code)) return code;
+  if (!a.to_ctf.empty() && !a.to_json.empty()) {
+    fmt::print(stderr, "You cannot specify both --to-ctf and --to-json.\n");
+    return 255;
+  }
   if (!a.to_ctf.empty()) {
     fmt::print(stderr,
                "The libbabeltrace support is not compiled in. perf should be compiled with "
@@ -137,11 +189,16 @@ int cmd_data(int argc, char** argv) {
                "libbabeltrace/\n");
     return 255;
   }
-  if (a.to_folded.empty() && a.to_pprof.empty() && a.to_flamegraph.empty() &&
-      a.to_speedscope.empty() && a.to_chrome.empty()) {
-    fmt::print(stderr,
-               "You must specify an output: --to-folded, --to-flamegraph, --to-pprof, "
-               "--to-speedscope or --to-chrome FILE.\n");
+  if (a.to_json.empty() && !a.perfkit_target()) {
+    fmt::print(stderr, "You must specify one of --to-ctf or --to-json.\n");
+    return 255;
+  }
+  if (!a.to_json.empty()) {
+    if (int st = convert_to_json(a); st != 0 || !a.perfkit_target()) return st;
+  }
+  if (a.all || a.tod) {
+    fmt::print(stderr, "{} is currently unsupported for perfkit's outputs.\n",
+               a.all ? "--all" : "--tod");
     return 255;
   }
   auto p = read_profile(a.profile);

@@ -27,7 +27,7 @@ void add_profile_options(CLI::App& app, ProfileArgs& a) {
   app.add_flag("-q,--quiet", a.quiet, "No warnings or progress bar");
 }
 
-Expected<profile::Profile> read_profile(ProfileArgs& a) {
+Expected<std::unique_ptr<session::Session>> open_profile_session(ProfileArgs& a, ProgressBar& bar) {
   auto& f = a.opts.filter;
   f.comms = split_list(a.comms);
   f.dsos = split_list(a.dsos);
@@ -46,10 +46,14 @@ Expected<profile::Profile> read_profile(ProfileArgs& a) {
   so.warn = [quiet = a.quiet](const std::string& m) {
     if (!quiet) fmt::print(stderr, "{}\n", m);
   };
-  ProgressBar bar("Reading the recording...");
   if (stderr_progress_wanted(a.quiet, false))
     so.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
-  PK_ASSIGN(auto session, session::Session::open(a.input, std::move(so)));
+  return session::Session::open(a.input, std::move(so));
+}
+
+Expected<profile::Profile> read_profile(ProfileArgs& a) {
+  ProgressBar bar("Reading the recording...");
+  PK_ASSIGN(auto session, open_profile_session(a, bar));
   auto p = profile::build_profile(*session, a.opts);
   bar.clear();
   if (!p) return p.error().with_context(session->reader().name());

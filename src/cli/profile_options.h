@@ -3,12 +3,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "base/error.h"
 #include "cli/options.h"
 #include "profile/builder.h"
 #include "profile/profile.h"
+#include "session/session.h"
 
 namespace perfkit::cli {
 
@@ -23,6 +25,12 @@ struct ProfileArgs {
 // -i, the filters (-C, --pid, --tid, -c, --dsos, -S, --time), --max-stack,
 // --no-inline, -G, the symbol options, -q.
 void add_profile_options(CLI::App& app, ProfileArgs& a);
+
+class ProgressBar;
+
+// Checks the options and opens the input (the filters set in a.opts); the
+// session reports progress to `bar` on a terminal's stderr.
+Expected<std::unique_ptr<session::Session>> open_profile_session(ProfileArgs& a, ProgressBar& bar);
 
 // Opens the input and reads it into a profile, with a progress bar on a
 // terminal's stderr. Errors: bad option values, the session's.

@@ -13,6 +13,7 @@
 #include "cli/profile_options.h"
 #include "cli/progress.h"
 #include "export/chrome.h"
+#include "export/firefox.h"
 #include "export/flame_tree.h"
 #include "export/folded.h"
 #include "export/perf_json.h"
@@ -26,13 +27,13 @@ namespace {
 
 struct ConvertArgs {
   ProfileArgs profile;
-  std::string to_json, to_folded, to_pprof, to_flamegraph, to_speedscope, to_chrome,
+  std::string to_json, to_firefox, to_folded, to_pprof, to_flamegraph, to_speedscope, to_chrome,
       folded_weight = "samples", event, to_ctf;
   std::string flame_title = "Flame Graph";
   bool inverted = false, all = false, tod = false;
   bool perfkit_target() const {
     return !to_folded.empty() || !to_pprof.empty() || !to_flamegraph.empty() ||
-           !to_speedscope.empty() || !to_chrome.empty();
+           !to_speedscope.empty() || !to_chrome.empty() || !to_firefox.empty();
   }
   bool force = false;
 };
@@ -95,6 +96,12 @@ Status write_outputs(const ConvertArgs& a, const profile::Profile& p) {
     PK_ASSIGN(co.event, event_index(p, a.event));
     PK_TRY(write_output(a.to_chrome,
                         [&](FdWriter& w) { return exports::write_chrome_trace(p, co, w); }));
+  }
+  if (!a.to_firefox.empty()) {
+    exports::FirefoxOptions fo;
+    PK_ASSIGN(fo.event, event_index(p, a.event));
+    PK_TRY(
+        write_output(a.to_firefox, [&](FdWriter& w) { return exports::write_firefox(p, fo, w); }));
   }
   if (!a.to_speedscope.empty()) {
     exports::SpeedscopeOptions so;
@@ -165,6 +172,8 @@ int cmd_data(int argc, char** argv) {
   app.add_option("--to-pprof", a.to_pprof, "pprof's profile.proto, gzipped (go tool pprof)");
   app.add_option("--to-chrome", a.to_chrome,
                  "Chrome Trace Event JSON for Perfetto and chrome://tracing, one event");
+  app.add_option("--to-firefox", a.to_firefox,
+                 "The Firefox Profiler's processed format, one event");
   app.add_option("--to-speedscope", a.to_speedscope, "speedscope's JSON file format");
   app.add_option("--to-flamegraph", a.to_flamegraph, "An SVG flame graph of one event");
   app.add_option("--flame-title", a.flame_title, "The flame graph's title")->capture_default_str();

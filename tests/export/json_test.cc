@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "export/firefox.h"
+
 namespace perfkit::exports {
 namespace {
 
@@ -52,6 +54,17 @@ TEST(XmlText, EscapesAndDropsWhatXmlRefuses) {
   EXPECT_EQ(xml("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
   EXPECT_EQ(xml("x\x01y\tz"), "xy\tz");
   EXPECT_EQ(xml("\xff"), "\xef\xbf\xbd");
+}
+
+TEST(BreakpadId, FromAnElfBuildId) {
+  // The GUID's u32 and two u16 byte-swapped, 16 bytes upper case, age 0.
+  EXPECT_EQ(breakpad_id("f0fc29165cbe6088c0e1adf03b0048fbecbc003a"),
+            "1629FCF0BE5C8860C0E1ADF03B0048FB0");
+  // A short id is padded with zeros; none gives none.
+  EXPECT_EQ(breakpad_id("0102030405"),
+            "04030201000500000000000000000000"
+            "0");
+  EXPECT_EQ(breakpad_id(""), "");
 }
 
 }  // namespace

@@ -210,6 +210,9 @@ int cmd_data(int argc, char** argv) {
                a.all ? "--all" : "--tod");
     return 255;
   }
+  // The formats that carry source lines get them.
+  a.profile.opts.source_lines =
+      !a.to_pprof.empty() || !a.to_firefox.empty() || !a.to_speedscope.empty();
   auto p = read_profile(a.profile);
   if (!p) return fail("data convert", p.error());
   if (auto st = write_outputs(a, *p); !st) return fail("data convert", st.error());

@@ -1,6 +1,7 @@
 #include "profile/builder.h"
 
 #include <map>
+#include <memory>
 #include <unordered_map>
 
 #include "abi/perf_event.h"
@@ -10,6 +11,7 @@
 #include "record/records.h"
 #include "record/sample.h"
 #include "session/unwind_callchain.h"
+#include "symbol/source_lines.h"
 
 namespace perfkit::profile {
 
@@ -157,7 +159,8 @@ class Builder : public session::SampleVisitor {
   }
   // A frame by what the session resolved (DSO, address, inlined name), so
   // that a frame met before costs one probe.
-  Index frame_id(std::uint64_t ip, const machine::Location& loc, const char* inlined) {
+  Index frame_id(std::uint64_t ip, const machine::Location& loc, const char* inlined,
+                 const char* srcline = nullptr) {
     const LocKey key{loc.map ? loc.dso : nullptr, loc.map ? loc.addr : ip, inlined, loc.symbol,
                      loc.level == machine::kLevelKernel};
     Index i = frames_.find(key);
@@ -167,10 +170,38 @@ class Builder : public session::SampleVisitor {
     f.address = key.address;
     f.inlined = inlined != nullptr;
     f.kernel = key.kernel;
+    if (opts_.source_lines && !f.kernel && loc.map && loc.dso)
+      source_line(loc, inlined ? srcline : nullptr, f);
     i = p_.frame(f);
     frames_.insert(key, i);
     return i;
   }
+  // The frame's source file and line: an inlined frame's own (as the
+  // unwinder found it), else the line table's at its address; "file:line"
+  // texts without a line ("??:0", "lib.so[1a2b]") give none.
+  void source_line(const machine::Location& loc, const char* known, Frame& f) {
+    std::string_view text = known ? std::string_view(known) : std::string_view();
+    if (!known) {
+      if (!lines_)
+        lines_ = std::make_unique<symbol::SourceLines>(session_.symbolizer(),
+                                                       symbol::SourceLineOptions{true});
+      if (loc.dso->index >= line_dsos_.size()) line_dsos_.resize(loc.dso->index + 1, nullptr);
+      auto*& h = line_dsos_[loc.dso->index];
+      if (!h) h = lines_->dso(loc.dso->long_name, loc.dso->short_name, loc.dso->build_id);
+      text = lines_->srcline(h, loc.addr);
+    }
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return;
+    std::uint32_t line = 0;
+    for (char c : text.substr(colon + 1)) {
+      if (c < '0' || c > '9') return;
+      line = line * 10 + static_cast<std::uint32_t>(c - '0');
+    }
+    if (line == 0 || text.starts_with("??")) return;
+    f.file = p_.strings.intern(text.substr(0, colon));
+    f.line = line;
+  }
+
   Index leaf_stack(const session::ResolvedSample& s) {
     return p_.stack(frame_id(s.sample->ip, s.loc, nullptr), kNone);
   }
@@ -180,7 +211,7 @@ class Builder : public session::SampleVisitor {
     Index stack = kNone;
     for (std::size_t i = s.callchain.size(); i-- > 0;) {
       const session::Frame& f = s.callchain[i];
-      stack = p_.stack(frame_id(f.ip, f.loc, f.inlined), stack);
+      stack = p_.stack(frame_id(f.ip, f.loc, f.inlined, f.srcline), stack);
     }
     return stack;
   }
@@ -229,6 +260,8 @@ class Builder : public session::SampleVisitor {
     }
   };
   FlatMap<LocKey, LocHash> frames_;
+  std::unique_ptr<symbol::SourceLines> lines_;  // with opts_.source_lines
+  std::vector<symbol::SourceLines::Dso*> line_dsos_;
   std::map<std::uint64_t, std::vector<Marker>> markers_;  // by (pid, tid)
   const machine::Thread* last_thread_ = nullptr;
   Index last_index_ = kNone;

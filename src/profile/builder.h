@@ -15,6 +15,7 @@ struct ProfileOptions {
   int max_stack = 127;        // --max-stack: frames of a call chain kept at most
   bool inline_frames = true;  // --inline / --no-inline (DWARF call chains)
   bool callchains = true;     // false: every stack is the sample's leaf alone
+  bool source_lines = false;  // each user frame's source file and line (DWARF line tables)
 };
 
 // Runs `session` (not run before) and returns its samples as a profile.

@@ -88,3 +88,38 @@ TEST(PprofExport, GoToolPprofTotalsEqualReport) {
 
 }  // namespace
 }  // namespace perfkit::test
+
+namespace perfkit::test {
+namespace {
+
+// The source lines pprof shows (-lines) for a function's hottest location
+// are perf report's srcline for it (the basename; perf's is short).
+TEST(PprofExport, SourceLinesAsPerfReports) {
+  PK_SKIP_WITHOUT_PERF();
+  PK_TOOL_OR_SKIP(go, "go");
+  PK_FIXTURE_OR_SKIP(f, "dwarf.data");
+  TempDir tmp;
+  const std::string out = tmp.path("lines.pb.gz");
+  ASSERT_EQ(
+      run(perfkit_bin() + " data convert -i " + sh(f) + " --to-pprof " + sh(out) + " 2>/dev/null")
+          .status,
+      0);
+  auto perf = run("perf report -i " + sh(f) +
+                  " --no-children -g none --sort sym,srcline -F period,sym,srcline --stdio "
+                  "--percent-limit 1 2>/dev/null | grep -v '^#' | grep ' spin '");
+  ASSERT_EQ(perf.status, 0) << perf.out;
+  std::istringstream row(perf.out);
+  std::string period, level, sym, srcline;
+  row >> period >> level >> sym >> srcline;
+  ASSERT_NE(srcline.find(':'), std::string::npos) << perf.out;
+  auto pprof = run("HOME=" + sh(tmp.dir()) + " GOCACHE=" + sh(tmp.path("gocache")) + " " + sh(go) +
+                   " tool pprof -symbolize=none -lines -top -nodecount=1 " + sh(out) + " 2>&1");
+  ASSERT_EQ(pprof.status, 0) << pprof.out;
+  // "  88000000 96.17% 96.17%   90500000 98.91%  spin /path/cpuloop.c:12"
+  EXPECT_NE(pprof.out.find(" spin "), std::string::npos) << pprof.out;
+  EXPECT_NE(pprof.out.find("/" + srcline + "\n"), std::string::npos) << srcline << "\n"
+                                                                     << pprof.out;
+}
+
+}  // namespace
+}  // namespace perfkit::test

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include "cli/progress.h"
+#include "inject/inject_itrace.h"
+#include "intelpt/itrace_options.h"
 #include "session/session.h"
 
 namespace perfkit::cli {
@@ -25,7 +27,46 @@ void add_profile_options(CLI::App& app, ProfileArgs& a) {
   app.add_option("--kallsyms", a.lookup.kallsyms, "kallsyms file for kernel symbols");
   app.add_flag("--no-demangle", a.lookup.no_demangle, "Do not demangle C++ symbol names");
   app.add_flag("-q,--quiet", a.quiet, "No warnings or progress bar");
+  app.add_option("--itrace", a.itrace,
+                 "Intel PT: what to synthesize (perf's --itrace grammar; default: report's)")
+      ->expected(0, 1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("--no-itrace", a.no_itrace, "Do not decode instruction trace data");
 }
+
+ProfileArgs::TempFile::~TempFile() {
+  if (!path.empty()) ::unlink(path.c_str());
+}
+
+namespace {
+
+// Intel PT: the trace decoded into a temporary file of synthesized samples
+// (as perfkit report does until the samples reach the visitors directly),
+// which the profile then reads instead of the recording.
+Status decode_itrace(ProfileArgs& a, ProgressBar& bar) {
+  if (a.no_itrace || a.input == "-") return ok();
+  intelpt::ItraceOptions it = inject::report_itrace_defaults();
+  if (!a.itrace.empty()) {
+    it = {};
+    for (const auto& one : a.itrace) PK_TRY(intelpt::parse_itrace(one, false, it));
+  }
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
+  if (stderr_progress_wanted(a.quiet, false))
+    progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+  auto f = inject::itrace_report_file(
+      a.input, it,
+      [quiet = a.quiet, &bar](const std::string& m) {
+        bar.clear();
+        if (!quiet) fmt::print(stderr, "{}\n", m);
+      },
+      progress);
+  bar.clear();
+  if (!f) return f.error();
+  if (!f->empty()) a.input = a.itrace_file.path = *f;
+  return ok();
+}
+
+}  // namespace
 
 Expected<std::unique_ptr<session::Session>> open_profile_session(ProfileArgs& a, ProgressBar& bar) {
   auto& f = a.opts.filter;
@@ -41,6 +82,7 @@ Expected<std::unique_ptr<session::Session>> open_profile_session(ProfileArgs& a,
   if (a.input.empty())
     a.input = (!isatty(STDIN_FILENO) && lseek(STDIN_FILENO, 0, SEEK_CUR) < 0) ? "-" : "perf.data";
 
+  PK_TRY(decode_itrace(a, bar));
   session::SessionOptions so;
   so.symbols = symbolizer_options(a.lookup);
   so.warn = [quiet = a.quiet](const std::string& m) {

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "cli/options.h"
@@ -20,10 +21,19 @@ struct ProfileArgs {
   SymbolArgs lookup;
   profile::ProfileOptions opts;
   bool no_inline = false, hide_callchain = false, quiet = false;
+  // Intel PT recordings: what to synthesize (perf's --itrace grammar; each
+  // given on top of the ones before; report's defaults when none is).
+  std::vector<std::string> itrace;
+  bool no_itrace = false;
+  // The decoded trace's temporary file, removed with the arguments.
+  struct TempFile {
+    std::string path;
+    ~TempFile();
+  } itrace_file;
 };
 
 // -i, the filters (-C, --pid, --tid, -c, --dsos, -S, --time), --max-stack,
-// --no-inline, -G, the symbol options, -q.
+// --no-inline, -G, --itrace, --no-itrace, the symbol options, -q.
 void add_profile_options(CLI::App& app, ProfileArgs& a);
 
 class ProgressBar;

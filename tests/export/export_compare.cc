@@ -8,8 +8,9 @@
 
 namespace perfkit::test {
 
-ReportTotals report_totals(const std::string& file, const std::string& extra) {
-  auto r = run(perfkit_bin() + " report --stdio -i " + sh(file) +
+ReportTotals report_totals(const std::string& file, const std::string& extra,
+                           const std::string& binary) {
+  auto r = run((binary.empty() ? perfkit_bin() : binary) + " report --stdio -i " + sh(file) +
                " --no-children -g none --sort sym -F sample,period,sym " + extra + " 2>/dev/null");
   EXPECT_EQ(r.status, 0) << file;
   ReportTotals totals;

@@ -16,8 +16,10 @@ struct SymbolTotals {
 // under "[unknown]", the name exports give an address without a symbol).
 using ReportTotals = std::map<std::string, std::map<std::string, SymbolTotals>>;
 
-// Runs perfkit report on `file` with `extra` options and parses its rows.
-ReportTotals report_totals(const std::string& file, const std::string& extra = "");
+// Runs perfkit report on `file` with `extra` options and parses its rows;
+// with `binary` "perf", perf's report.
+ReportTotals report_totals(const std::string& file, const std::string& extra = "",
+                           const std::string& binary = "");
 
 // The sums over the symbols of one event.
 SymbolTotals event_totals(const std::map<std::string, SymbolTotals>& symbols);

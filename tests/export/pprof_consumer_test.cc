@@ -123,3 +123,41 @@ TEST(PprofExport, SourceLinesAsPerfReports) {
 
 }  // namespace
 }  // namespace perfkit::test
+
+namespace perfkit::test {
+namespace {
+
+// An Intel PT recording (pt-synth's, of ptflow): the samples --itrace
+// synthesizes go into the profile, and pprof's totals per function equal
+// perf report's with the same --itrace.
+TEST(PprofExport, IntelPtItraceSamplesAsPerfReport) {
+  PK_SKIP_WITHOUT_PERF();
+  PK_TOOL_OR_SKIP(go, "go");
+  TempDir tmp;
+  const std::string pt = tmp.path("pt.data");
+  auto rec = run(perfkit_bin() + " pt-synth -o " + sh(pt) + " -- " +
+                 sh(std::string(PERFKIT_PT_WORKLOAD_DIR) + "/ptflow-static") + " 5 2>&1");
+  ASSERT_EQ(rec.status, 0) << rec.out;
+  const std::string itrace = "--itrace=i1000i";
+  const std::string out = tmp.path("pt.pb.gz");
+  auto conv = run(perfkit_bin() + " data convert -i " + sh(pt) + " " + itrace + " --to-pprof " +
+                  sh(out) + " 2>&1");
+  ASSERT_EQ(conv.status, 0) << conv.out;
+  const ReportTotals perf = report_totals(pt, itrace, "perf");
+  ASSERT_EQ(perf.size(), 1u);
+  const auto& [event, symbols] = *perf.begin();
+  const SymbolTotals want = event_totals(symbols);
+  ASSERT_GT(want.samples, 10u);
+  const PprofTop samples = pprof_top(go, tmp, out, event + "_sample");
+  ASSERT_TRUE(samples.ok);
+  EXPECT_EQ(samples.total, want.samples);
+  int compared = 0;
+  for (const auto& [sym, t] : symbols) {
+    EXPECT_EQ(samples.flat.count(sym) ? samples.flat.at(sym) : 0, t.samples) << sym;
+    ++compared;
+  }
+  EXPECT_GT(compared, 2);
+}
+
+}  // namespace
+}  // namespace perfkit::test

@@ -1,13 +1,13 @@
 #include "export/pprof.h"
 
 #include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/gzip_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "export/gzip.h"
 #include "pprof.pb.h"  // generated from export/pprof.proto
 
 namespace perfkit::exports {
@@ -37,17 +37,17 @@ constexpr std::uint32_t tag(int field, std::uint32_t wire_type) {
   return (static_cast<std::uint32_t>(field) << 3) | wire_type;
 }
 
-// protobuf's copying stream over an FdWriter (which keeps the error).
-class WriterStream : public io::CopyingOutputStream {
+// protobuf's copying stream into a GzipWriter (compressing on other cores).
+class GzipStream : public io::CopyingOutputStream {
  public:
-  explicit WriterStream(FdWriter& out) : out_(out) {}
+  explicit GzipStream(GzipWriter& out) : out_(out) {}
   bool Write(const void* buffer, int size) override {
-    out_.write(Bytes(static_cast<const std::uint8_t*>(buffer), static_cast<std::size_t>(size)));
-    return out_.status().has_value();
+    out_.write(buffer, static_cast<std::size_t>(size));
+    return true;
   }
 
  private:
-  FdWriter& out_;
+  GzipWriter& out_;
 };
 
 // The strings pprof needs beyond the profile's own: they follow the
@@ -264,19 +264,18 @@ class PprofWriter {
 }  // namespace
 
 Status write_pprof(const profile::Profile& p, FdWriter& out) {
-  WriterStream sink(out);
+  // Level 1: pprof files are read once, and small next to the recording.
+  GzipWriter zip(out, 1);
+  GzipStream sink(zip);
   {
-    io::CopyingOutputStreamAdaptor adaptor(&sink);
-    io::GzipOutputStream::Options gz;
-    gz.compression_level = 1;  // fast: pprof files are read once and are small
-    io::GzipOutputStream zip(&adaptor, gz);
+    io::CopyingOutputStreamAdaptor adaptor(&sink, 1 << 16);
     {
-      io::CodedOutputStream coded(&zip);
+      io::CodedOutputStream coded(&adaptor);
       PprofWriter(p, coded).write();
     }
-    if (!zip.Close()) return make_error("{}: gzip: {}", out.name(), zip.ZlibErrorMessage());
     adaptor.Flush();
   }
+  if (auto st = zip.finish(); !st) return st.error().with_context(out.name());
   return out.status();
 }
 

@@ -7,8 +7,8 @@
 //   locations      one per address, its inlined functions as extra lines
 //                  (innermost first), a sample's locations leaf first
 //   labels         pid, tid, comm, cpu and timestamp_ns per sample
-// Written with protobuf's generated messages, one sample at a time into a
-// gzip stream (nothing of the file is held whole in memory).
+// Written with protobuf's generated messages, one sample at a time, into a
+// gzip stream compressed in chunks on the other cores (GzipWriter).
 #pragma once
 
 #include "base/error.h"

@@ -1,0 +1,48 @@
+// GzipWriter: gzip output into an FdWriter, compressed in chunks on worker
+// threads while the caller goes on producing the next chunk. Each chunk is
+// a complete gzip member; RFC 1952 lets members follow one another, and
+// gunzip, Go's compress/gzip (go tool pprof) and Python's gzip read them as
+// one stream. The members are written in order, so the output is the same
+// for any number of threads.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <future>
+#include <string>
+
+#include "base/error.h"
+#include "base/output.h"
+
+namespace perfkit::exports {
+
+class GzipWriter {
+ public:
+  // `jobs`: chunks compressing at once (0: the cores available).
+  explicit GzipWriter(FdWriter& out, int level = 1, std::size_t chunk = 4 << 20, unsigned jobs = 0);
+  ~GzipWriter();
+  GzipWriter(const GzipWriter&) = delete;
+  GzipWriter& operator=(const GzipWriter&) = delete;
+
+  void write(const void* data, std::size_t n);
+  // Compresses what is left and writes every member. Errors: zlib's, the
+  // output's.
+  Status finish();
+
+ private:
+  void submit();
+  Status write_oldest();
+
+  FdWriter& out_;
+  int level_;
+  std::size_t chunk_;
+  unsigned jobs_;
+  std::string current_;
+  std::deque<std::future<Expected<std::string>>> pending_;
+  bool failed_ = false;
+};
+
+// One gzip member of `data` at `level`. Errors: zlib's.
+Expected<std::string> gzip_member(const std::string& data, int level);
+
+}  // namespace perfkit::exports

@@ -1,0 +1,54 @@
+// GzipWriter: members compressed on worker threads, written in order: the
+// output gunzips to the input (every member), is the same whatever the
+// number of threads, and an empty input is a valid empty gzip file.
+#include "export/gzip.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/test_support.h"
+
+namespace perfkit::exports {
+namespace {
+
+std::string compress(const std::string& input, std::size_t chunk, unsigned jobs,
+                     const std::string& path) {
+  auto w = FdWriter::create(path);
+  EXPECT_TRUE(w.has_value());
+  {
+    GzipWriter zip(*w, 1, chunk, jobs);
+    // Written in uneven pieces, across chunk boundaries.
+    for (std::size_t at = 0; at < input.size(); at += 777)
+      zip.write(input.data() + at, std::min<std::size_t>(777, input.size() - at));
+    EXPECT_TRUE(zip.finish().has_value());
+  }
+  EXPECT_TRUE(w->close().has_value());
+  return test::read_file(path);
+}
+
+TEST(GzipWriter, MembersGunzipToTheInputWhateverTheThreads) {
+  test::TempDir tmp;
+  std::string input;
+  for (int i = 0; i < 200000; ++i) input += std::to_string(i * 7919 % 100003) + ";";
+  const std::string one = compress(input, 64 << 10, 1, tmp.path("one.gz"));
+  const std::string four = compress(input, 64 << 10, 4, tmp.path("four.gz"));
+  EXPECT_EQ(one, four);
+  EXPECT_LT(one.size(), input.size() * 3 / 4);
+  auto r = test::run("gunzip -c " + test::sh(tmp.path("four.gz")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out == input);
+  // Several members: the chunk is smaller than the input.
+  EXPECT_GT(input.size(), std::size_t{64 << 10} * 10);
+}
+
+TEST(GzipWriter, EmptyInputIsAnEmptyGzipFile) {
+  test::TempDir tmp;
+  compress("", 1 << 20, 2, tmp.path("empty.gz"));
+  auto r = test::run("gunzip -c " + test::sh(tmp.path("empty.gz")));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+}  // namespace
+}  // namespace perfkit::exports

@@ -161,8 +161,7 @@ class Builder : public session::SampleVisitor {
   // that a frame met before costs one probe.
   Index frame_id(std::uint64_t ip, const machine::Location& loc, const char* inlined,
                  const char* srcline = nullptr) {
-    const LocKey key{loc.map ? loc.dso : nullptr, loc.map ? loc.addr : ip, inlined, loc.symbol,
-                     loc.level == machine::kLevelKernel};
+    const LocKey key = loc_key(ip, loc, inlined);
     Index i = frames_.find(key);
     if (i != kNone) return i;
     Frame f;
@@ -207,11 +206,28 @@ class Builder : public session::SampleVisitor {
   }
   // The call chain (callee first) as a stack, root first; none when the
   // sample's chain resolved to no frame.
+  // The frames the previous chain shares with this one, from the root, keep
+  // their stacks: most samples repeat their callers (and often the whole
+  // chain), which then cost a comparison per frame instead of two lookups.
   Index chain_stack(const session::ResolvedSample& s) {
     Index stack = kNone;
-    for (std::size_t i = s.callchain.size(); i-- > 0;) {
+    std::size_t depth = 0;
+    for (std::size_t i = s.callchain.size(); i-- > 0; ++depth) {
       const session::Frame& f = s.callchain[i];
-      stack = p_.stack(frame_id(f.ip, f.loc, f.inlined, f.srcline), stack);
+      const LocKey key = loc_key(f.ip, f.loc, f.inlined);
+      const Index prefix = stack;
+      if (depth < prev_keys_.size() && prev_keys_[depth] == key && prev_prefix_[depth] == prefix) {
+        stack = prev_stacks_[depth];
+        continue;
+      }
+      stack = p_.stack(frame_id(f.ip, f.loc, f.inlined, f.srcline), prefix);
+      // What was memoized deeper hangs under another prefix now.
+      prev_keys_.resize(depth + 1);
+      prev_prefix_.resize(depth + 1);
+      prev_stacks_.resize(depth + 1);
+      prev_keys_[depth] = key;
+      prev_prefix_[depth] = prefix;
+      prev_stacks_[depth] = stack;
     }
     return stack;
   }
@@ -259,7 +275,15 @@ class Builder : public session::SampleVisitor {
                    static_cast<std::uint64_t>(k.symbol) << 48 ^ (k.kernel ? 1 : 0));
     }
   };
+  static LocKey loc_key(std::uint64_t ip, const machine::Location& loc, const char* inlined) {
+    return {loc.map ? loc.dso : nullptr, loc.map ? loc.addr : ip, inlined, loc.symbol,
+            loc.level == machine::kLevelKernel};
+  }
   FlatMap<LocKey, LocHash> frames_;
+  // The previous chain, root first: each frame's key, the stack it had
+  // under, and its stack (chain_stack's memo).
+  std::vector<LocKey> prev_keys_;
+  std::vector<Index> prev_prefix_, prev_stacks_;
   std::unique_ptr<symbol::SourceLines> lines_;  // with opts_.source_lines
   std::vector<symbol::SourceLines::Dso*> line_dsos_;
   std::map<std::uint64_t, std::vector<Marker>> markers_;  // by (pid, tid)

@@ -137,6 +137,23 @@ std::string header_context(const profile::Profile& p) {
   return text;
 }
 
+// perf script's options of a report script (argv[0]: the script's name)
+// parsed and the recording read into `p`. Returns the exit status when the
+// command ends here (help, a bad option, an unreadable recording), else none.
+std::optional<int> read_script_profile(const std::string& help, const std::string& name,
+                                       std::vector<char*>& argv,
+                                       std::optional<profile::Profile>& p) {
+  CLI::App app(help, name);
+  ProfileArgs a;
+  add_profile_options(app, a);
+  int code = 0;
+  if (!parse_options(app, static_cast<int>(argv.size()), argv.data(), code)) return code;
+  auto read = read_profile(a);
+  if (!read) return fail("script", read.error());
+  p = std::move(*read);
+  return std::nullopt;
+}
+
 int run_flamegraph(std::vector<std::string> args) {
   if (std::find(args.begin(), args.end(), "-h") != args.end() ||
       std::find(args.begin(), args.end(), "--help") != args.end()) {
@@ -161,17 +178,13 @@ int run_flamegraph(std::vector<std::string> args) {
   if (int st = parse_flamegraph(args, f)) return st;
   std::vector<char*> own{const_cast<char*>("flamegraph")};
   for (auto& a : args) own.push_back(a.data());
-  CLI::App app(
-      "Create flame graphs, as 'perf script report flamegraph' does.\n\n"
-      " usage: perfkit script report flamegraph [<options>] [-f json|html] [-o OUTPUT]\n"
-      "        [--colorscheme blue-green|orange]",
-      "script report flamegraph");
-  ProfileArgs a;
-  add_profile_options(app, a);
-  int code = 0;
-  if (!parse_options(app, static_cast<int>(own.size()), own.data(), code)) return code;
-  auto p = read_profile(a);
-  if (!p) return fail("script", p.error());
+  std::optional<profile::Profile> p;
+  if (auto st = read_script_profile(
+          "Create flame graphs, as 'perf script report flamegraph' does.\n\n"
+          " usage: perfkit script report flamegraph [<options>] [-f json|html] [-o OUTPUT]\n"
+          "        [--colorscheme blue-green|orange]",
+          "script report flamegraph", own, p))
+    return *st;
   const exports::FlameTree tree(*p, exports::FlameTreeOptions{});
   const bool html = f.format == "html";
   std::string path = f.output.empty() ? (html ? "flamegraph.html" : "stacks.json") : f.output;
@@ -212,17 +225,14 @@ int cmd_script_report(int argc, char** argv) {
 
   exports::StackcollapseOptions so;
   if (int st = parse_stackcollapse(script_args, so)) return st;
-  CLI::App app(
-      "Fold every sample's call chain, as 'perf script report stackcollapse' does.\n\n"
-      " usage: perfkit script report stackcollapse [<options>] [-- <stackcollapse options>]\n"
-      " stackcollapse options: --include-tid --include-pid --no-comm --tidy-java --kernel",
-      "script report stackcollapse");
-  ProfileArgs a;
-  add_profile_options(app, a);
-  int code = 0;
-  if (!parse_options(app, static_cast<int>(own.size()), own.data(), code)) return code;
-  auto p = read_profile(a);
-  if (!p) return fail("script", p.error());
+  std::optional<profile::Profile> p;
+  if (auto st = read_script_profile(
+          "Fold every sample's call chain, as 'perf script report stackcollapse' does.\n\n"
+          " usage: perfkit script report stackcollapse [<options>] [-- <stackcollapse "
+          "options>]\n"
+          " stackcollapse options: --include-tid --include-pid --no-comm --tidy-java --kernel",
+          "script report stackcollapse", own, p))
+    return *st;
   FdWriter out = FdWriter::stdout_writer(1 << 20);
   if (auto st = exports::write_stackcollapse(*p, so, out); !st) return fail("script", st.error());
   return 0;

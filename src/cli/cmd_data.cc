@@ -4,6 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <string>
@@ -16,6 +19,7 @@
 #include "export/firefox.h"
 #include "export/flame_tree.h"
 #include "export/folded.h"
+#include "export/gzip.h"
 #include "export/perf_json.h"
 #include "export/pprof.h"
 #include "export/speedscope.h"
@@ -50,10 +54,24 @@ Expected<std::size_t> event_index(const profile::Profile& p, const std::string& 
 }
 
 // Writes `path` with `write` (under a temporary name until it succeeds).
+// Writes `path` with `write` (under a temporary name until it succeeds);
+// with `gzip_by_name`, a path ending in ".gz" is written gzipped (the text
+// goes to an unnamed temporary file first).
 template <class Write>
-Status write_output(const std::string& path, Write&& write) {
+Status write_output(const std::string& path, Write&& write, bool gzip_by_name = false) {
   PK_ASSIGN(auto out, OutputFile::create(path));
-  PK_TRY(write(out.writer()));
+  if (!gzip_by_name || !path.ends_with(".gz")) {
+    PK_TRY(write(out.writer()));
+    return out.commit();
+  }
+  std::FILE* text = std::tmpfile();
+  if (!text) return make_error("{}: cannot make a temporary file: {}", path, std::strerror(errno));
+  FdWriter w(::fileno(text), path, false);
+  Status st = write(w);
+  if (st) st = w.flush();
+  if (st) st = exports::gzip_fd(::fileno(text), path, out.writer());
+  std::fclose(text);
+  PK_TRY(st);
   return out.commit();
 }
 
@@ -94,14 +112,14 @@ Status write_outputs(const ConvertArgs& a, const profile::Profile& p) {
   if (!a.to_chrome.empty()) {
     exports::ChromeOptions co;
     PK_ASSIGN(co.event, event_index(p, a.event));
-    PK_TRY(write_output(a.to_chrome,
-                        [&](FdWriter& w) { return exports::write_chrome_trace(p, co, w); }));
+    PK_TRY(write_output(
+        a.to_chrome, [&](FdWriter& w) { return exports::write_chrome_trace(p, co, w); }, true));
   }
   if (!a.to_firefox.empty()) {
     exports::FirefoxOptions fo;
     PK_ASSIGN(fo.event, event_index(p, a.event));
-    PK_TRY(
-        write_output(a.to_firefox, [&](FdWriter& w) { return exports::write_firefox(p, fo, w); }));
+    PK_TRY(write_output(
+        a.to_firefox, [&](FdWriter& w) { return exports::write_firefox(p, fo, w); }, true));
   }
   if (!a.to_speedscope.empty()) {
     exports::SpeedscopeOptions so;
@@ -171,9 +189,11 @@ int cmd_data(int argc, char** argv) {
                  "Folded stacks for FlameGraph, one event ('-' for stdout)");
   app.add_option("--to-pprof", a.to_pprof, "pprof's profile.proto, gzipped (go tool pprof)");
   app.add_option("--to-chrome", a.to_chrome,
-                 "Chrome Trace Event JSON for Perfetto and chrome://tracing, one event");
+                 "Chrome Trace Event JSON for Perfetto and chrome://tracing, one event "
+                 "(gzipped when OUT ends in .gz)");
   app.add_option("--to-firefox", a.to_firefox,
-                 "The Firefox Profiler's processed format, one event");
+                 "The Firefox Profiler's processed format, one event (gzipped when OUT ends "
+                 "in .gz)");
   app.add_option("--to-speedscope", a.to_speedscope, "speedscope's JSON file format");
   app.add_option("--to-flamegraph", a.to_flamegraph, "An SVG flame graph of one event");
   app.add_option("--flame-title", a.flame_title, "The flame graph's title")->capture_default_str();

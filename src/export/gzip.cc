@@ -1,7 +1,10 @@
 #include "export/gzip.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
+#include <cerrno>
+#include <cstring>
 #include <thread>
 
 namespace perfkit::exports {
@@ -21,6 +24,20 @@ Expected<std::string> gzip_member(const std::string& data, int level) {
   deflateEnd(&z);
   if (rc != Z_STREAM_END) return make_error("gzip: zlib failed ({})", rc);
   return out;
+}
+
+Status gzip_fd(int fd, const std::string& name, FdWriter& out, int level) {
+  GzipWriter zip(out, level);
+  std::string buf(1 << 20, '\0');
+  for (off_t at = 0;;) {
+    const ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error("{}: read failed: {}", name, std::strerror(errno));
+    if (n == 0) break;
+    zip.write(buf.data(), static_cast<std::size_t>(n));
+    at += n;
+  }
+  return zip.finish();
 }
 
 GzipWriter::GzipWriter(FdWriter& out, int level, std::size_t chunk, unsigned jobs)

@@ -42,6 +42,10 @@ class GzipWriter {
   bool failed_ = false;
 };
 
+// The whole of the file open at `fd` (read from its start), gzipped into
+// `out`. Errors: the read's (naming `name`), zlib's, the output's.
+Status gzip_fd(int fd, const std::string& name, FdWriter& out, int level = 6);
+
 // One gzip member of `data` at `level`. Errors: zlib's.
 Expected<std::string> gzip_member(const std::string& data, int level);
 

@@ -235,17 +235,12 @@ class FirefoxWriter {
       t.frames.push_back(frame);
       t.inline_depth.push_back(depth);
       const Index func = p_.frames[frame].func;
-      auto [f, new_func] = t.func_ids.try_emplace(func, Index(t.funcs.size()));
-      if (new_func) {
+      if (t.func_ids.try_emplace(func, Index(t.funcs.size())).second) {
         t.funcs.push_back(func);
         const Index lib = p_.funcs[func].lib;
-        if (lib != kNone) {
-          auto [r, new_res] = t.resource_ids.try_emplace(lib, Index(t.resources.size()));
-          if (new_res) t.resources.push_back(lib);
-          (void)r;
-        }
+        if (lib != kNone && t.resource_ids.try_emplace(lib, Index(t.resources.size())).second)
+          t.resources.push_back(lib);
       }
-      (void)f;
     }
     return it->second;
   }
@@ -381,19 +376,19 @@ void FirefoxWriter::func_table(const ThreadTables& t, fmt::memory_buffer& b) {
 }
 
 void FirefoxWriter::markers(const profile::Thread& th, fmt::memory_buffer& b) {
-  std::vector<const profile::Marker*> ms_;
+  std::vector<const profile::Marker*> kept;
   for (const profile::Marker& m : th.markers)
-    if (m.time) ms_.push_back(&m);
-  const std::size_t n = ms_.size();
+    if (m.time) kept.push_back(&m);
+  const std::size_t n = kept.size();
   fmt::format_to(std::back_inserter(b), "\"markers\":{{\"length\":{}", n);
   column(b, "category", n, [&](std::size_t i) {
-    integer(b, ms_[i]->kind == profile::MarkerKind::kSwitchIn ||
-                       ms_[i]->kind == profile::MarkerKind::kSwitchOut
+    integer(b, kept[i]->kind == profile::MarkerKind::kSwitchIn ||
+                       kept[i]->kind == profile::MarkerKind::kSwitchOut
                    ? kCategoryKernel
                    : 0);
   });
   column(b, "data", n, [&](std::size_t i) {
-    const profile::Marker& m = *ms_[i];
+    const profile::Marker& m = *kept[i];
     if (m.kind == profile::MarkerKind::kComm || m.kind == profile::MarkerKind::kExec)
       fmt::format_to(std::back_inserter(b), "{{\"type\":\"Comm\",\"comm\":{}}}", m.text);
     else
@@ -402,13 +397,13 @@ void FirefoxWriter::markers(const profile::Thread& th, fmt::memory_buffer& b) {
   column(b, "endTime", n, [&](std::size_t) { b.append(std::string_view("null")); });
   column(b, "name", n, [&](std::size_t i) {
     static const char* const kNames[] = {"switch out", "switch in", "comm", "exec"};
-    const profile::Marker& m = *ms_[i];
+    const profile::Marker& m = *kept[i];
     std::string name = kNames[static_cast<int>(m.kind)];
     if (m.preempt) name += " (preempted)";
     integer(b, strings_.id(name));
   });
   column(b, "phase", n, [&](std::size_t) { b.push_back('0'); });
-  column(b, "startTime", n, [&](std::size_t i) { number(b, ms(ms_[i]->time)); });
+  column(b, "startTime", n, [&](std::size_t i) { number(b, ms(kept[i]->time)); });
   b.push_back('}');
 }
 

@@ -39,7 +39,7 @@ void write_header(perfdata::Reader& r, const std::string& captured_on, fmt::memo
   const perfdata::FileHeader& h = r.header();
   perfdata::Features f;
   if (auto parsed = perfdata::parse_features(r.features(), r.swapped())) f = std::move(*parsed);
-  key_number(b, false, 2, "header-version", h.pipe ? 0 : h.version);
+  key_number(b, false, 2, "header-version", h.version);
   if (!captured_on.empty()) key_string(b, true, 2, "captured-on", captured_on);
   key_number(b, true, 2, "data-offset", h.pipe ? 0 : h.data.offset);
   key_number(b, true, 2, "data-size", h.pipe ? 0 : h.data.size);
@@ -68,11 +68,36 @@ void write_header(perfdata::Reader& r, const std::string& captured_on, fmt::memo
   b.push_back(']');
 }
 
+// The file's opening, its header block and the start of "samples".
+void write_opening(perfdata::Reader& r, const std::string& captured_on, fmt::memory_buffer& b) {
+  b.push_back('{');
+  delimit(b, false, 1);
+  b.append(std::string_view("\"linux-perf-json-version\": 1"));
+  delimit(b, true, 1);
+  b.append(std::string_view("\"headers\": {"));
+  write_header(r, captured_on, b);
+  delimit(b, false, 1);
+  b.push_back('}');
+  delimit(b, true, 1);
+  b.append(std::string_view("\"samples\": ["));
+}
+
 class JsonWriter : public session::SampleVisitor {
  public:
-  JsonWriter(session::Session& s, FdWriter& out) : session_(s), out_(out), b_(out.buffer()) {}
+  JsonWriter(session::Session& s, const std::string& captured_on, FdWriter& out)
+      : session_(s), captured_on_(captured_on), out_(out), b_(out.buffer()) {
+    // A file's header is known now; a stream's features come as records
+    // ahead of its samples, so its header waits for the first sample.
+    if (!s.reader().is_pipe()) open();
+  }
+  void open() {
+    if (opened_) return;
+    opened_ = true;
+    write_opening(session_.reader(), captured_on_, b_);
+  }
 
   Status on_sample(const session::ResolvedSample& s) override {
+    open();
     const record::Sample& smp = *s.sample;
     if (samples_++) b_.push_back(',');
     delimit(b_, false, 2);
@@ -138,9 +163,11 @@ class JsonWriter : public session::SampleVisitor {
   }
 
   session::Session& session_;
+  const std::string& captured_on_;
   FdWriter& out_;
   fmt::memory_buffer& b_;
   std::uint64_t samples_ = 0;
+  bool opened_ = false;
 };
 
 }  // namespace
@@ -148,18 +175,9 @@ class JsonWriter : public session::SampleVisitor {
 Expected<PerfJsonStats> write_perf_json(session::Session& session, const std::string& captured_on,
                                         FdWriter& out) {
   auto& b = out.buffer();
-  b.push_back('{');
-  delimit(b, false, 1);
-  b.append(std::string_view("\"linux-perf-json-version\": 1"));
-  delimit(b, true, 1);
-  b.append(std::string_view("\"headers\": {"));
-  write_header(session.reader(), captured_on, b);
-  delimit(b, false, 1);
-  b.push_back('}');
-  delimit(b, true, 1);
-  b.append(std::string_view("\"samples\": ["));
-  JsonWriter w(session, out);
+  JsonWriter w(session, captured_on, out);
   PK_TRY(session.run(w));
+  w.open();
   delimit(b, false, 1);
   b.push_back(']');
   delimit(b, false, 0);

@@ -4,6 +4,7 @@
 // valid and holds every sample perf script shows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "support/test_support.h"
@@ -82,6 +83,18 @@ TEST(PerfJson, PipeRecordingGivesEverySample) {
       run("python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))[\"samples\"]))' " +
           sh(out));
   ASSERT_EQ(count.status, 0) << count.err;
+  // The header comes from the stream's feature records: the host and perf
+  // version perf report --header-only shows for the stream.
+  auto header =
+      run("python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))[\"headers\"]; "
+          "print(h[\"hostname\"], h[\"perf-version\"])' " +
+          sh(out));
+  auto perf_header = run("perf report --header-only -i " + sh(f) +
+                         " 2>/dev/null | sed -n 's/^# hostname : //p; s/^# perf version : //p'");
+  ASSERT_EQ(header.status, 0) << header.err;
+  std::string want = perf_header.out;
+  std::replace(want.begin(), want.end(), '\n', ' ');
+  EXPECT_EQ(header.out, want.substr(0, want.size() - 1) + "\n");
   auto perf_samples = run("perf script -i " + sh(f) + " -G -F period 2>/dev/null | grep -c .");
   ASSERT_EQ(perf_samples.status, 0);
   EXPECT_EQ(count.out, perf_samples.out);

@@ -75,6 +75,16 @@ Status write_output(const std::string& path, Write&& write, bool gzip_by_name = 
   return out.commit();
 }
 
+// The wall-clock time of the first sample, ms since the epoch, as far as
+// the recording tells: perf writes the file until the recording ends, so
+// its modification time less the samples' span (0 for a stream).
+double start_time_ms(const std::string& input, const profile::Summary& s) {
+  struct stat st;
+  if (input == "-" || stat(input.c_str(), &st) != 0 || s.last_time < s.first_time) return 0;
+  const double mtime_ms = double(st.st_mtim.tv_sec) * 1e3 + double(st.st_mtim.tv_nsec) / 1e6;
+  return mtime_ms - double(s.last_time - s.first_time) / 1e6;
+}
+
 Status write_folded(const ConvertArgs& a, const profile::Profile& p) {
   exports::FoldedOptions fo;
   PK_ASSIGN(fo.event, event_index(p, a.event));
@@ -118,6 +128,7 @@ Status write_outputs(const ConvertArgs& a, const profile::Profile& p) {
   if (!a.to_firefox.empty()) {
     exports::FirefoxOptions fo;
     PK_ASSIGN(fo.event, event_index(p, a.event));
+    fo.start_time_ms = start_time_ms(a.profile.input, p.summary);
     PK_TRY(write_output(
         a.to_firefox, [&](FdWriter& w) { return exports::write_firefox(p, fo, w); }, true));
   }

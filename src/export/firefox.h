@@ -20,7 +20,8 @@ namespace perfkit::exports {
 struct FirefoxOptions {
   std::size_t event = 0;  // the event whose samples the tracks show
   std::string product = "perfkit";
-  // The wall-clock time of the first sample, ms since the epoch (0: unknown).
+  // The wall-clock time of the first sample, ms since the epoch (0: unknown;
+  // data convert derives it from the file's modification time).
   double start_time_ms = 0;
 };
 

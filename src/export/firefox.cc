@@ -90,26 +90,48 @@ class FirefoxWriter {
 
   Status write() {
     order_threads();
-    // Threads first into a side buffer: they decide which libs and strings
-    // are used; meta, libs and strings go before them in the file.
-    fmt::memory_buffer threads;
-    for (std::size_t k = 0; k < order_.size(); ++k) {
-      if (k) threads.push_back(',');
-      thread(p_.threads[order_[k]], threads);
-    }
+    // The libs and strings the threads use go before them in the file: a
+    // pass over the sampled stacks finds the libs, the marker names are
+    // known; then the threads stream out one after the other.
+    find_used_libs();
+    for (const char* name : kMarkerNames) strings_.id(name);
+    strings_.id(std::string(kMarkerNames[0]) + kPreempted);
     b_.push_back('{');
     meta();
     libs();
     b_.push_back(',');
     strings_.write(b_);
     b_.append(std::string_view(",\"threads\":["));
-    out_.maybe_flush();
-    out_.write(std::string_view(threads.data(), threads.size()));
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      if (k) b_.push_back(',');
+      thread(p_.threads[order_[k]], b_);
+      out_.maybe_flush();
+    }
     b_.append(std::string_view("],\"pages\":[],\"profilerOverhead\":[],\"counters\":[]}\n"));
     return out_.flush();
   }
 
+  static constexpr const char* kMarkerNames[] = {"switch out", "switch in", "comm", "exec"};
+  static constexpr const char* kPreempted = " (preempted)";
+
  private:
+  // The libs of the frames of the event's samples, numbered in order of
+  // first use (each stack node looked at once).
+  void find_used_libs() {
+    std::vector<bool> seen(p_.stacks.size(), false);
+    for (Index ti : order_) {
+      const profile::Thread& t = p_.threads[ti];
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        if (t.event[i] != o_.event) continue;
+        for (Index s = t.stack[i]; s != kNone && !seen[s]; s = p_.stacks[s].prefix) {
+          seen[s] = true;
+          const Index lib = p_.funcs[p_.frames[p_.stacks[s].frame].func].lib;
+          if (lib != kNone) used_lib(lib);
+        }
+      }
+    }
+  }
+
   // Threads of the event, by process (pid), the main thread first, then by tid.
   void order_threads() {
     for (Index i = 0; i < p_.threads.size(); ++i) {
@@ -396,10 +418,9 @@ void FirefoxWriter::markers(const profile::Thread& th, fmt::memory_buffer& b) {
   });
   column(b, "endTime", n, [&](std::size_t) { b.append(std::string_view("null")); });
   column(b, "name", n, [&](std::size_t i) {
-    static const char* const kNames[] = {"switch out", "switch in", "comm", "exec"};
     const profile::Marker& m = *kept[i];
-    std::string name = kNames[static_cast<int>(m.kind)];
-    if (m.preempt) name += " (preempted)";
+    std::string name = kMarkerNames[static_cast<int>(m.kind)];
+    if (m.preempt) name += kPreempted;
     integer(b, strings_.id(name));
   });
   column(b, "phase", n, [&](std::size_t) { b.push_back('0'); });

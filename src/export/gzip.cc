@@ -65,7 +65,15 @@ void GzipWriter::submit() {
   while (pending_.size() >= jobs_) {
     if (!write_oldest()) failed_ = true;
   }
-  pending_.push_back(std::async(std::launch::async, gzip_member, std::move(current_), level_));
+  // A thread that cannot be started (std::async throws then) leaves the
+  // chunk to this thread: the library does not throw.
+  try {
+    pending_.push_back(std::async(std::launch::async, gzip_member, current_, level_));
+  } catch (...) {
+    std::promise<Expected<std::string>> done;
+    done.set_value(gzip_member(current_, level_));
+    pending_.push_back(done.get_future());
+  }
   current_ = std::string();
   current_.reserve(chunk_);
 }

@@ -99,9 +99,16 @@ TEST(FlamegraphReport, HtmlDrawsInChromium) {
   auto json = run(perfkit_bin() + " script report flamegraph -i " + sh(f) + " -f json -o - | " +
                   "python3 -c 'import json,sys\n"
                   "def t(n): return n[\"v\"] + sum(t(c) for c in n[\"c\"])\n"
-                  "print(t(json.load(sys.stdin)))'");
+                  "root = json.load(sys.stdin)\n"
+                  "print(t(root))\n"
+                  "print(max(root[\"c\"], key=t)[\"n\"])'");
   ASSERT_EQ(json.status, 0);
+  // The total, then the busiest process: what the recording holds varies with the machine's load
+  // (swapper is tiny on a busy one, and frames under a pixel are not drawn).
   const std::string total = json.out.substr(0, json.out.find('\n'));
+  std::string busiest = json.out.substr(json.out.find('\n') + 1);
+  busiest = busiest.substr(0, busiest.find('\n'));
+  ASSERT_FALSE(busiest.empty()) << json.out;
   PageLoad load = load_page(chromium, page, tmp.dir());
   ASSERT_TRUE(load.ok) << load.log;
   EXPECT_TRUE(load.errors.empty()) << joined(load.errors);
@@ -111,7 +118,7 @@ TEST(FlamegraphReport, HtmlDrawsInChromium) {
     commas.insert(static_cast<std::size_t>(i), ",");
   EXPECT_NE(load.dom.find("title=\"all (" + commas + " samples, 100.00%)\""), std::string::npos)
       << total;
-  EXPECT_NE(load.dom.find(">swapper<"), std::string::npos);
+  EXPECT_NE(load.dom.find("title=\"" + busiest + " ("), std::string::npos) << busiest;
   EXPECT_NE(load.dom.find("hostname : "), std::string::npos);
   EXPECT_TRUE(screenshot(chromium, page, screenshot_path("flamegraph_html.png"), tmp.dir()));
 }

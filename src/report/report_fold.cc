@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "abi/perf_event.h"
-#include "base/flat_map.h"
+#include "session/raw_key.h"
 
 namespace perfkit::report {
 
@@ -19,25 +19,7 @@ std::uint64_t load_word(const std::uint8_t* p) {
 }  // namespace
 
 std::uint64_t SampleFold::hash_of(const session::RawSample& r, std::uint64_t generation) const {
-  const record::Sample& s = *r.sample;
-  constexpr std::uint64_t k1 = 0x9e3779b97f4a7c15ULL, k2 = 0xc2b2ae3d27d4eb4fULL;
-  std::uint64_t a = reinterpret_cast<std::uintptr_t>(r.thread) ^ generation << 32 ^
-                    static_cast<std::uint64_t>(r.event) << 16 ^ r.cpumode;
-  std::uint64_t b = s.ip ^ (with_cpu_ ? static_cast<std::uint64_t>(s.cpu) << 48 : 0);
-  if (with_chain_) {
-    // Two lanes, so that the multiplies overlap.
-    Bytes w = s.callchain.bytes();
-    std::size_t i = 0;
-    for (; i + 16 <= w.size(); i += 16) {
-      a = (a ^ load_word(w.data() + i)) * k1;
-      b = (b ^ load_word(w.data() + i + 8)) * k2;
-      a ^= a >> 31;
-      b ^= b >> 29;
-    }
-    if (i + 8 <= w.size()) a = (a ^ load_word(w.data() + i)) * k1;
-    b ^= w.size();
-  }
-  return mix64(a * k2 ^ b);
+  return session::raw_sample_hash(r, {with_cpu_, with_chain_}, generation);
 }
 
 bool SampleFold::same(const Kept& k, const session::RawSample& r, std::uint64_t generation) const {

@@ -1,0 +1,114 @@
+#include "session/raw_key.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/flat_map.h"
+
+namespace perfkit::session {
+
+namespace {
+constexpr std::uint64_t kEmpty = ~0ULL;
+
+std::uint64_t load_word(const std::uint8_t* p) {
+  std::uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+}  // namespace
+
+std::uint64_t raw_sample_hash(const RawSample& r, RawKeyOptions o, std::uint64_t generation) {
+  const record::Sample& s = *r.sample;
+  constexpr std::uint64_t k1 = 0x9e3779b97f4a7c15ULL, k2 = 0xc2b2ae3d27d4eb4fULL;
+  std::uint64_t a = reinterpret_cast<std::uintptr_t>(r.thread) ^ generation << 32 ^
+                    static_cast<std::uint64_t>(r.event) << 16 ^ r.cpumode;
+  std::uint64_t b = s.ip ^ (o.with_cpu ? static_cast<std::uint64_t>(s.cpu) << 48 : 0);
+  if (o.with_chain) {
+    // Two lanes, so that the multiplies overlap.
+    Bytes w = s.callchain.bytes();
+    std::size_t i = 0;
+    for (; i + 16 <= w.size(); i += 16) {
+      a = (a ^ load_word(w.data() + i)) * k1;
+      b = (b ^ load_word(w.data() + i + 8)) * k2;
+      a ^= a >> 31;
+      b ^= b >> 29;
+    }
+    if (i + 8 <= w.size()) a = (a ^ load_word(w.data() + i)) * k1;
+    b ^= w.size();
+  }
+  return mix64(a * k2 ^ b);
+}
+
+bool RawKeyTable::same(const Entry& e, const RawSample& r, std::uint64_t generation) const {
+  const record::Sample& s = *r.sample;
+  if (e.thread != r.thread || e.generation != generation || e.ip != s.ip || e.event != r.event ||
+      e.cpumode != r.cpumode || (opts_.with_cpu && e.cpu != s.cpu))
+    return false;
+  if (!opts_.with_chain) return true;
+  Bytes w = s.callchain.bytes();
+  if (w.size() != e.raw_size) return false;
+  return std::memcmp(raw_.data() + e.raw_begin, w.data(), w.size()) == 0;
+}
+
+std::uint32_t RawKeyTable::find(const RawSample& r, std::uint64_t generation) {
+  const std::uint64_t h = raw_sample_hash(r, opts_, generation);
+  if (!slots_.empty()) {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      const std::uint64_t v = slots_[i];
+      if (v == kEmpty) break;
+      if ((v >> 32) != (h >> 32)) continue;
+      const Entry& e = entries_[static_cast<std::uint32_t>(v)];
+      if (e.hash == h && same(e, r, generation)) return e.value;
+    }
+  }
+  // Remember the miss; its chain goes at the end of raw_ (dropped unless
+  // insert() keeps it).
+  if (pending_) raw_.resize(miss_.raw_begin);
+  const record::Sample& s = *r.sample;
+  miss_ = Entry{h,
+                r.thread,
+                generation,
+                s.ip,
+                static_cast<std::uint32_t>(r.event),
+                s.cpu,
+                r.cpumode,
+                static_cast<std::uint32_t>(raw_.size()),
+                0,
+                0};
+  if (opts_.with_chain) {
+    Bytes b = s.callchain.bytes();
+    miss_.raw_size = static_cast<std::uint32_t>(b.size());
+    raw_.insert(raw_.end(), b.begin(), b.end());
+  }
+  pending_ = true;
+  return kNone;
+}
+
+void RawKeyTable::insert(std::uint32_t value) {
+  if (!pending_) return;
+  pending_ = false;
+  miss_.value = value;
+  if ((entries_.size() + 1) * 2 > slots_.size()) {
+    slots_.assign(std::max<std::size_t>(1024, slots_.size() * 2), kEmpty);
+    for (std::size_t i = 0; i < entries_.size(); ++i) place(entries_[i].hash, i);
+  }
+  place(miss_.hash, entries_.size());
+  entries_.push_back(miss_);
+}
+
+void RawKeyTable::place(std::uint64_t hash, std::size_t index) {
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = hash & mask;
+  while (slots_[i] != kEmpty) i = (i + 1) & mask;
+  slots_[i] = (hash >> 32) << 32 | index;
+}
+
+void RawKeyTable::clear() {
+  entries_.clear();
+  std::fill(slots_.begin(), slots_.end(), kEmpty);
+  raw_.clear();
+  pending_ = false;
+}
+
+}  // namespace perfkit::session

@@ -8,10 +8,11 @@
 #include "abi/registers.h"
 #include "machine/machine.h"
 #include "perfdata/features.h"
+#include "profile/line_worker.h"
 #include "record/records.h"
 #include "record/sample.h"
+#include "session/raw_key.h"
 #include "session/unwind_callchain.h"
-#include "symbol/source_lines.h"
 
 namespace perfkit::profile {
 
@@ -40,37 +41,35 @@ class Builder : public session::SampleVisitor {
   Status prepare() { return filter_.prepare(session_.reader()); }
 
   Status on_sample(const session::ResolvedSample& s) override {
-    const record::Sample& smp = *s.sample;
-    const std::uint64_t st = smp.sample_type;
-    const std::uint64_t time = (st & abi::kSampleTime) ? smp.time : 0;
-    const std::uint32_t cpu = (st & abi::kSampleCpu) ? smp.cpu : ~0u;
-    if (filter_.skip_time(time) || filter_.skip_cpu(cpu) || filter_.skip(s, session_.machine()))
-      return ok();
-    const Event& ev = event(s.event);
-    if (s.thread != last_thread_) {
-      last_thread_ = s.thread;
-      last_index_ = p_.thread(s.thread->pid, s.thread->tid);
-    }
-    Thread& t = p_.threads[last_index_];
-    p_.order.push_back(last_index_);
-    const Index comm = comm_id(s.comm);
-    t.name = comm;
-    t.time.push_back(time);
-    t.stack.push_back(ev.callchains ? chain_stack(s) : leaf_stack(s));
-    t.event.push_back(static_cast<std::uint16_t>(s.event));
-    t.weight.push_back(smp.period);
-    t.cpu.push_back(cpu == ~0u ? -1 : static_cast<std::int32_t>(cpu));
-    t.comm.push_back(comm);
-    Event& e = p_.events[s.event];
-    e.samples += 1;
-    e.period += smp.period;
-    Summary& sum = p_.summary;
-    if (time) {
-      sum.first_time = sum.first_time ? std::min(sum.first_time, time) : time;
-      sum.last_time = std::max(sum.last_time, time);
-    }
-    sum.samples += 1;
+    if (skips(s)) return ok();
+    const bool chains = event(s.event).callchains;
+    comm_id(s.comm);  // interned before the frames, as always
+    const Index stack = chains ? chain_stack(s) : leaf_stack(s);
+    if (memo_) memo_->insert(stack + 1);  // kNone + 1 == 0
+    add(s, stack);
     return ok();
+  }
+
+  // A sample that repeats one resolved before (raw_key.h) takes its stack.
+  bool take_raw(const session::RawSample& r) override {
+    if (!memo_decided_) decide_memo();
+    if (!memo_) return false;
+    const std::uint64_t generation = session_.machine().generation();
+    // Keys of another generation can no longer match; keep memory bounded.
+    if (generation != memo_generation_ || memo_->bytes() > kMemoBytes) {
+      memo_->clear();
+      memo_generation_ = generation;
+    }
+    const std::uint32_t found = memo_->find(r, generation);
+    if (found == session::RawKeyTable::kNone) return false;
+    session::ResolvedSample s;
+    s.event = r.event;
+    s.sample = r.sample;
+    s.cpumode = r.cpumode;
+    s.thread = r.thread;
+    s.comm = r.thread->comm;
+    if (!skips(s)) add(s, found - 1);
+    return true;
   }
 
   // Context switches and comm changes, kept for the threads that have
@@ -105,6 +104,7 @@ class Builder : public session::SampleVisitor {
   }
 
   Profile take() {
+    set_lines();
     summarize();
     for (auto& [key, list] : markers_) {
       const Index t = p_.find_thread(static_cast<std::int32_t>(key >> 32),
@@ -129,6 +129,57 @@ class Builder : public session::SampleVisitor {
       p_.events.push_back(e);
     }
     return p_.events[i];
+  }
+  // perf script's filters (filter_): by time, cpu, thread and location.
+  bool skips(const session::ResolvedSample& s) const {
+    const record::Sample& smp = *s.sample;
+    const std::uint64_t st = smp.sample_type;
+    return filter_.skip_time((st & abi::kSampleTime) ? smp.time : 0) ||
+           filter_.skip_cpu((st & abi::kSampleCpu) ? smp.cpu : ~0u) ||
+           filter_.skip(s, session_.machine());
+  }
+  // Appends a kept sample of `stack` to its thread's columns.
+  void add(const session::ResolvedSample& s, Index stack) {
+    const record::Sample& smp = *s.sample;
+    const std::uint64_t st = smp.sample_type;
+    const std::uint64_t time = (st & abi::kSampleTime) ? smp.time : 0;
+    const std::uint32_t cpu = (st & abi::kSampleCpu) ? smp.cpu : ~0u;
+    event(s.event);
+    if (s.thread != last_thread_) {
+      last_thread_ = s.thread;
+      last_index_ = p_.thread(s.thread->pid, s.thread->tid);
+    }
+    Thread& t = p_.threads[last_index_];
+    p_.order.push_back(last_index_);
+    const Index comm = comm_id(s.comm);
+    t.name = comm;
+    t.time.push_back(time);
+    t.stack.push_back(stack);
+    t.event.push_back(static_cast<std::uint16_t>(s.event));
+    t.weight.push_back(smp.period);
+    t.cpu.push_back(cpu == ~0u ? -1 : static_cast<std::int32_t>(cpu));
+    t.comm.push_back(comm);
+    Event& e = p_.events[s.event];
+    e.samples += 1;
+    e.period += smp.period;
+    Summary& sum = p_.summary;
+    if (time) {
+      sum.first_time = sum.first_time ? std::min(sum.first_time, time) : time;
+      sum.last_time = std::max(sum.last_time, time);
+    }
+    sum.samples += 1;
+  }
+  // Repeats are taken raw unless what resolution gives is more than the raw
+  // sample tells: DSO and symbol filters, unwound user stacks, LBR call stacks.
+  void decide_memo() {
+    memo_decided_ = true;
+    if (!opts_.reuse_repeats || filter_.by_location()) return;
+    constexpr std::uint64_t kUserStack = abi::kSampleRegsUser | abi::kSampleStackUser;
+    for (const auto& d : session_.reader().events().events())
+      if ((d.attr.sample_type & kUserStack) == kUserStack ||
+          (d.attr.branch_sample_type & abi::kBranchCallStack))
+        return;
+    memo_ = std::make_unique<session::RawKeyTable>(session::RawKeyOptions{false, opts_.callchains});
   }
   Index comm_id(const std::string* comm) {
     auto [it, fresh] = comms_.try_emplace(comm, 0);
@@ -169,36 +220,46 @@ class Builder : public session::SampleVisitor {
     f.address = key.address;
     f.inlined = inlined != nullptr;
     f.kernel = key.kernel;
-    if (opts_.source_lines && !f.kernel && loc.map && loc.dso)
-      source_line(loc, inlined ? srcline : nullptr, f);
+    const std::size_t known = p_.frames.size();
     i = p_.frame(f);
     frames_.insert(key, i);
+    // Asked for every new location, as perf does (its give-up rule counts
+    // them); the first location of a frame gives its line.
+    if (opts_.source_lines && !f.kernel && loc.map && loc.dso)
+      ask_line(p_.frames.size() > known ? i : kNone, loc, inlined ? srcline : nullptr);
     return i;
   }
-  // The frame's source file and line: an inlined frame's own (as the
-  // unwinder found it), else the line table's at its address; "file:line"
-  // texts without a line ("??:0", "lib.so[1a2b]") give none.
-  void source_line(const machine::Location& loc, const char* known, Frame& f) {
-    std::string_view text = known ? std::string_view(known) : std::string_view();
-    if (!known) {
-      if (!lines_)
-        lines_ = std::make_unique<symbol::SourceLines>(session_.symbolizer(),
-                                                       symbol::SourceLineOptions{true});
-      if (loc.dso->index >= line_dsos_.size()) line_dsos_.resize(loc.dso->index + 1, nullptr);
-      auto*& h = line_dsos_[loc.dso->index];
-      if (!h) h = lines_->dso(loc.dso->long_name, loc.dso->short_name, loc.dso->build_id);
-      text = lines_->srcline(h, loc.addr);
+  // Asks for the frame's source file and line (answered in take()): an
+  // inlined frame's own (as the unwinder found it), else the line table's
+  // at its address.
+  void ask_line(Index frame, const machine::Location& loc, const char* known) {
+    if (!lines_) lines_ = std::make_unique<LineWorker>(session_.symbolizer());
+    line_frames_.push_back(frame);
+    if (known) return lines_->ask_known(known);
+    const machine::Dso& d = *loc.dso;
+    lines_->ask(lines_->dso(d.index, d.long_name, d.short_name, d.build_id), loc.addr);
+  }
+  // The answers: "file:line" texts without a line ("??:0", "lib.so[1a2b]")
+  // give none.
+  void set_lines() {
+    if (!lines_) return;
+    const std::vector<std::string> texts = lines_->finish();
+    for (std::size_t k = 0; k < texts.size() && k < line_frames_.size(); ++k) {
+      std::string_view text = texts[k];
+      const std::size_t colon = text.rfind(':');
+      if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) continue;
+      std::uint32_t line = 0;
+      bool digits = true;
+      for (char c : text.substr(colon + 1)) {
+        digits = digits && c >= '0' && c <= '9';
+        line = line * 10 + static_cast<std::uint32_t>(c - '0');
+      }
+      if (!digits || line == 0 || text.starts_with("??") || line_frames_[k] == kNone) continue;
+      Frame& f = p_.frames[line_frames_[k]];
+      f.file = p_.strings.intern(text.substr(0, colon));
+      f.line = line;
     }
-    const std::size_t colon = text.rfind(':');
-    if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return;
-    std::uint32_t line = 0;
-    for (char c : text.substr(colon + 1)) {
-      if (c < '0' || c > '9') return;
-      line = line * 10 + static_cast<std::uint32_t>(c - '0');
-    }
-    if (line == 0 || text.starts_with("??")) return;
-    f.file = p_.strings.intern(text.substr(0, colon));
-    f.line = line;
+    lines_.reset();
   }
 
   Index leaf_stack(const session::ResolvedSample& s) {
@@ -284,10 +345,15 @@ class Builder : public session::SampleVisitor {
   // under, and its stack (chain_stack's memo).
   std::vector<LocKey> prev_keys_;
   std::vector<Index> prev_prefix_, prev_stacks_;
-  std::unique_ptr<symbol::SourceLines> lines_;  // with opts_.source_lines
-  std::vector<symbol::SourceLines::Dso*> line_dsos_;
+  std::unique_ptr<LineWorker> lines_;                     // with opts_.source_lines
+  std::vector<Index> line_frames_;                        // the frame of each line asked, in order
   std::map<std::uint64_t, std::vector<Marker>> markers_;  // by (pid, tid)
   const machine::Thread* last_thread_ = nullptr;
+  // Raw sample -> its stack + 1 (take_raw), within one machine generation.
+  static constexpr std::size_t kMemoBytes = 64 << 20;
+  std::unique_ptr<session::RawKeyTable> memo_;
+  bool memo_decided_ = false;
+  std::uint64_t memo_generation_ = 0;
   Index last_index_ = kNone;
 };
 

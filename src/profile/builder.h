@@ -16,6 +16,10 @@ struct ProfileOptions {
   bool inline_frames = true;  // --inline / --no-inline (DWARF call chains)
   bool callchains = true;     // false: every stack is the sample's leaf alone
   bool source_lines = false;  // each user frame's source file and line (DWARF line tables)
+  // A sample that repeats an earlier one raw (session/raw_key.h) takes the
+  // stack that one resolved to; false resolves every sample (the tests
+  // compare the two).
+  bool reuse_repeats = true;
 };
 
 // Runs `session` (not run before) and returns its samples as a profile.

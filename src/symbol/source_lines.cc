@@ -36,7 +36,8 @@ struct SourceLines::Answer {
 struct SourceLines::Dso {
   std::string long_name, short_name;
   elf::BuildId build_id;
-  bool opened = false;
+  bool prepared = false, opened = false;
+  std::string path;  // where the lines come from (prepare), "" when nowhere
   std::unique_ptr<dwarf::SourceLocator> locator;  // null: addr2line cannot run
   bool adjust = false;                            // ET_EXEC / ET_REL: add text_offset
   std::int64_t text_offset = 0;
@@ -66,18 +67,24 @@ SourceLines::Dso* SourceLines::dso(std::string_view long_name, std::string_view 
 
 // perf's dso__name: the file symbols came from when it had .symtab, else the
 // recorded name; nothing for "[...]" names and JIT maps.
-void SourceLines::open(Dso* d) {
-  d->opened = true;
+void SourceLines::prepare(Dso* d) {
+  if (d->prepared) return;
+  d->prepared = true;
   if (d->long_name.empty() || d->long_name[0] == '[' || d->long_name.starts_with("/tmp/perf-"))
     return;
-  std::string path;
   const LoadedSymbols& ls = symbolizer_.user_dso(d->long_name, d->build_id);
   if (ls.found && !ls.file.empty() && is_file(ls.file)) {
     auto f = elf::ElfFile::open(ls.file);
-    if (f && f->has_symtab()) path = ls.file;
+    if (f && f->has_symtab()) d->path = ls.file;
   }
-  if (path.empty()) path = symbolizer_.options().symfs + d->long_name;
-  auto loc = dwarf::SourceLocator::open(path);
+  if (d->path.empty()) d->path = symbolizer_.options().symfs + d->long_name;
+}
+
+void SourceLines::open(Dso* d) {
+  prepare(d);
+  d->opened = true;
+  if (d->path.empty()) return;
+  auto loc = dwarf::SourceLocator::open(d->path);
   if (!loc) return;
   d->locator = std::move(*loc);
   d->adjust = d->locator->elf_type() == elf::kTypeExec || d->locator->elf_type() == elf::kTypeRel;

@@ -57,6 +57,11 @@ class SourceLines {
   // text) and build-id; created on first use. Never null.
   Dso* dso(std::string_view long_name, std::string_view short_name, const elf::BuildId& id);
 
+  // Finds the file `dso`'s lines come from (asking the symbolizer), so that
+  // srcline() and inlines() of that DSO then use no one else: another
+  // thread may ask them while this one goes on with the symbolizer.
+  void prepare(Dso* dso);
+
   // perf's map__srcline text for `addr` (map-relative) in `dso`.
   // Valid until this object is destroyed.
   std::string_view srcline(Dso* dso, std::uint64_t addr);

@@ -3,6 +3,8 @@
 // either merge order); the filters keep what they name.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "export/folded.h"
 #include "profile/builder.h"
 #include "session/session.h"
@@ -86,6 +88,49 @@ TEST(ProfileFixture, ColumnsAndTablesAgree) {
     EXPECT_FALSE(p.events[e].callchains);
   }
   EXPECT_EQ(p.strings.at(p.events[2].name), "page-faults");
+}
+
+// Repeats taken raw (their first's stack reused) give the profile that
+// resolving every sample gives: the same tables, interned in the same order,
+// source lines included (looked up on the line worker either way).
+TEST(ProfileFixture, RepeatsTakenRawEqualEverySampleResolved) {
+  int compared = 0;
+  for (const char* name : {"fp.data", "syswide_g.data", "switch.data", "dwarf.data"}) {
+    PK_FIXTURE_OR_SKIP(path, name);
+    ProfileOptions reuse, resolve;
+    reuse.source_lines = resolve.source_lines = true;
+    resolve.reuse_repeats = false;
+    const Profile a = build(path, reuse), b = build(path, resolve);
+    SCOPED_TRACE(name);
+    ASSERT_GT(a.summary.samples, 0u);
+    ASSERT_EQ(a.strings.size(), b.strings.size());
+    for (Index i = 0; i < a.strings.size(); ++i) ASSERT_EQ(a.strings.at(i), b.strings.at(i)) << i;
+    ASSERT_EQ(a.frames.size(), b.frames.size());
+    for (std::size_t i = 0; i < a.frames.size(); ++i) {
+      const Frame &x = a.frames[i], &y = b.frames[i];
+      ASSERT_EQ(std::tie(x.func, x.address, x.inlined, x.kernel, x.file, x.line),
+                std::tie(y.func, y.address, y.inlined, y.kernel, y.file, y.line))
+          << i;
+    }
+    ASSERT_EQ(a.stacks.size(), b.stacks.size());
+    for (std::size_t i = 0; i < a.stacks.size(); ++i) {
+      ASSERT_EQ(a.stacks[i].frame, b.stacks[i].frame);
+      ASSERT_EQ(a.stacks[i].prefix, b.stacks[i].prefix);
+    }
+    EXPECT_EQ(a.order, b.order);
+    ASSERT_EQ(a.threads.size(), b.threads.size());
+    for (std::size_t t = 0; t < a.threads.size(); ++t) {
+      const Thread &x = a.threads[t], &y = b.threads[t];
+      EXPECT_EQ(x.stack, y.stack);
+      EXPECT_EQ(x.time, y.time);
+      EXPECT_EQ(x.weight, y.weight);
+      EXPECT_EQ(x.cpu, y.cpu);
+      EXPECT_EQ(x.comm, y.comm);
+      EXPECT_EQ(x.event, y.event);
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 0);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // a complete gzip member; RFC 1952 lets members follow one another, and
 // gunzip, Go's compress/gzip (go tool pprof) and Python's gzip read them as
 // one stream. The members are written in order, so the output is the same
-// for any number of threads.
+// for any number of threads. libdeflate compresses them: a chunk is whole
+// in memory, which is what its one-call API wants, and it is about 1.6x
+// zlib's speed at level 1 with smaller output.
 #pragma once
 
 #include <cstddef>
@@ -25,7 +27,7 @@ class GzipWriter {
   GzipWriter& operator=(const GzipWriter&) = delete;
 
   void write(const void* data, std::size_t n);
-  // Compresses what is left and writes every member. Errors: zlib's, the
+  // Compresses what is left and writes every member. Errors: the compressor's, the
   // output's.
   Status finish();
 
@@ -43,10 +45,10 @@ class GzipWriter {
 };
 
 // The whole of the file open at `fd` (read from its start), gzipped into
-// `out`. Errors: the read's (naming `name`), zlib's, the output's.
+// `out`. Errors: the read's (naming `name`), the compressor's, the output's.
 Status gzip_fd(int fd, const std::string& name, FdWriter& out, int level = 6);
 
-// One gzip member of `data` at `level`. Errors: zlib's.
+// One gzip member of `data` at `level` (libdeflate's 1-12). Errors: libdeflate's.
 Expected<std::string> gzip_member(const std::string& data, int level);
 
 }  // namespace perfkit::exports

@@ -307,6 +307,7 @@ class Builder : public session::SampleVisitor {
       s.nr_cpus = feats->nrcpus ? feats->nrcpus->online : 0;
     }
     s.lost_samples = session_.stats().total_lost_samples;
+    s.lost_events = session_.stats().total_lost;
   }
 
   session::Session& session_;

@@ -154,10 +154,11 @@ Status merge(Profile& into, const Profile& from) {
   Summary& s = into.summary;
   const Summary& f = from.summary;
   if (s.hostname.empty() && s.cmdline.empty()) {
-    const std::uint64_t samples = s.samples, lost = s.lost_samples;
+    const std::uint64_t samples = s.samples, lost = s.lost_samples, lost_events = s.lost_events;
     const std::uint64_t first = s.first_time, last = s.last_time;
     s = f;
-    s.samples = samples, s.lost_samples = lost, s.first_time = first, s.last_time = last;
+    s.samples = samples, s.lost_samples = lost, s.lost_events = lost_events;
+    s.first_time = first, s.last_time = last;
   }
   if (f.samples) {
     s.first_time = s.samples ? std::min(s.first_time, f.first_time) : f.first_time;
@@ -165,6 +166,7 @@ Status merge(Profile& into, const Profile& from) {
   }
   s.samples += f.samples;
   s.lost_samples += f.lost_samples;
+  s.lost_events += f.lost_events;
   return ok();
 }
 

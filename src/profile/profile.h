@@ -118,6 +118,7 @@ struct Summary {
   std::uint32_t nr_cpus = 0;
   std::uint64_t first_time = 0, last_time = 0;  // of the samples kept, ns
   std::uint64_t samples = 0, lost_samples = 0;
+  std::uint64_t lost_events = 0;  // what LOST records count (ring buffer overruns)
 };
 
 class Profile {

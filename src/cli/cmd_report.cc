@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
+#include "cli/report_html.h"
 #include "cli/stdin_peek.h"
 #include "dump/dump.h"
 #include "dump/header_print.h"
@@ -60,6 +61,7 @@ void wait_pager(pid_t pid) {
 struct Args {
   std::string input, sort, fields, callgraph, percentage = "absolute", time_str;
   std::string comms, dsos, symbols, pids, tids, cpus, time_quantum, parent;
+  std::string html;   // --html OUT: the page instead of the text
   SymbolArgs lookup;  // where symbols come from
   bool children = false, no_children = false, inverted = false, stats = false;
   bool header = false, header_only = false;
@@ -124,6 +126,9 @@ void add_filter_options(CLI::App& app, Args& a) {
 void add_input_options(CLI::App& app, Args& a) {
   app.add_option("-i,--input", a.input, "Input file name ('-' for stdin)");
   app.add_flag("--stats", a.stats, "Only print the number of records of each type");
+  app.add_option("--html", a.html,
+                 "Write the profile as one self-contained HTML page (flame graph, trees, "
+                 "timeline) to this file");
   app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
   app.add_flag("--header", a.header, "Show the perf.data header first");
   app.add_flag("--header-only", a.header_only, "Only show the perf.data header");
@@ -317,6 +322,30 @@ Status print_records(const Args& a, session::Session& s) {
   return dump::run_report_dump(s, ro, out);
 }
 
+// --html: the options that mean the same for the profile model (the input,
+// perf script's filters, symbols, call chains, Intel PT).
+int html_report(const Args& a, const report::ReportOptions& opts) {
+  ProfileArgs p;
+  p.input = a.input;
+  p.cpus = a.cpus, p.pids = a.pids, p.tids = a.tids;
+  p.comms = a.comms, p.dsos = a.dsos, p.symbols = a.symbols;
+  p.opts.filter.time = a.time_str;
+  p.lookup = a.lookup;
+  p.opts.max_stack = opts.max_stack;
+  p.no_inline = a.no_inline;
+  p.quiet = a.quiet;
+  p.itrace = a.itrace;
+  p.no_itrace = a.no_itrace;
+  if (a.callgraph_given) {
+    report::ReportOptions probe;
+    if (auto st = report::parse_callchain_arg(a.callgraph.empty() ? "graph" : a.callgraph, probe);
+        !st)
+      return fail("report", st.error());
+    p.hide_callchain = probe.chain_mode == report::ChainMode::kNone;
+  }
+  return report_html(p, a.html);
+}
+
 // The histograms, through the pager on a terminal.
 int print_report(const Args& a, const report::ReportOptions& opts, session::Session& s,
                  bool tty_err, const std::string& input_name) {
@@ -362,6 +391,7 @@ int cmd_report(int argc, char** argv) {
   if (!parse_options(app, argc, argv, code)) return code;
   a.callgraph_given = app.count("-g") > 0;
   a.percent_limit_given = app.count("--percent-limit") > 0;
+  if (!a.html.empty()) return html_report(a, opts);
 
   std::string input = a.input;
   if (input.empty())

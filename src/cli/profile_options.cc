@@ -85,8 +85,9 @@ Expected<std::unique_ptr<session::Session>> open_profile_session(ProfileArgs& a,
   PK_TRY(decode_itrace(a, bar));
   session::SessionOptions so;
   so.symbols = symbolizer_options(a.lookup);
-  so.warn = [quiet = a.quiet](const std::string& m) {
-    if (!quiet) fmt::print(stderr, "{}\n", m);
+  so.warn = [&a](const std::string& m) {
+    a.warnings.push_back(m);
+    if (!a.quiet) fmt::print(stderr, "{}\n", m);
   };
   if (stderr_progress_wanted(a.quiet, false))
     so.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };

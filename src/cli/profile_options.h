@@ -25,6 +25,8 @@ struct ProfileArgs {
   // given on top of the ones before; report's defaults when none is).
   std::vector<std::string> itrace;
   bool no_itrace = false;
+  // What reading the recording warned of (also printed unless quiet).
+  std::vector<std::string> warnings;
   // The decoded trace's temporary file, removed with the arguments.
   struct TempFile {
     std::string path;

@@ -10,5 +10,8 @@ extern const std::string_view kFlamegraphHtml;  // flamegraph.html: @TITLE@ @CSS
 extern const std::string_view kFlamegraphCss;
 extern const std::string_view kFlamegraphJs;
 extern const std::string_view kFlamegraphSvgJs;  // flamegraph_svg.js, inside the SVG's CDATA
+extern const std::string_view kReportHtml;       // report.html: @TITLE@ @CSS@ @DATA@ @JS@
+extern const std::string_view kReportCss;
+extern const std::string_view kReportJs;
 
 }  // namespace perfkit::exports::web

@@ -1,0 +1,212 @@
+#include "export/html_report.h"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+#include "export/json.h"
+#include "export/web/web.h"
+
+namespace perfkit::exports {
+
+namespace {
+
+using profile::Index;
+using profile::kNone;
+
+// The page's data, written as it is made: a JSON object of column arrays
+// (one array per field, not one object per row), every string quoted for a
+// <script> element, flushed as the buffer fills.
+class DataWriter {
+ public:
+  DataWriter(const profile::Profile& p, const HtmlReportOptions& o, FdWriter& out)
+      : p_(p), o_(o), out_(out) {}
+
+  void write() {
+    buf_.append(std::string_view("{\"version\":1,\"summary\":"));
+    summary();
+    key("strings");
+    buf_.push_back('[');
+    for (Index i = 0; i < p_.strings.size(); ++i) {
+      if (i) buf_.push_back(',');
+      json_string(buf_, p_.strings.at(i), JsonStyle::kScript);
+      flush_if_full();
+    }
+    buf_.push_back(']');
+    events();
+    column("libName", p_.libs, [](const profile::Lib& l) { return std::uint64_t{l.name}; });
+    column("libShort", p_.libs, [](const profile::Lib& l) { return std::uint64_t{l.short_name}; });
+    column("libKind", p_.libs,
+           [](const profile::Lib& l) { return static_cast<std::uint64_t>(l.kind); });
+    column("funcName", p_.funcs, [](const profile::Func& f) { return std::uint64_t{f.name}; });
+    signed_column("funcLib", p_.funcs, [](const profile::Func& f) { return as_signed(f.lib); });
+    column("frameFunc", p_.frames, [](const profile::Frame& f) { return std::uint64_t{f.func}; });
+    column("frameFile", p_.frames, [](const profile::Frame& f) { return std::uint64_t{f.file}; });
+    column("frameLine", p_.frames, [](const profile::Frame& f) { return std::uint64_t{f.line}; });
+    column("frameInlined", p_.frames,
+           [](const profile::Frame& f) { return std::uint64_t{f.inlined ? 1u : 0u}; });
+    column("stackFrame", p_.stacks, [](const profile::Stack& s) { return std::uint64_t{s.frame}; });
+    signed_column("stackPrefix", p_.stacks,
+                  [](const profile::Stack& s) { return as_signed(s.prefix); });
+    key("threads");
+    buf_.push_back('[');
+    for (std::size_t t = 0; t < p_.threads.size(); ++t) {
+      if (t) buf_.push_back(',');
+      thread(p_.threads[t]);
+    }
+    buf_.append(std::string_view("]}"));
+    out_.write(std::string_view(buf_.data(), buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  static std::int64_t as_signed(Index i) { return i == kNone ? -1 : static_cast<std::int64_t>(i); }
+
+  void append_int(std::int64_t v) {
+    const fmt::format_int f(v);
+    buf_.append(f.data(), f.data() + f.size());
+  }
+  void key(std::string_view k) { fmt::format_to(std::back_inserter(buf_), ",\"{}\":", k); }
+  void flush_if_full() {
+    if (buf_.size() < (1 << 16)) return;
+    out_.write(std::string_view(buf_.data(), buf_.size()));
+    buf_.clear();
+    out_.maybe_flush();
+  }
+  template <class Rows, class Get>
+  void column(std::string_view name, const Rows& rows, Get get) {
+    key(name);
+    buf_.push_back('[');
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (i) buf_.push_back(',');
+      append_int(static_cast<std::int64_t>(get(rows[i])));
+      flush_if_full();
+    }
+    buf_.push_back(']');
+  }
+  template <class Rows, class Get>
+  void signed_column(std::string_view name, const Rows& rows, Get get) {
+    column(name, rows, get);
+  }
+  void string_field(std::string_view name, std::string_view value, bool first = false) {
+    if (!first) buf_.push_back(',');
+    fmt::format_to(std::back_inserter(buf_), "\"{}\":", name);
+    json_string(buf_, value, JsonStyle::kScript);
+  }
+
+  void summary() {
+    const profile::Summary& s = p_.summary;
+    std::string cmdline;
+    for (const std::string& a : s.cmdline) cmdline += (cmdline.empty() ? "" : " ") + a;
+    buf_.push_back('{');
+    string_field("title", o_.title, true);
+    string_field("cmdline", cmdline);
+    string_field("hostname", s.hostname);
+    string_field("osRelease", s.os_release);
+    string_field("perfVersion", s.perf_version);
+    string_field("arch", s.arch);
+    string_field("cpuDesc", s.cpu_desc);
+    fmt::format_to(std::back_inserter(buf_),
+                   ",\"nrCpus\":{},\"firstTime\":{},\"lastTime\":{},\"samples\":{},"
+                   "\"lostSamples\":{},\"lostEvents\":{},\"maxStack\":{},\"warnings\":[",
+                   s.nr_cpus, s.first_time, s.last_time, s.samples, s.lost_samples, s.lost_events,
+                   o_.max_stack);
+    for (std::size_t i = 0; i < o_.warnings.size(); ++i) {
+      if (i) buf_.push_back(',');
+      json_string(buf_, o_.warnings[i], JsonStyle::kScript);
+    }
+    buf_.append(std::string_view("]}"));
+  }
+
+  void events() {
+    key("events");
+    buf_.push_back('[');
+    for (std::size_t i = 0; i < p_.events.size(); ++i) {
+      const profile::Event& e = p_.events[i];
+      fmt::format_to(std::back_inserter(buf_),
+                     "{}{{\"name\":{},\"samples\":{},\"period\":{},\"callchains\":{}}}",
+                     i ? "," : "", e.name, e.samples, e.period, e.callchains);
+    }
+    buf_.push_back(']');
+  }
+
+  // A thread's columns: times as deltas from the previous sample (from the
+  // first sample of the recording for its first), and the event and weight
+  // columns as one number when every sample has the same.
+  void thread(const profile::Thread& t) {
+    fmt::format_to(std::back_inserter(buf_), "{{\"pid\":{},\"tid\":{},\"name\":{},\"time\":[",
+                   t.pid, t.tid, t.name);
+    std::uint64_t last = p_.summary.first_time;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      // Times out of order (or absent) are written as they are, signed.
+      const std::int64_t delta =
+          static_cast<std::int64_t>(t.time[i]) - static_cast<std::int64_t>(last);
+      if (i) buf_.push_back(',');
+      append_int(t.time[i] ? delta : 0);
+      if (t.time[i]) last = t.time[i];
+      flush_if_full();
+    }
+    buf_.append(std::string_view("],\"stack\":["));
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (i) buf_.push_back(',');
+      append_int(as_signed(t.stack[i]));
+      flush_if_full();
+    }
+    buf_.push_back(']');
+    same_or_column("event", t.event);
+    same_or_column("weight", t.weight);
+    same_or_column("comm", t.comm);
+    buf_.push_back('}');
+  }
+  template <class T>
+  void same_or_column(std::string_view name, const std::vector<T>& v) {
+    bool same = true;
+    for (const T& x : v) same = same && x == v.front();
+    if (same && !v.empty()) {
+      fmt::format_to(std::back_inserter(buf_), ",\"{}\":{}", name, v.front());
+      return;
+    }
+    key(name);
+    buf_.push_back('[');
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i) buf_.push_back(',');
+      append_int(static_cast<std::int64_t>(v[i]));
+      flush_if_full();
+    }
+    buf_.push_back(']');
+  }
+
+  const profile::Profile& p_;
+  const HtmlReportOptions& o_;
+  FdWriter& out_;
+  fmt::memory_buffer buf_;
+};
+
+// Writes `page` up to its next "@KEY@" from `from`; returns where the text
+// after the key starts.
+std::size_t emit_until(std::string_view page, std::size_t from, std::string_view key,
+                       FdWriter& out) {
+  const std::size_t at = page.find(key, from);
+  out.write(page.substr(from, at - from));
+  return at + key.size();
+}
+
+}  // namespace
+
+Status write_html_report(const profile::Profile& p, const HtmlReportOptions& o, FdWriter& out) {
+  const std::string_view page = web::kReportHtml;
+  std::size_t at = emit_until(page, 0, "@TITLE@", out);
+  fmt::memory_buffer title;
+  xml_text(title, o.title);
+  out.write(std::string_view(title.data(), title.size()));
+  at = emit_until(page, at, "@CSS@", out);
+  out.write(web::kReportCss);
+  at = emit_until(page, at, "@DATA@", out);
+  DataWriter(p, o, out).write();
+  at = emit_until(page, at, "@JS@", out);
+  out.write(web::kReportJs);
+  out.write(page.substr(at));
+  return out.flush();
+}
+
+}  // namespace perfkit::exports

@@ -182,8 +182,11 @@ class Builder : public session::SampleVisitor {
     memo_ = std::make_unique<session::RawKeyTable>(session::RawKeyOptions{false, opts_.callchains});
   }
   Index comm_id(const std::string* comm) {
+    if (comm == last_comm_ && last_comm_id_ != kNone) return last_comm_id_;
     auto [it, fresh] = comms_.try_emplace(comm, 0);
     if (fresh) it->second = p_.strings.intern(comm ? std::string_view(*comm) : "");
+    last_comm_ = comm;
+    last_comm_id_ = it->second;
     return it->second;
   }
   Index lib_id(const machine::Dso* d) {
@@ -237,7 +240,8 @@ class Builder : public session::SampleVisitor {
     line_frames_.push_back(frame);
     if (known) return lines_->ask_known(known);
     const machine::Dso& d = *loc.dso;
-    lines_->ask(lines_->dso(d.index, d.long_name, d.short_name, d.build_id), loc.addr);
+    lines_->dso(d.index, d.long_name, d.short_name, d.build_id);
+    lines_->ask(d.index, loc.addr);
   }
   // The answers: "file:line" texts without a line ("??:0", "lib.so[1a2b]")
   // give none.
@@ -315,6 +319,8 @@ class Builder : public session::SampleVisitor {
   session::SampleFilter filter_;
   Profile p_;
   std::unordered_map<const std::string*, Index> comms_;
+  const std::string* last_comm_ = nullptr;  // comm_id's last answer
+  Index last_comm_id_ = kNone;
   std::unordered_map<const machine::Dso*, Index> libs_;
   struct SymbolHash {
     std::size_t operator()(const std::pair<const machine::Dso*, int>& k) const {

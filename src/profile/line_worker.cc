@@ -1,5 +1,11 @@
 #include "profile/line_worker.h"
 
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "symbol/source_lines.h"
+
 namespace perfkit::profile {
 
 namespace {
@@ -8,91 +14,103 @@ namespace {
 constexpr std::size_t kBatch = 64;
 }  // namespace
 
-LineWorker::LineWorker(symbol::Symbolizer& symbolizer)
-    : lines_(symbolizer, symbol::SourceLineOptions{true}) {
+struct LineWorker::Impl {
+  struct Ask {
+    symbol::SourceLines::Dso* dso = nullptr;  // nullptr: `known` is the answer
+    std::uint64_t addr = 0;
+    std::string known;
+  };
+
+  explicit Impl(symbol::Symbolizer& symbolizer)
+      : lines(symbolizer, symbol::SourceLineOptions{true}) {}
+
+  void push(Ask a) {
+    batch.push_back(std::move(a));
+    if (batch.size() >= kBatch) hand_over();
+  }
+  void hand_over() {
+    if (!worker.joinable() || batch.empty()) return;
+    {
+      std::lock_guard lock(mu);
+      shared.insert(shared.end(), std::make_move_iterator(batch.begin()),
+                    std::make_move_iterator(batch.end()));
+    }
+    batch.clear();
+    cv.notify_one();
+  }
+  void run() {
+    std::vector<Ask> taken;
+    for (;;) {
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [this] { return done || !shared.empty(); });
+        if (shared.empty()) return;  // done, and nothing left
+        taken.swap(shared);
+      }
+      answer(taken);
+      taken.clear();
+    }
+  }
+  void answer(std::vector<Ask>& asks) {
+    for (Ask& a : asks)
+      answers.push_back(a.dso ? std::string(lines.srcline(a.dso, a.addr)) : std::move(a.known));
+  }
+  void stop() {
+    if (!worker.joinable()) return;
+    hand_over();
+    {
+      std::lock_guard lock(mu);
+      done = true;
+    }
+    cv.notify_one();
+    worker.join();
+  }
+
+  symbol::SourceLines lines;
+  std::vector<symbol::SourceLines::Dso*> dsos;  // by machine::Dso::index
+  std::vector<Ask> batch;                       // this thread's, not handed over yet
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Ask> shared;  // handed over, not taken by the worker yet
+  bool done = false;
+  std::vector<std::string> answers;  // the worker's until it is joined
+  std::thread worker;                // not joinable: none could be started
+};
+
+LineWorker::LineWorker(symbol::Symbolizer& symbolizer) : impl_(std::make_unique<Impl>(symbolizer)) {
   // A thread that cannot be started leaves the work to finish(): the
   // library does not throw.
   try {
-    worker_ = std::thread([this] { run(); });
+    impl_->worker = std::thread([impl = impl_.get()] { impl->run(); });
   } catch (...) {
   }
 }
 
-LineWorker::~LineWorker() {
-  if (worker_.joinable()) {
-    {
-      std::lock_guard lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_one();
-    worker_.join();
-  }
-}
+LineWorker::~LineWorker() { impl_->stop(); }
 
-symbol::SourceLines::Dso* LineWorker::dso(std::size_t index, std::string_view long_name,
-                                          std::string_view short_name, const elf::BuildId& id) {
-  if (index >= dsos_.size()) dsos_.resize(index + 1, nullptr);
-  auto*& h = dsos_[index];
+void LineWorker::dso(std::size_t index, std::string_view long_name, std::string_view short_name,
+                     const elf::BuildId& id) {
+  if (index >= impl_->dsos.size()) impl_->dsos.resize(index + 1, nullptr);
+  auto*& h = impl_->dsos[index];
   if (!h) {
-    h = lines_.dso(long_name, short_name, id);
-    lines_.prepare(h);
+    h = impl_->lines.dso(long_name, short_name, id);
+    impl_->lines.prepare(h);
   }
-  return h;
 }
 
-void LineWorker::ask(symbol::SourceLines::Dso* dso, std::uint64_t addr) {
-  batch_.push_back(Ask{dso, addr, {}});
-  if (batch_.size() >= kBatch) hand_over();
+void LineWorker::ask(std::size_t index, std::uint64_t addr) {
+  impl_->push(Impl::Ask{index < impl_->dsos.size() ? impl_->dsos[index] : nullptr, addr, {}});
 }
 
 void LineWorker::ask_known(std::string_view text) {
-  batch_.push_back(Ask{nullptr, 0, std::string(text)});
-  if (batch_.size() >= kBatch) hand_over();
-}
-
-void LineWorker::hand_over() {
-  if (!worker_.joinable() || batch_.empty()) return;
-  {
-    std::lock_guard lock(mu_);
-    shared_.insert(shared_.end(), std::make_move_iterator(batch_.begin()),
-                   std::make_move_iterator(batch_.end()));
-  }
-  batch_.clear();
-  cv_.notify_one();
-}
-
-void LineWorker::run() {
-  std::vector<Ask> taken;
-  for (;;) {
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return done_ || !shared_.empty(); });
-      if (shared_.empty()) return;  // done, and nothing left
-      taken.swap(shared_);
-    }
-    answer(taken);
-    taken.clear();
-  }
-}
-
-void LineWorker::answer(std::vector<Ask>& batch) {
-  for (Ask& a : batch)
-    answers_.push_back(a.dso ? std::string(lines_.srcline(a.dso, a.addr)) : std::move(a.known));
+  impl_->push(Impl::Ask{nullptr, 0, std::string(text)});
 }
 
 std::vector<std::string> LineWorker::finish() {
-  if (worker_.joinable()) {
-    hand_over();
-    {
-      std::lock_guard lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_one();
-    worker_.join();
-  }
-  answer(batch_);  // what no worker took
-  batch_.clear();
-  return std::move(answers_);
+  impl_->stop();
+  impl_->answer(impl_->batch);  // what no worker took
+  impl_->batch.clear();
+  return std::move(impl_->answers);
 }
 
 }  // namespace perfkit::profile

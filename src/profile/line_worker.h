@@ -9,16 +9,18 @@
 // started, and this one does it at the end).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
+#include <string_view>
 #include <vector>
 
-#include "elf/build_id.h"
-#include "symbol/source_lines.h"
+namespace perfkit::elf {
+struct BuildId;
+}
+namespace perfkit::symbol {
+class Symbolizer;
+}
 
 namespace perfkit::profile {
 
@@ -29,12 +31,12 @@ class LineWorker {
   LineWorker(const LineWorker&) = delete;
   LineWorker& operator=(const LineWorker&) = delete;
 
-  // The handle of a DSO (its file found now, on this thread); `index`
-  // identifies it (machine::Dso::index).
-  symbol::SourceLines::Dso* dso(std::size_t index, std::string_view long_name,
-                                std::string_view short_name, const elf::BuildId& id);
-  // Asks for the "file:line" text of `addr` (map-relative) in `dso`.
-  void ask(symbol::SourceLines::Dso* dso, std::uint64_t addr);
+  // Makes DSO `index` (machine::Dso::index) known, its file found now, on
+  // this thread (the symbolizer is this thread's).
+  void dso(std::size_t index, std::string_view long_name, std::string_view short_name,
+           const elf::BuildId& id);
+  // Asks for the "file:line" text of `addr` (map-relative) in DSO `index`.
+  void ask(std::size_t index, std::uint64_t addr);
   // A text known already (an inlined frame's, from the unwinder), answered
   // in its turn.
   void ask_known(std::string_view text);
@@ -42,24 +44,8 @@ class LineWorker {
   std::vector<std::string> finish();
 
  private:
-  struct Ask {
-    symbol::SourceLines::Dso* dso = nullptr;  // nullptr: `known` is the answer
-    std::uint64_t addr = 0;
-    std::string known;
-  };
-  void run();
-  void answer(std::vector<Ask>& batch);
-  void hand_over();
-
-  symbol::SourceLines lines_;
-  std::vector<symbol::SourceLines::Dso*> dsos_;  // by machine::Dso::index
-  std::vector<Ask> batch_;                       // this thread's, not handed over yet
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Ask> shared_;  // handed over, not taken by the worker yet
-  bool done_ = false;
-  std::vector<std::string> answers_;  // the worker's
-  std::thread worker_;                // not joinable: none could be started
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace perfkit::profile

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "elf/build_id.h"
+#include "symbol/source_lines.h"
+
 namespace perfkit::profile {
 namespace {
 
@@ -46,15 +49,15 @@ TEST(LineWorker, AnswersInTheOrderAsked) {
   ASSERT_NE(expected.find("line_worker_test.cc:"), std::string::npos) << expected;
 
   LineWorker w(sym);
-  auto* h = w.dso(0, me.path, "line_worker_test", {});
-  auto* missing = w.dso(1, "/nonexistent/libgone.so", "libgone.so", {});
+  w.dso(0, me.path, "line_worker_test", {});
+  w.dso(1, "/nonexistent/libgone.so", "libgone.so", {});
   std::vector<std::string> want;
   for (int i = 0; i < 200; ++i) {  // past a batch, so the worker takes some
     w.ask_known("known.c:" + std::to_string(i));
     want.push_back("known.c:" + std::to_string(i));
-    w.ask(h, addr);
+    w.ask(0, addr);
     want.push_back(expected);
-    w.ask(missing, 0x10 + i);
+    w.ask(1, 0x10 + i);
     want.push_back(std::string(
         direct.srcline(direct.dso("/nonexistent/libgone.so", "libgone.so", {}), 0x10 + i)));
   }

@@ -1,6 +1,11 @@
 // perfkit: a perf-compatible profiling toolkit. Git-style subcommands.
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -42,6 +47,25 @@ const Command* find(std::string_view name) {
   return nullptr;
 }
 
+// Whether `man` is there and knows `page` (man -w finds its file).
+bool has_man_page(const std::string& page) {
+  const pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+    }
+    ::execlp("man", "man", "-w", page.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 int run_help(int argc, char** argv) {
   if (argc < 2) {
     print_usage();
@@ -52,9 +76,46 @@ int run_help(int argc, char** argv) {
     fmt::print(stderr, "perfkit: '{}' is not a perfkit command. See 'perfkit --help'.\n", argv[1]);
     return 1;
   }
+  // As perf does: the manual page when man has it, else the usage.
+  const std::string page = std::string("perfkit-") + argv[1];
+  if (has_man_page(page)) {
+    ::execlp("man", "man", page.c_str(), static_cast<char*>(nullptr));
+  }
   char help[] = "--help";
   char* args[] = {argv[1], help, nullptr};
   return c->run(2, args);
+}
+
+// perf version --build-options: what this build has, in perf's layout.
+int run_version(int argc, char** argv) {
+  fmt::print("perfkit version {}\n", PERFKIT_VERSION);
+  if (argc < 2 || std::string_view(argv[1]) != "--build-options") return 0;
+  struct Part {
+    const char* name;
+    bool on;
+    const char* what;
+  };
+  const Part parts[] = {
+      {"dwarf", true, "libdw: DWARF call chains, source lines, inlined frames"},
+      {"libelf", true, "symbols and build-ids"},
+      {"libdebuginfod", true, "loaded when DEBUGINFOD_URLS is set"},
+      {"libzstd", true, "perf record -z and compressed recordings"},
+      {"libtraceevent", true, "tracepoint fields"},
+      {"zydis", true, "Intel PT decoding (x86 instruction lengths and kinds)"},
+      {"protobuf", true, "data convert --to-pprof"},
+      {"libdeflate", true, "gzip output (pprof, .gz)"},
+      {"html", true, "report --html, flame graphs"},
+      {"libpython", false, "perf script -s PYTHON: not yet"},
+      {"bpf", false, "BPF programs: not supported"},
+      {"gtk2", false, "no GTK front end"},
+      {"libslang", false, "no TUI; --stdio output"},
+#if defined(__SANITIZE_ADDRESS__)
+      {"asan", true, "built with AddressSanitizer"},
+#endif
+  };
+  for (const Part& p : parts)
+    fmt::print("{:>22}: [ {:<3} ]  # {}\n", p.name, p.on ? "on" : "OFF", p.what);
+  return 0;
 }
 
 }  // namespace
@@ -71,10 +132,7 @@ int main(int argc, char** argv) {
     print_usage();
     return 0;
   }
-  if (cmd == "--version" || cmd == "version") {
-    fmt::print("perfkit version {}\n", PERFKIT_VERSION);
-    return 0;
-  }
+  if (cmd == "--version" || cmd == "version") return run_version(argc - 1, argv + 1);
   if (cmd == "help") return run_help(argc - 1, argv + 1);
   if (cmd.size() > 1 && cmd[0] == '-') {
     // perf's words and status for an option it does not know.

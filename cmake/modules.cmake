@@ -14,7 +14,9 @@ function(perfkit_include_root target name)
   set(root ${PROJECT_BINARY_DIR}/include/${name})
   file(MAKE_DIRECTORY ${root})
   file(CREATE_LINK ${PROJECT_SOURCE_DIR}/src/${name} ${root}/${name} SYMBOLIC)
-  target_include_directories(${target} PUBLIC ${root})
+  # Installed, every module's headers are under include/perfkit/NAME.
+  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${root}>
+                                              $<INSTALL_INTERFACE:include/perfkit>)
 endfunction()
 
 function(perfkit_module name)
@@ -31,6 +33,7 @@ function(perfkit_module name)
   list(JOIN PM_DEPS " " pub)
   list(JOIN PM_PRIVATE_DEPS " " priv)
   set_property(GLOBAL APPEND PROPERTY PERFKIT_MODULE_DEPS "${name}: ${pub} | ${priv}")
+  set_property(GLOBAL APPEND PROPERTY PERFKIT_MODULES ${name})
 endfunction()
 
 # Writes the declared module graph, one "name: public deps | private deps"

@@ -39,15 +39,14 @@ class DataWriter {
     column("libKind", p_.libs,
            [](const profile::Lib& l) { return static_cast<std::uint64_t>(l.kind); });
     column("funcName", p_.funcs, [](const profile::Func& f) { return std::uint64_t{f.name}; });
-    signed_column("funcLib", p_.funcs, [](const profile::Func& f) { return as_signed(f.lib); });
+    column("funcLib", p_.funcs, [](const profile::Func& f) { return as_signed(f.lib); });
     column("frameFunc", p_.frames, [](const profile::Frame& f) { return std::uint64_t{f.func}; });
     column("frameFile", p_.frames, [](const profile::Frame& f) { return std::uint64_t{f.file}; });
     column("frameLine", p_.frames, [](const profile::Frame& f) { return std::uint64_t{f.line}; });
     column("frameInlined", p_.frames,
            [](const profile::Frame& f) { return std::uint64_t{f.inlined ? 1u : 0u}; });
     column("stackFrame", p_.stacks, [](const profile::Stack& s) { return std::uint64_t{s.frame}; });
-    signed_column("stackPrefix", p_.stacks,
-                  [](const profile::Stack& s) { return as_signed(s.prefix); });
+    column("stackPrefix", p_.stacks, [](const profile::Stack& s) { return as_signed(s.prefix); });
     key("threads");
     buf_.push_back('[');
     for (std::size_t t = 0; t < p_.threads.size(); ++t) {
@@ -83,10 +82,6 @@ class DataWriter {
       flush_if_full();
     }
     buf_.push_back(']');
-  }
-  template <class Rows, class Get>
-  void signed_column(std::string_view name, const Rows& rows, Get get) {
-    column(name, rows, get);
   }
   void string_field(std::string_view name, std::string_view value, bool first = false) {
     if (!first) buf_.push_back(',');

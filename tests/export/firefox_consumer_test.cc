@@ -20,7 +20,19 @@ class ProfilerCli {
   ProfilerCli(const std::string& node, const std::string& cli, const TempDir& home)
       : prefix_("HOME=" + sh(home.dir()) + " timeout 120 " + sh(node) + " " + sh(cli) + " ") {}
   ~ProfilerCli() { run(prefix_ + "stop --all >/dev/null 2>&1"); }
-  RunResult operator()(const std::string& args) const { return run(prefix_ + args + " 2>&1"); }
+  // The CLI starts a daemon and gives it 500 ms to answer; on a loaded
+  // machine it may need longer, and the CLI says retrying works: the daemon
+  // is stopped and the command run again, three times at most.
+  RunResult operator()(const std::string& args) const {
+    RunResult r = run(prefix_ + args + " 2>&1");
+    for (int retry = 0;
+         retry < 3 && r.status != 0 && r.out.find("did not become ready") != std::string::npos;
+         ++retry) {
+      run(prefix_ + "stop --all >/dev/null 2>&1; sleep 1");
+      r = run(prefix_ + args + " 2>&1");
+    }
+    return r;
+  }
 
  private:
   std::string prefix_;

@@ -7,7 +7,7 @@ One Chromium (--remote-debugging-pipe: the protocol as NUL-separated JSON
 on file descriptors 3 and 4, no port and no extra package) runs every step
 in turn on one page:
   {"open": URL}                   load it, wait for the load event
-  {"wait": JS}                    poll until JS is truthy (5 s at most)
+  {"wait": JS}                    poll until JS is truthy (15 s at most)
   {"eval": JS}                    its value, as JSON
   {"click": CSS}                  a mouse click at the element's centre
   {"type": [CSS, TEXT]}           focus it, insert TEXT, fire "input"
@@ -115,17 +115,17 @@ class Browser:
             self.until("Page.loadEventFired")
 
     def until(self, *methods):
-        deadline = time.time() + 20
+        deadline = time.time() + 60
         while not any(m in self.events for m in methods):
             if time.time() > deadline:
                 raise RuntimeError("none of %s came" % ", ".join(methods))
             self.read(max(0.1, deadline - time.time()))
 
     def wait(self, js):
-        deadline = time.time() + 5
+        deadline = time.time() + 15
         while not self.evaluate(js):
             if time.time() > deadline:
-                raise RuntimeError("still false after 5 s: " + js)
+                raise RuntimeError("still false after 15 s: " + js)
             time.sleep(0.05)
         return True
 

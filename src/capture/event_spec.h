@@ -71,6 +71,9 @@ struct EventSpec {
   bool precise_max = false;  // :P
   bool weak_group = false;   // :W
   bool exclude_gh = false;   // G or H was given (the guest/host choice is explicit)
+  // The tracepoint filter perf record's --filter (and --exclude-perf) after
+  // this event's -e sets on it (PERF_EVENT_IOC_SET_FILTER); "" for none.
+  std::string filter;
   // Index (in the EventList) of this event's group leader; itself when alone.
   std::size_t leader = 0;
   // Index into EventList::groups, or -1 for an event outside braces.

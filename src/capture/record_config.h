@@ -39,6 +39,7 @@ struct RecordEvent {
   bool sample_read = false;
   std::string pmu;
   Tracepoint tracepoint;
+  std::string filter;  // set at open (PERF_EVENT_IOC_SET_FILTER): --filter after its -e
   std::string unit;
   std::optional<double> scale;
   std::optional<std::uint64_t> max_events;  // nr= term

@@ -98,7 +98,6 @@ struct RecordOptions {
   std::uint64_t max_size = 0;  // --max-size bytes, 0 unlimited
   double duration_s = 0;       // --duration (a perfkit extension)
   ControlOptions control;
-  std::string filter;  // --filter (tracepoint filter of the last -e)
 
   bool quiet = false;
   int verbose = 0;

@@ -130,11 +130,11 @@ Status Recorder::open_event(std::size_t index, std::vector<std::string>& message
                               OpenTarget{static_cast<pid_t>(pid), static_cast<int>(cpu), -1, 0},
                               e.name, error_ctx_);
   }
-  // Tracepoint filter (--filter applies to the last event).
-  if (!opts_.filter.empty() && index + 1 == config_.events.size()) {
+  // The tracepoint filter --filter gave the event (the one before it).
+  if (!e.filter.empty()) {
     for (const auto& fd : fds_[index])
-      if (::ioctl(fd.get(), PERF_EVENT_IOC_SET_FILTER, opts_.filter.c_str()) != 0)
-        return make_error("failed to set filter \"{}\" on event {}: {}", opts_.filter, e.name,
+      if (::ioctl(fd.get(), PERF_EVENT_IOC_SET_FILTER, e.filter.c_str()) != 0)
+        return make_error("failed to set filter \"{}\" on event {}: {}", e.filter, e.name,
                           std::strerror(errno));
   }
   return ok();

@@ -92,6 +92,10 @@ struct Args {
   int compression = 0;
   int verbose = 0;
   std::vector<std::string> workload;
+  // --filter and --exclude-perf apply to the event given just before them.
+  std::vector<std::string> filters;
+  int exclude_perf = 0;
+  const CLI::Option *filter_opt = nullptr, *exclude_perf_opt = nullptr, *event_opt = nullptr;
 };
 
 void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
@@ -160,7 +164,12 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
   app.add_option("--control", a.control,
                  "Listen on ctl-fd descriptor for command to control measurement ('enable', "
                  "'disable', 'stop'): fd:ctl-fd[,ack-fd] or fifo:ctl-fifo[,ack-fifo]");
-  app.add_option("--filter", o.filter, "event filter (of the last event)");
+  a.filter_opt = app.add_option("--filter", a.filters,
+                                "tracepoint filter of the event given just before it (-e)");
+  a.exclude_perf_opt = app.add_flag("--exclude-perf", a.exclude_perf,
+                                    "don't record events issued by perf itself (the tracepoint "
+                                    "before it)");
+  a.event_opt = app.get_option("--event");
   app.add_flag("--dry-run", a.dry_run, "Parse options then exit");
   app.add_flag("-q,--quiet", o.quiet, "don't print any warnings or messages");
   app.add_flag("-v,--verbose", a.verbose, "be more verbose (show counter open errors, etc)");
@@ -222,6 +231,47 @@ Status finish_options(Args& a, capture::RecordOptions& o) {
 
 }  // namespace
 
+// perf's --filter and --exclude-perf: each applies to the events of the -e
+// given just before it (a glob's every tracepoint), joined to a filter set
+// before with &&. Without an -e before them, or on an event that is not a
+// tracepoint (perf takes those as address filters of HW tracers, which this
+// build has not), perf's words and status 129. `ends`: the event count after
+// each -e.
+int attach_filters(const CLI::App& app, const Args& a, const std::vector<std::size_t>& ends,
+                   capture::EventList& events) {
+  std::size_t seen_e = 0, next_filter = 0;
+  for (const CLI::Option* opt : app.parse_order()) {
+    if (opt == a.event_opt) ++seen_e;
+    const bool filter = opt == a.filter_opt;
+    if (!filter && opt != a.exclude_perf_opt) continue;
+    const std::string text = filter && next_filter < a.filters.size()
+                                 ? a.filters[next_filter++]
+                                 : fmt::format("common_pid != {}", ::getpid());
+    const std::size_t begin = seen_e >= 2 ? ends[seen_e - 2] : 0;
+    const std::size_t end = seen_e ? ends[seen_e - 1] : 0;
+    const char* refusal = nullptr;
+    if (begin == end)
+      refusal = filter ? "--filter option should follow a -e tracepoint or HW tracer option"
+                       : "--exclude-perf option should follow a -e tracepoint option";
+    for (std::size_t i = begin; i < end && !refusal; ++i)
+      if (events.events[i].attr.type != abi::kTypeTracepoint)
+        refusal = filter ? "This CPU does not support address filtering"
+                         : "--exclude-perf option should follow a -e tracepoint option";
+    if (refusal) {
+      fmt::print(stderr,
+                 "{}\n\n Usage: perfkit record [<options>] [<command>]\n"
+                 "    or: perfkit record [<options>] -- <command> [<options>]\n",
+                 refusal);
+      return 129;
+    }
+    for (std::size_t i = begin; i < end; ++i) {
+      std::string& f = events.events[i].filter;
+      f = f.empty() ? text : fmt::format("({}) && ({})", f, text);
+    }
+  }
+  return 0;
+}
+
 int cmd_record(int argc, char** argv) {
   CLI::App app(
       "Run a command and record its profile into perf.data, as 'perf record' does.\n\n"
@@ -270,8 +320,12 @@ int cmd_record(int argc, char** argv) {
   auto tracefs = capture::Tracefs::locate(paths);
   capture::EventSources sources{&pmus, tracefs ? &*tracefs : nullptr};
   capture::EventList events;
-  for (const auto& e : a.events)
+  std::vector<std::size_t> ends;  // events.size() after each -e
+  for (const auto& e : a.events) {
     if (auto st = capture::parse_events(e, sources, events); !st) return fail("record", st.error());
+    ends.push_back(events.size());
+  }
+  if (int code = attach_filters(app, a, ends, events); code != 0) return code;
   if (a.dry_run) return 0;
 
   // The CMDLINE feature: argv as given ("perfkit" becomes this binary's path).

@@ -45,6 +45,7 @@ class DataWriter {
     column("frameLine", p_.frames, [](const profile::Frame& f) { return std::uint64_t{f.line}; });
     column("frameInlined", p_.frames,
            [](const profile::Frame& f) { return std::uint64_t{f.inlined ? 1u : 0u}; });
+    unknown_frames();
     column("stackFrame", p_.stacks, [](const profile::Stack& s) { return std::uint64_t{s.frame}; });
     column("stackPrefix", p_.stacks, [](const profile::Stack& s) { return as_signed(s.prefix); });
     key("threads");
@@ -79,6 +80,23 @@ class DataWriter {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       if (i) buf_.push_back(',');
       append_int(static_cast<std::int64_t>(get(rows[i])));
+      flush_if_full();
+    }
+    buf_.push_back(']');
+  }
+  // Frames in no symbol, by address, as perf report names them
+  // ("0x0000000000163d47": DSO-relative where mapped): the page shows them
+  // so rather than as one "[unknown]" per DSO. Addresses are strings (a
+  // JavaScript number holds 53 bits).
+  void unknown_frames() {
+    key("unknownFrames");
+    buf_.push_back('[');
+    const char* sep = "";
+    for (std::size_t i = 0; i < p_.frames.size(); ++i) {
+      const profile::Frame& f = p_.frames[i];
+      if (f.inlined || p_.strings.at(p_.funcs[f.func].name) != "[unknown]") continue;
+      fmt::format_to(std::back_inserter(buf_), "{}[{},\"{:#018x}\"]", sep, i, f.address);
+      sep = ",";
       flush_if_full();
     }
     buf_.push_back(']');

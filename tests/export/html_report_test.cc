@@ -123,31 +123,45 @@ std::vector<std::string> split_lines(const std::string& s, char sep = '\n') {
 
 TEST(HtmlReport, TreesEqualPerfkitReport) {
   PK_TOOL_OR_SKIP(chromium, "chromium");
-  PK_FIXTURE_OR_SKIP(f, "fp.data");
   TempDir tmp;
-  const std::string page = write_page(f, tmp.dir(), "fp.html");
-  const auto self = report_top(f, "--no-children", 5);
-  const auto children = report_top(f, "--children", 5);
-  ASSERT_EQ(self.size(), 5u);
-  ASSERT_EQ(children.size(), 5u);
+  // fp: one program; syswide_g: -a, with kernel frames and frames in no
+  // symbol (which report names by address, and so does the page).
+  std::vector<std::string> files;
+  for (const char* name : {"fp.data", "syswide_g.data"}) {
+    PK_FIXTURE_OR_SKIP(f, name);
+    files.push_back(f);
+  }
+  const int n = 8;
   const std::string ready = R"({"wait": "document.body.dataset.ready === '1'"})";
   // The bottom-up tree's roots by their totals: report --no-children.
   // The functions by total: report --children.
-  const std::string steps =
-      "[{\"open\": " + json_quote(page_url(page, "view=bottomup")) + "}, " + ready +
-      ", {\"eval\": " + json_quote(rows_js("tree-table", 5, 0)) +
-      "}, {\"open\": " + json_quote(page_url(page, "view=functions&sort=total")) + "}, " + ready +
-      ", {\"eval\": " + json_quote(rows_js("functions-table", 5, 1)) + "}]";
+  std::string steps = "[";
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::string page = write_page(files[i], tmp.dir(), std::to_string(i) + ".html");
+    steps += std::string(i ? ", " : "") +
+             "{\"open\": " + json_quote(page_url(page, "view=bottomup")) + "}, " + ready +
+             ", {\"eval\": " + json_quote(rows_js("tree-table", n, 0)) +
+             "}, {\"open\": " + json_quote(page_url(page, "view=functions&sort=total")) + "}, " +
+             ready + ", {\"eval\": " + json_quote(rows_js("functions-table", n, 1)) + "}";
+  }
+  steps += "]";
   const Drive d = drive(chromium, steps, tmp.dir());
   ASSERT_TRUE(d.failed.empty()) << d.failed << "\n" << d.out;
   EXPECT_TRUE(d.errors.empty()) << d.out;
-  ASSERT_EQ(d.values.size(), 6u) << d.out;
-  const auto page_self = above_last(split_lines(d.values[2], '\t'));
-  EXPECT_GE(page_self.size(), 2u) << d.values[2];
-  EXPECT_EQ(page_self, above_last(self)) << d.values[2];
-  const auto page_children = above_last(split_lines(d.values[5], '\t'));
-  EXPECT_GE(page_children.size(), 2u) << d.values[5];
-  EXPECT_EQ(page_children, above_last(children)) << d.values[5];
+  ASSERT_EQ(d.values.size(), 6 * files.size()) << d.out;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    SCOPED_TRACE(files[i]);
+    const auto self = report_top(files[i], "--no-children", n);
+    const auto children = report_top(files[i], "--children", n);
+    ASSERT_EQ(self.size(), static_cast<std::size_t>(n));
+    ASSERT_EQ(children.size(), static_cast<std::size_t>(n));
+    const auto page_self = above_last(split_lines(d.values[6 * i + 2], '\t'));
+    EXPECT_GE(page_self.size(), 2u) << d.values[6 * i + 2];
+    EXPECT_EQ(page_self, above_last(self)) << d.values[6 * i + 2];
+    const auto page_children = above_last(split_lines(d.values[6 * i + 5], '\t'));
+    EXPECT_GE(page_children.size(), 2u) << d.values[6 * i + 5];
+    EXPECT_EQ(page_children, above_last(children)) << d.values[6 * i + 5];
+  }
 }
 
 // An output that cannot be written, an input that is not a recording: one

@@ -5,7 +5,27 @@
   const D = JSON.parse(document.getElementById('report-data').textContent);
   const S = D.strings;
   const nStacks = D.stackFrame.length;
-  const nFuncs = D.funcName.length;
+  // Frames in no symbol become functions of their own, named by address as
+  // perf report shows them (one per DSO and address).
+  const frameFunc = D.frameFunc.slice();
+  const funcName = D.funcName.map((n) => S[n]);
+  const funcLib = D.funcLib.slice();
+  {
+    const byAddress = new Map();
+    for (const [frame, address] of D.unknownFrames || []) {
+      const lib = D.funcLib[D.frameFunc[frame]];
+      const key = lib + ' ' + address;
+      let f = byAddress.get(key);
+      if (f === undefined) {
+        f = funcName.length;
+        byAddress.set(key, f);
+        funcName.push(address);
+        funcLib.push(lib);
+      }
+      frameFunc[frame] = f;
+    }
+  }
+  const nFuncs = funcName.length;
   const KIND = ['user', 'kernel', 'module', 'vdso', 'other'];
   const $ = (id) => document.getElementById(id);
   const el = (tag, cls, text) => {
@@ -17,7 +37,7 @@
 
   // ---- the model, decoded once ----
   const stackFunc = new Int32Array(nStacks);
-  for (let s = 0; s < nStacks; ++s) stackFunc[s] = D.frameFunc[D.stackFrame[s]];
+  for (let s = 0; s < nStacks; ++s) stackFunc[s] = frameFunc[D.stackFrame[s]];
   const stackInlined = (s) => D.frameInlined[D.stackFrame[s]] === 1;
   // Stacks in an order where a prefix comes before the stacks under it.
   const stackOrder = (() => {
@@ -49,10 +69,10 @@
       event: t.event, weight: t.weight, n};
   });
   const span = Math.max(1, D.summary.lastTime - first);
-  const libOf = (func) => D.funcLib[func];
+  const libOf = (func) => funcLib[func];
   const libName = (lib) => (lib < 0 ? '' : S[D.libShort[lib]] || S[D.libName[lib]]);
   const kindOf = (func) => (libOf(func) < 0 ? 'none' : KIND[D.libKind[libOf(func)]]);
-  const funcLabel = (func) => S[D.funcName[func]];
+  const funcLabel = (func) => funcName[func];
 
   // The callee tree by function (flame graph, top-down): node 0 the root.
   const tree = {parent: [-1], func: [-1], frame: [-1], children: [[]], depth: [0]};

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string_view>
 
 #include "export/json.h"
@@ -169,7 +170,39 @@ class DataWriter {
     same_or_column("event", t.event);
     same_or_column("weight", t.weight);
     same_or_column("comm", t.comm);
+    off_cpu(t);
     buf_.push_back('}');
+  }
+  // When the thread was switched out (perf record --switch-events): pairs
+  // of times (from the recording's first sample, clamped to its span), a
+  // switch out to the next switch in, the last one open to the end.
+  void off_cpu(const profile::Thread& t) {
+    const std::uint64_t first = p_.summary.first_time, last = p_.summary.last_time;
+    const auto at = [&](std::uint64_t time) {
+      return static_cast<std::int64_t>(std::clamp(time, first, std::max(first, last)) - first);
+    };
+    bool any = false, out = false;
+    std::uint64_t since = 0;
+    const auto interval = [&](std::uint64_t from, std::uint64_t to) {
+      buf_.append(std::string_view(any ? "," : ",\"offCpu\":["));
+      any = true;
+      append_int(at(from));
+      buf_.push_back(',');
+      append_int(at(to));
+      flush_if_full();
+    };
+    for (const profile::Marker& m : t.markers) {
+      if (!m.time) continue;
+      if (m.kind == profile::MarkerKind::kSwitchOut && !out) {
+        out = true;
+        since = m.time;
+      } else if (m.kind == profile::MarkerKind::kSwitchIn && out) {
+        out = false;
+        if (m.time > since) interval(since, m.time);
+      }
+    }
+    if (out && last > since) interval(since, last);
+    if (any) buf_.push_back(']');
   }
   template <class T>
   void same_or_column(std::string_view name, const std::vector<T>& v) {

@@ -185,7 +185,8 @@ const char* const kReady = R"({"wait": "document.body.dataset.ready === '1'"})";
 // What a loaded page shows: its frames drawn, and its totals line.
 const char* const kShown =
     "document.querySelectorAll('.frame').length + ' frames; ' + "
-    "document.getElementById('totals').textContent";
+    "document.getElementById('totals').textContent + ' | ' + "
+    "document.getElementById('timeline-legend').textContent";
 
 // The suite's kinds of recording and some of perf-corpus's, each loaded
 // (one Chromium for all) with no console error and its flame graph drawn.
@@ -193,11 +194,12 @@ TEST(HtmlReport, LoadsEveryKindOfRecording) {
   PK_TOOL_OR_SKIP(chromium, "chromium");
   TempDir tmp;
   std::vector<std::string> pages;
-  for (const char* name :
-       {"fp.data", "dwarf.data", "syswide_g.data", "multi.data", "tracepoint.data", "pipe.data"}) {
+  for (const char* name : {"fp.data", "dwarf.data", "syswide_g.data", "multi.data",
+                           "tracepoint.data", "pipe.data", "switch.data"}) {
     PK_FIXTURE_OR_SKIP(f, name);
     pages.push_back(write_page(f, tmp.dir(), std::string(name) + ".html"));
   }
+  const std::size_t switches = 6, lost = 8;  // switch.data; quipper's lost samples
   // Intel PT: pt-synth's recording of ptflow, its samples synthesized.
   const std::string pt = tmp.path("pt.data");
   auto rec = run(perfkit_bin() + " pt-synth -o " + sh(pt) + " -- " +
@@ -232,7 +234,13 @@ TEST(HtmlReport, LoadsEveryKindOfRecording) {
     EXPECT_NE(shown.find(" samples"), std::string::npos) << pages[i] << ": " << shown;
   }
   // The lost samples of quipper's file are shown, not hidden.
-  EXPECT_NE(d.values[3 * 7 + 2].find("samples lost"), std::string::npos) << d.values[3 * 7 + 2];
+  EXPECT_NE(d.values[3 * lost + 2].find("samples lost"), std::string::npos)
+      << d.values[3 * lost + 2];
+  // A recording with --switch-events draws when its thread was switched
+  // out; one without says nothing of it.
+  EXPECT_NE(d.values[3 * switches + 2].find("switched out"), std::string::npos)
+      << d.values[3 * switches + 2];
+  EXPECT_EQ(d.values[2].find("switched out"), std::string::npos) << d.values[2];
   // Each picture holds more than a blank page's few bytes.
   for (std::size_t v = 0; v < std::size(views); ++v)
     EXPECT_GT(std::stoul(d.values[3 * pages.size() + 3 + 2 * v]), 20000u) << views[v];

@@ -66,7 +66,7 @@
       time[i] = at - first;
     }
     return {index, pid: t.pid, tid: t.tid, name: S[t.name], time, stack: t.stack,
-      event: t.event, weight: t.weight, n};
+      event: t.event, weight: t.weight, n, offCpu: t.offCpu || []};
   });
   const span = Math.max(1, D.summary.lastTime - first);
   const libOf = (func) => funcLib[func];
@@ -502,9 +502,22 @@
       let max = 0;
       for (const b of bins) max = Math.max(max, b);
       const g = canvas.getContext('2d');
+      // A thread's switched-out time (--switch-events), under its samples.
+      if (list.length === 1 && list[0].offCpu.length) {
+        g.fillStyle = '#c9d3e3';
+        const off = list[0].offCpu;
+        for (let i = 0; i + 1 < off.length; i += 2) {
+          const x0 = Math.floor(off[i] / span * w), x1 = Math.ceil(off[i + 1] / span * w);
+          g.fillRect(x0, 0, Math.max(1, x1 - x0), 18);
+        }
+        row.classList.add('has-switches');
+        row.title = name + ': blue-grey where it was switched out';
+      }
       g.fillStyle = '#e8743b';
       for (let x = 0; x < w; ++x) if (bins[x]) { const h = Math.max(2, 17 * bins[x] / max); g.fillRect(x, 18 - h, 1, h); }
     }
+    $('timeline-legend').textContent = box.querySelector('.has-switches')
+      ? 'Orange: samples; blue-grey: switched out (context switches)' : '';
     const sel = el('div');
     sel.id = 'selection';
     box.appendChild(sel);

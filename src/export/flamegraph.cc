@@ -56,15 +56,6 @@ void tree_json(const FlameTree& tree, JsonStyle style, FdWriter& out) {
   }
 }
 
-// Replaces the first "@KEY@" of `page` from `from` on; returns where the
-// text after it starts.
-std::size_t emit_until(std::string_view page, std::size_t from, std::string_view key,
-                       FdWriter& out) {
-  const std::size_t at = page.find(key, from);
-  out.write(page.substr(from, at - from));
-  return at + key.size();
-}
-
 }  // namespace
 
 Status write_flamegraph_json(const FlameTree& tree, FdWriter& out) {
@@ -74,13 +65,13 @@ Status write_flamegraph_json(const FlameTree& tree, FdWriter& out) {
 
 Status write_flamegraph_html(const FlameTree& tree, const FlamegraphHtmlOptions& o, FdWriter& out) {
   const std::string_view page = web::kFlamegraphHtml;
-  std::size_t at = emit_until(page, 0, "@TITLE@", out);
+  std::size_t at = web::emit_until(page, 0, "@TITLE@", out);
   fmt::memory_buffer text;
   xml_text(text, o.title);
   out.write(std::string_view(text.data(), text.size()));
-  at = emit_until(page, at, "@CSS@", out);
+  at = web::emit_until(page, at, "@CSS@", out);
   out.write(web::kFlamegraphCss);
-  at = emit_until(page, at, "@OPTIONS@", out);
+  at = web::emit_until(page, at, "@OPTIONS@", out);
   fmt::memory_buffer opts;
   opts.append(std::string_view("{\"colorscheme\": "));
   json_string(opts, o.colorscheme, JsonStyle::kScript);
@@ -88,9 +79,9 @@ Status write_flamegraph_html(const FlameTree& tree, const FlamegraphHtmlOptions&
   json_string(opts, o.context, JsonStyle::kScript);
   opts.push_back('}');
   out.write(std::string_view(opts.data(), opts.size()));
-  at = emit_until(page, at, "@DATA@", out);
+  at = web::emit_until(page, at, "@DATA@", out);
   tree_json(tree, JsonStyle::kScript, out);
-  at = emit_until(page, at, "@JS@", out);
+  at = web::emit_until(page, at, "@JS@", out);
   out.write(web::kFlamegraphJs);
   out.write(page.substr(at));
   return out.flush();

@@ -228,28 +228,19 @@ class DataWriter {
   fmt::memory_buffer buf_;
 };
 
-// Writes `page` up to its next "@KEY@" from `from`; returns where the text
-// after the key starts.
-std::size_t emit_until(std::string_view page, std::size_t from, std::string_view key,
-                       FdWriter& out) {
-  const std::size_t at = page.find(key, from);
-  out.write(page.substr(from, at - from));
-  return at + key.size();
-}
-
 }  // namespace
 
 Status write_html_report(const profile::Profile& p, const HtmlReportOptions& o, FdWriter& out) {
   const std::string_view page = web::kReportHtml;
-  std::size_t at = emit_until(page, 0, "@TITLE@", out);
+  std::size_t at = web::emit_until(page, 0, "@TITLE@", out);
   fmt::memory_buffer title;
   xml_text(title, o.title);
   out.write(std::string_view(title.data(), title.size()));
-  at = emit_until(page, at, "@CSS@", out);
+  at = web::emit_until(page, at, "@CSS@", out);
   out.write(web::kReportCss);
-  at = emit_until(page, at, "@DATA@", out);
+  at = web::emit_until(page, at, "@DATA@", out);
   DataWriter(p, o, out).write();
-  at = emit_until(page, at, "@JS@", out);
+  at = web::emit_until(page, at, "@JS@", out);
   out.write(web::kReportJs);
   out.write(page.substr(at));
   return out.flush();

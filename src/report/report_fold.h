@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "session/raw_key.h"
 #include "session/session.h"
 
 namespace perfkit::report {
@@ -31,7 +32,7 @@ class SampleFold {
   // callchain does (it is resolved at all). `max_kept`: how many distinct
   // samples are kept before full() asks for a drain.
   SampleFold(bool with_cpu, bool with_chain, std::size_t max_kept)
-      : with_cpu_(with_cpu), with_chain_(with_chain), max_kept_(max_kept) {}
+      : index_({with_cpu, with_chain}), max_kept_(max_kept) {}
 
   // Whether `r`, of `period`, repeats a kept sample of `generation`; if so
   // it is counted there. Otherwise it is remembered for keep().
@@ -63,7 +64,6 @@ class SampleFold {
  private:
   static constexpr std::size_t kMaxFrames = 1 << 16;
   struct Kept {
-    std::uint64_t hash = 0;
     machine::Thread* thread = nullptr;
     const std::string* comm = nullptr;
     std::uint64_t generation = 0;
@@ -71,32 +71,25 @@ class SampleFold {
     std::uint64_t sample_type = 0;
     std::uint32_t event = 0, cpu = 0;
     std::uint8_t cpumode = 0;
-    std::uint32_t raw_begin = 0, raw_size = 0;        // callchain words in raw_
     std::uint32_t frames_begin = 0, frames_size = 0;  // resolved frames in frames_
     machine::Location loc;
     std::uint64_t period = 0, count = 0;
   };
-  std::uint64_t hash_of(const session::RawSample& r, std::uint64_t generation) const;
-  bool same(const Kept& k, const session::RawSample& r, std::uint64_t generation) const;
   // A copy of `map` that outlives later changes to the maps.
   const machine::Map* stable(const machine::Map* map, std::uint64_t generation);
-  void place(std::uint64_t hash, std::size_t index);
   const session::ResolvedSample& replay(machine::Machine& m, Kept& k);
   void clear();
 
-  bool with_cpu_, with_chain_;
+  session::RawKeyTable index_;  // raw sample -> its entry in kept_
   std::size_t max_kept_;
   std::vector<Kept> kept_;
-  // Open addressing: the hash's high half beside an index into kept_.
-  std::vector<std::uint64_t> slots_;
-  std::vector<std::uint8_t> raw_;
   std::vector<session::Frame> frames_;
   std::deque<machine::Map> maps_;
   std::unordered_map<const machine::Map*, const machine::Map*> map_copies_;
   std::uint64_t map_copies_generation_ = 0;
   std::uint64_t repeats_ = 0;
   // What fold() last turned down, for keep().
-  std::uint64_t miss_hash_ = 0, miss_period_ = 0, miss_generation_ = 0;
+  std::uint64_t miss_period_ = 0, miss_generation_ = 0;
   // The replayed sample and its record (the fields the report reads).
   record::Sample replay_sample_;
   session::ResolvedSample replay_;

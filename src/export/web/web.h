@@ -2,9 +2,17 @@
 // beside this header (cmake/embed.cmake).
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
+#include "base/output.h"
+
 namespace perfkit::exports::web {
+
+// Writes `page` from `from` up to its next "@KEY@" `key`; returns where the
+// text after the key starts (the caller writes what replaces the key).
+std::size_t emit_until(std::string_view page, std::size_t from, std::string_view key,
+                       FdWriter& out);
 
 extern const std::string_view kFlamegraphHtml;  // flamegraph.html: @TITLE@ @CSS@ ... @JS@
 extern const std::string_view kFlamegraphCss;

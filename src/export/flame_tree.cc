@@ -38,7 +38,8 @@ FlameTree::FlameTree(const profile::Profile& p, const FlameTreeOptions& o) : p_(
     if (process_comm[ti] != t.comm[i]) {
       process_comm[ti] = t.comm[i];
       std::string label(p.strings.at(t.comm[i]));
-      if (o.comm_with_pid && t.pid != 0) label += " (" + std::to_string(t.pid) + ")";
+      if (o.comm_with_pid && t.pid != 0)
+        label += " (" + std::to_string(static_cast<std::uint32_t>(t.pid)) + ")";
       const bool kernel = o.comm_with_pid && t.pid == 0;
       process[ti] =
           child(0, names_.intern(label), kernel ? FlameKind::kKernel : FlameKind::kProcess, kNone);

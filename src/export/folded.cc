@@ -125,10 +125,10 @@ std::string comm_prefix(const profile::Profile& p, const profile::Thread& t, Ind
   std::replace(s.begin(), s.end(), ' ', '_');
   const char* sep = "-";
   if (o.include_pid) {
-    s += sep + std::to_string(t.pid);
+    s += sep + std::to_string(static_cast<std::uint32_t>(t.pid));
     sep = "/";
   }
-  if (o.include_tid) s += sep + std::to_string(t.tid);
+  if (o.include_tid) s += sep + std::to_string(static_cast<std::uint32_t>(t.tid));
   return s;
 }
 

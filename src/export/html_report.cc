@@ -87,8 +87,9 @@ class DataWriter {
   }
   // Frames in no symbol, by address, as perf report names them
   // ("0x0000000000163d47": DSO-relative where mapped): the page shows them
-  // so rather than as one "[unknown]" per DSO. Addresses are strings (a
-  // JavaScript number holds 53 bits).
+  // so rather than as one "[unknown]" per DSO; zero as C's "%#.16llx"
+  // prints it, without the prefix. Addresses are strings (a JavaScript
+  // number holds 53 bits).
   void unknown_frames() {
     key("unknownFrames");
     buf_.push_back('[');
@@ -96,7 +97,10 @@ class DataWriter {
     for (std::size_t i = 0; i < p_.frames.size(); ++i) {
       const profile::Frame& f = p_.frames[i];
       if (f.inlined || p_.strings.at(p_.funcs[f.func].name) != "[unknown]") continue;
-      fmt::format_to(std::back_inserter(buf_), "{}[{},\"{:#018x}\"]", sep, i, f.address);
+      if (f.address)
+        fmt::format_to(std::back_inserter(buf_), "{}[{},\"{:#018x}\"]", sep, i, f.address);
+      else
+        fmt::format_to(std::back_inserter(buf_), "{}[{},\"{:016x}\"]", sep, i, 0);
       sep = ",";
       flush_if_full();
     }

@@ -145,9 +145,14 @@ class Builder : public session::SampleVisitor {
     const std::uint64_t time = (st & abi::kSampleTime) ? smp.time : 0;
     const std::uint32_t cpu = (st & abi::kSampleCpu) ? smp.cpu : ~0u;
     event(s.event);
-    if (s.thread != last_thread_) {
-      last_thread_ = s.thread;
-      last_index_ = p_.thread(s.thread->pid, s.thread->tid);
+    // The sample's own pid/tid, as perf's scripts are given them: an
+    // exiting task's samples (tid -1) keep the pid each was taken in.
+    const bool own = st & abi::kSampleTid;
+    const std::int32_t pid = own ? static_cast<std::int32_t>(smp.pid) : s.thread->pid;
+    const std::int32_t tid = own ? static_cast<std::int32_t>(smp.tid) : s.thread->tid;
+    if (last_index_ == kNone || pid != last_pid_ || tid != last_tid_) {
+      last_pid_ = pid, last_tid_ = tid;
+      last_index_ = p_.thread(pid, tid);
     }
     Thread& t = p_.threads[last_index_];
     p_.order.push_back(last_index_);
@@ -355,7 +360,7 @@ class Builder : public session::SampleVisitor {
   std::unique_ptr<LineWorker> lines_;                     // with opts_.source_lines
   std::vector<Index> line_frames_;                        // the frame of each line asked, in order
   std::map<std::uint64_t, std::vector<Marker>> markers_;  // by (pid, tid)
-  const machine::Thread* last_thread_ = nullptr;
+  std::int32_t last_pid_ = 0, last_tid_ = 0;
   // Raw sample -> its stack + 1 (take_raw), within one machine generation.
   static constexpr std::size_t kMemoBytes = 64 << 20;
   std::unique_ptr<session::RawKeyTable> memo_;

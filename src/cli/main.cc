@@ -21,6 +21,7 @@ constexpr Command kCommands[] = {
     {"dump", "Dump the header and every record of a perf.data file", cmd_dump},
     {"inject", "Read a perf.data file and write it back, filtering or augmenting it", cmd_inject},
     {"report", "Read perf.data and display the profile", cmd_report},
+    {"diff", "Read perf.data files and display the differential profile", cmd_diff},
     {"buildid-list", "List the buildids in a perf.data file", cmd_buildid_list},
     {"buildid-cache", "Manage build-id cache", cmd_buildid_cache},
     {"archive", "Pack the DSOs a perf.data file needs for another machine", cmd_archive},

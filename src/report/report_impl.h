@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -265,7 +266,8 @@ struct Hists {
   std::uint64_t nr_samples = 0, nr_non_filtered_samples = 0;
   std::uint64_t total_period = 0, total_non_filtered_period = 0;
   std::uint64_t callchain_period = 0, callchain_non_filtered_period = 0;
-  std::vector<std::uint32_t> sorted;  // output order
+  std::vector<std::uint32_t> sorted;     // output order
+  std::vector<std::uint32_t> collapsed;  // perf's collapse tree order (filtered included)
   // Event groups: the leader's block shows its members side by side.
   std::vector<std::size_t> members;  // for a leader: itself then its members
   // Per grouped entry (Entry::group_row): each member's period, then each
@@ -429,6 +431,21 @@ class Report : public session::SampleVisitor {
 };
 
 int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry& b);
+// perf's output order of entries `a` and `b` by sort keys `keys` alone (no
+// hpp column): negative when `a` comes first.
+int compare_keys(const Report& r, std::span<const SortKey> keys, const Entry& a, const Entry& b);
+
+// Columns printed before the sort keys' (perf diff's): their headers,
+// already padded to their widths, and each row's cells (`row`: the
+// position in Hists::sorted), each cell padded to its width.
+struct LeadColumns {
+  std::vector<std::string> headers;
+  std::vector<std::size_t> widths;
+  std::function<void(std::size_t row, std::size_t column, std::string& cell)> cell;
+};
+// Prints the column headers (unless not `headers`) and the rows of `h.sorted` with the lead
+// columns before the sort keys' (sized from those rows).
+void print_rows(Report& r, Hists& h, const LeadColumns& lead, FdWriter& out, bool headers = true);
 // An entry's value of hpp column `k` (0 for the rest), and the same of
 // each member of the group `h` leads.
 std::uint64_t hpp_value(const Entry& e, SortKey k);

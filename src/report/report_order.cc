@@ -179,11 +179,19 @@ static int hpp_output_cmp(const Report& r, const Hists& h, const Entry& a, const
 
 int compare_output(const Report& r, const Hists& h, const Entry& a, const Entry& b) {
   for (SortKey k : r.output_sort_) {
-    int c = 0;
-    if (is_hpp_key(k)) {
-      if (int hc = hpp_output_cmp(r, h, a, b, k)) return hc;
+    if (!is_hpp_key(k)) {
+      if (int c = compare_keys(r, std::span<const SortKey>(&k, 1), a, b)) return c;
       continue;
     }
+    if (int hc = hpp_output_cmp(r, h, a, b, k)) return hc;
+  }
+  return 0;
+}
+
+int compare_keys(const Report& r, std::span<const SortKey> keys, const Entry& a, const Entry& b) {
+  for (SortKey k : keys) {
+    int c = 0;
+    if (is_hpp_key(k)) continue;
     switch (k) {
       case SortKey::kComm:
         c = cmp_str(a.comm, b.comm);
@@ -698,6 +706,7 @@ void Report::finish() {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> merges;
     std::vector<std::uint32_t> order = tree_order(*this, h, ranks, traced, merges);
     for (auto [kept, merged] : merges) collapse_merge(h, kept, merged);
+    h.collapsed = order;
     output_order(*this, h, order, ranks, traced);
     h.sorted.clear();
     for (std::uint32_t i : order)

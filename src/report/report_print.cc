@@ -147,6 +147,8 @@ class Printer {
  public:
   Printer(Report& r, Hists& h, FdWriter& out) : r_(r), h_(h), out_(out) {}
   void print_block();
+  // perf diff's rows: the lead columns, then the sort keys'.
+  void print_lead_rows(const LeadColumns& lead, bool headers);
 
  private:
   void compute_widths();
@@ -167,6 +169,9 @@ class Printer {
   std::string_view entry_name(const ChainEntry& c, char* buf, std::size_t n) const;
   mutable std::string inline_name_;
   std::vector<char> cell_;  // an entry line's cell
+  const LeadColumns* lead_ = nullptr;
+  std::size_t row_ = 0;  // the printed entry's position in h_.sorted
+  std::string lead_cell_;
 
   Report& r_;
   Hists& h_;
@@ -265,6 +270,12 @@ void Printer::print_headers() {
   out_.write("# ");
   std::string dots = "# ";
   bool first = true;
+  for (std::size_t i = 0; lead_ && i < lead_->headers.size(); ++i) {
+    if (!first) out_.write("  "), dots += "  ";
+    first = false;
+    out_.write(lead_->headers[i]);
+    dots.append(lead_->widths[i], '.');
+  }
   for (const Column& c : cols_) {
     if (!first) out_.write("  "), dots += "  ";
     first = false;
@@ -386,6 +397,12 @@ void Printer::hpp_cell(const Entry& e, SortKey k, std::size_t width) {
 }
 
 void Printer::print_entry(const Entry& e) {
+  for (std::size_t i = 0; lead_ && i < lead_->headers.size(); ++i) {
+    lead_cell_.clear();
+    lead_->cell(row_, i, lead_cell_);
+    out_.write("  ");
+    out_.write(lead_cell_);
+  }
   for (std::size_t i = 0; i < cols_.size(); ++i) {
     const Column& c = cols_[i];
     bool last = i + 1 == cols_.size();
@@ -665,7 +682,18 @@ void Printer::print_block() {
   }
 }
 
+void Printer::print_lead_rows(const LeadColumns& lead, bool headers) {
+  lead_ = &lead;
+  compute_widths();
+  if (headers) print_headers();
+  for (row_ = 0; row_ < h_.sorted.size(); ++row_) print_entry(h_.entries[h_.sorted[row_]]);
+}
+
 }  // namespace
+
+void print_rows(Report& r, Hists& h, const LeadColumns& lead, FdWriter& out, bool headers) {
+  Printer(r, h, out).print_lead_rows(lead, headers);
+}
 
 // A key whose filter names one value (--comm, --dsos, --symbols): perf
 // elides its column and names the value in the header instead.

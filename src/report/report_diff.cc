@@ -1,0 +1,563 @@
+// perfkit diff (diff.h): each file counted by a Report, the baseline's
+// entries paired with the others' as perf's hists__match and hists__link
+// pair them, ordered by perf diff's sort list and printed with perf diff's
+// columns before the sort keys'.
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <unordered_map>
+
+#include "report/diff.h"
+#include "report/report_impl.h"
+
+namespace perfkit::report {
+
+namespace {
+
+constexpr std::uint32_t kNoPair = UINT32_MAX;
+
+// perf diff's column kinds (PERF_HPP_DIFF__*) and their headers and widths.
+enum class Col : std::uint8_t { kBaseline, kPeriod, kPeriodBaseline, kCompute, kFormula };
+
+const char* compute_header(DiffCompute c) {
+  switch (c) {
+    case DiffCompute::kDelta:
+      return "Delta";
+    case DiffCompute::kDeltaAbs:
+      return "Delta Abs";
+    case DiffCompute::kRatio:
+      return "Ratio";
+    case DiffCompute::kWdiff:
+      return "Weighted diff";
+  }
+  return "?";
+}
+
+int compute_width(DiffCompute c) {
+  return c == DiffCompute::kDelta || c == DiffCompute::kDeltaAbs ? 7 : 14;
+}
+
+template <class... A>
+void appendf(std::string& s, const char* fmt, A... a) {
+  char buf[128];
+  int n = std::snprintf(buf, sizeof buf, fmt, a...);
+  if (n > 0) s.append(buf, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buf - 1));
+}
+
+// What identifies an entry across files, and within a file after perf
+// diff's collapse: the sort keys' values by content, symbols by name (perf
+// diff compares names, the files may come from different builds; every
+// unresolved address of a DSO is one entry).
+std::string match_key(const std::vector<SortKey>& keys, const Entry& e) {
+  std::string k;
+  for (SortKey s : keys) {
+    switch (s) {
+      case SortKey::kComm:
+        if (e.key.comm) k += *e.key.comm;
+        k.push_back('\0');
+        break;
+      case SortKey::kPid:
+        appendf(k, "%d|", e.key.tid);
+        break;
+      case SortKey::kDso:
+        k += e.key.dso ? *e.key.dso : std::string("\x01");
+        k.push_back('\0');
+        break;
+      case SortKey::kSym:
+        k += e.key.has_sym ? "s" : "-";
+        if (e.key.has_sym) k += e.sym_name;
+        k.push_back('\0');
+        break;
+      case SortKey::kCpu:
+        appendf(k, "%u|", e.key.cpu);
+        break;
+      default:
+        break;
+    }
+  }
+  return k;
+}
+
+int cmp3(auto a, auto b) { return a < b ? -1 : (a > b ? 1 : 0); }
+
+int cmp_name(const std::string* a, const std::string* b) {
+  if (a == b) return 0;
+  if (!a || !b) return !a ? 1 : -1;  // none last
+  return cmp3(a->compare(*b), 0);
+}
+
+// perf diff's collapse order by the sort keys: names ascending (none
+// last), named symbols before unresolved addresses.
+int collapse_cmp(const std::vector<SortKey>& keys, const Entry& a, const Entry& b) {
+  for (SortKey s : keys) {
+    int c = 0;
+    switch (s) {
+      case SortKey::kComm:
+        c = cmp_name(a.key.comm, b.key.comm);
+        break;
+      case SortKey::kPid:
+        c = cmp3(a.key.tid, b.key.tid);
+        break;
+      case SortKey::kDso:
+        c = cmp_name(a.key.dso, b.key.dso);
+        break;
+      case SortKey::kSym:
+        if (a.key.has_sym != b.key.has_sym) c = a.key.has_sym ? -1 : 1;
+        if (!c && a.key.has_sym) c = cmp3(a.sym_name.compare(b.sym_name), 0);
+        break;
+      case SortKey::kCpu:
+        c = cmp3(a.key.cpu, b.key.cpu);
+        break;
+      default:
+        break;
+    }
+    if (c) return c;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Status parse_diff_compute(std::string_view arg, DiffOptions& o) {
+  std::string_view name = arg, opt;
+  const bool has_opt = arg.find(':') != std::string_view::npos;
+  if (has_opt) name = arg.substr(0, arg.find(':')), opt = arg.substr(arg.find(':') + 1);
+  if (name == "delta")
+    o.compute = DiffCompute::kDelta;
+  else if (name == "delta-abs")
+    o.compute = DiffCompute::kDeltaAbs;
+  else if (name == "ratio")
+    o.compute = DiffCompute::kRatio;
+  else if (name == "wdiff")
+    o.compute = DiffCompute::kWdiff;
+  else if (name == "cycles")
+    return make_error(
+        "-c cycles needs branch stacks with cycles (perf record -b), and is not "
+        "supported by perfkit diff");
+  else
+    return make_error("Failed: '{}' is not computation method (use 'delta','ratio' or 'wdiff')",
+                      arg);
+  if (o.compute != DiffCompute::kWdiff) {
+    if (has_opt) return make_error("Failed: extra option specified '{}'", opt);
+    return ok();
+  }
+  const std::size_t comma = opt.find(',');
+  auto weight = [](std::string_view s) {  // strtol: leading digits, else 0
+    std::string t(s);
+    return std::strtoll(t.c_str(), nullptr, 10);
+  };
+  if (!has_opt || comma == std::string_view::npos || comma + 1 == opt.size() ||
+      !(o.w1 = weight(opt.substr(0, comma))) || !(o.w2 = weight(opt.substr(comma + 1))))
+    return make_error("Failed: wrong weight data, use 'wdiff:w1,w2'");
+  return ok();
+}
+
+struct Diff::Impl {
+  DiffOptions o;
+  std::vector<std::unique_ptr<Report>> reports;
+  std::vector<session::Session*> sessions;
+
+  // An event's entries in one file after perf diff's collapse: entries
+  // of equal keys (symbols by name) merged into the first in perf's input
+  // order, which names them; in the collapse tree's order.
+  struct Collapsed {
+    std::vector<std::uint32_t> kept;                       // the entry that names each
+    std::vector<std::uint64_t> period;                     // their periods together
+    std::unordered_map<std::string, std::uint32_t> index;  // by match_key
+  };
+  // A row of one baseline event: an entry of the baseline or a dummy made
+  // from another file's entry; its pair in each file (Collapsed indexes).
+  struct Row {
+    std::uint32_t file = 0, entry = 0;  // where it lives: file, Collapsed index
+    bool dummy = false;
+    std::vector<std::uint32_t> pair;  // by file; kNoPair
+  };
+  struct Block {
+    std::size_t event = 0;
+    std::vector<std::int64_t> hists;  // by file: the matching event's hists, -1 none
+    std::vector<Collapsed> files;     // by file
+    std::vector<Row> rows;            // in output order
+    Hists view;                       // the rows' entries, for printing
+    // perf's output sort recounts the baseline's total from the entries it
+    // keeps (-b drops some): what the Baseline column and formulas divide by.
+    std::uint64_t shown_total = 0;
+  };
+  std::vector<Block> blocks;
+
+  const Hists& hists(std::size_t file, std::int64_t h) const {
+    return reports[file]->hists_[static_cast<std::size_t>(h)];
+  }
+  const Entry& entry(const Block& b, const Row& r) const {
+    return hists(r.file, b.hists[r.file]).entries[b.files[r.file].kept[r.entry]];
+  }
+  Collapsed collapse(const Hists& h) const;
+  std::uint64_t total(std::size_t file, std::int64_t h) const {
+    const Hists& hs = hists(file, h);
+    return o.report.relative ? hs.total_non_filtered_period : hs.total_period;
+  }
+  double percent(const Block& b, std::size_t file, std::uint64_t period) const {
+    return (static_cast<double>(period) * 100.0) / static_cast<double>(total(file, b.hists[file]));
+  }
+  double shown_percent(const Block& b, std::uint64_t period) const {
+    const std::uint64_t t =
+        o.report.relative ? hists(0, b.hists[0]).total_non_filtered_period : b.shown_total;
+    return (static_cast<double>(period) * 100.0) / static_cast<double>(t);
+  }
+  std::uint64_t base_period(const Block& b, const Row& r) const {
+    return r.dummy ? 0 : b.files[0].period[r.entry];
+  }
+  std::uint64_t pair_period(const Block& b, const Row& r, std::size_t f) const {
+    return b.files[f].period[r.pair[f]];
+  }
+  double delta(const Block& b, const Row& r, std::size_t f) const {
+    return percent(b, f, pair_period(b, r, f)) - percent(b, 0, base_period(b, r));
+  }
+  double ratio(const Block& b, const Row& r, std::size_t f) const {
+    const std::uint64_t old = base_period(b, r);
+    return static_cast<double>(pair_period(b, r, f)) / static_cast<double>(old ? old : 1);
+  }
+  std::int64_t wdiff(const Block& b, const Row& r, std::size_t f) const {
+    return static_cast<std::int64_t>(pair_period(b, r, f)) * o.w2 -
+           static_cast<std::int64_t>(base_period(b, r)) * o.w1;
+  }
+
+  void pair_block(Block& b);
+  void order_block(Block& b);
+  int value_cmp(const Block& b, const Row& x, const Row& y, std::size_t f) const;
+  int sort_cmp(const Block& b, const Row& x, const Row& y) const;
+  void cell(const Block& b, const Row& r, Col c, std::size_t f, std::string& out) const;
+  void print_block(Block& b, const std::vector<std::string>& paths, bool first, FdWriter& out);
+};
+
+Diff::Diff(const DiffOptions& o) : impl_(std::make_unique<Impl>()) {
+  impl_->o = o;
+  ReportOptions& r = impl_->o.report;
+  r.chain_mode = ChainMode::kNone;
+  r.children = 0;
+  r.branch_mode = 0;
+  r.group = 0;
+  r.fields.clear();
+  r.fields_given = true;  // the sort keys' columns only: the diff's come first
+  r.ipc_column = false;
+}
+
+Diff::~Diff() = default;
+
+Status Diff::add(session::Session& s) {
+  auto r = std::make_unique<Report>(impl_->o.report);
+  r->settle(s);
+  PK_TRY(r->setup_status_);
+  PK_TRY(s.run(*r));
+  PK_TRY(r->drain_fold());
+  r->finish();
+  impl_->reports.push_back(std::move(r));
+  impl_->sessions.push_back(&s);
+  return ok();
+}
+
+bool Diff::empty() const {
+  for (const auto& r : impl_->reports)
+    for (const Hists& h : r->hists_)
+      if (!h.entries.empty()) return false;
+  return true;
+}
+
+Diff::Impl::Collapsed Diff::Impl::collapse(const Hists& h) const {
+  const std::vector<SortKey>& keys = o.report.sort;
+  Collapsed c;
+  for (std::uint32_t i : h.collapsed) {
+    auto [it, fresh] = c.index.emplace(match_key(keys, h.entries[i]), c.kept.size());
+    if (fresh) {
+      c.kept.push_back(i);
+      c.period.push_back(0);
+    }
+    c.period[it->second] += h.entries[i].period;
+  }
+  std::vector<std::uint32_t> order(c.kept.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    return collapse_cmp(keys, h.entries[c.kept[x]], h.entries[c.kept[y]]) < 0;
+  });
+  Collapsed out;
+  for (std::uint32_t x : order) {
+    out.index.emplace(match_key(keys, h.entries[c.kept[x]]), out.kept.size());
+    out.kept.push_back(c.kept[x]);
+    out.period.push_back(c.period[x]);
+  }
+  return out;
+}
+
+// perf's hists__match then hists__link, file by file: a file's entries
+// pair with the baseline's and the dummies earlier files added; the rest
+// become dummies, inserted in the collapse order.
+void Diff::Impl::pair_block(Block& b) {
+  const std::size_t files = reports.size();
+  const std::vector<SortKey>& keys = o.report.sort;
+  b.files.assign(files, {});
+  for (std::size_t f = 0; f < files; ++f)
+    if (b.hists[f] >= 0) b.files[f] = collapse(hists(f, b.hists[f]));
+  std::vector<Row> rows;
+  for (std::uint32_t i = 0; i < b.files[0].kept.size(); ++i)
+    rows.push_back({0, i, false, std::vector(files, kNoPair)});
+  for (std::size_t f = 1; f < files; ++f) {
+    if (b.hists[f] < 0) continue;
+    const Collapsed& other = b.files[f];
+    std::vector<bool> paired(other.kept.size(), false);
+    for (Row& r : rows) {
+      auto it = other.index.find(match_key(keys, entry(b, r)));
+      if (it == other.index.end()) continue;
+      r.pair[f] = it->second;
+      paired[it->second] = true;
+    }
+    if (o.baseline_only) continue;
+    const Hists& oh = hists(f, b.hists[f]);
+    for (std::uint32_t i = 0; i < other.kept.size(); ++i) {
+      if (paired[i]) continue;
+      Row d{static_cast<std::uint32_t>(f), i, true, std::vector(files, kNoPair)};
+      d.pair[f] = i;
+      const Entry& e = oh.entries[other.kept[i]];
+      auto at = std::upper_bound(rows.begin(), rows.end(), e, [&](const Entry& v, const Row& r) {
+        return collapse_cmp(keys, v, entry(b, r)) < 0;
+      });
+      rows.insert(at, std::move(d));
+    }
+  }
+  // -b: only the baseline's entries that some file pairs.
+  if (o.baseline_only)
+    std::erase_if(rows, [](const Row& r) {
+      return std::all_of(r.pair.begin() + 1, r.pair.end(),
+                         [](std::uint32_t p) { return p == kNoPair; });
+    });
+  b.shown_total = 0;
+  for (const Row& r : rows) b.shown_total += base_period(b, r);
+  b.rows = std::move(rows);
+}
+
+// The computation's order of rows `x` and `y` in file `f` (both paired
+// there): the larger value first.
+int Diff::Impl::value_cmp(const Block& b, const Row& x, const Row& y, std::size_t f) const {
+  switch (o.compute) {
+    case DiffCompute::kDelta:
+      return -cmp3(delta(b, x, f), delta(b, y, f));
+    case DiffCompute::kDeltaAbs:
+      return -cmp3(std::fabs(delta(b, x, f)), std::fabs(delta(b, y, f)));
+    case DiffCompute::kRatio:
+      return -cmp3(ratio(b, x, f), ratio(b, y, f));
+    case DiffCompute::kWdiff:
+      return -cmp3(wdiff(b, x, f), wdiff(b, y, f));
+  }
+  return 0;
+}
+
+// perf diff's sort list: the -o file's computation (rows paired there
+// first; for ratio and wdiff, dummies last), the baseline period, each
+// file's computation (rows with pairs first), then the sort keys.
+int Diff::Impl::sort_cmp(const Block& b, const Row& x, const Row& y) const {
+  auto paired = [](const Row& r, std::size_t f) { return r.pair[f] != kNoPair; };
+  auto any = [](const Row& r) {
+    return std::any_of(r.pair.begin(), r.pair.end(), [](std::uint32_t p) { return p != kNoPair; });
+  };
+  if (const std::size_t f = o.order; f > 0) {
+    if (paired(x, f) != paired(y, f)) return paired(x, f) ? -1 : 1;
+    if (paired(x, f)) {
+      const bool by_delta = o.compute == DiffCompute::kDelta || o.compute == DiffCompute::kDeltaAbs;
+      if (!by_delta && x.dummy != y.dummy) return x.dummy ? 1 : -1;
+      if (by_delta || !x.dummy)
+        if (int c = value_cmp(b, x, y, f)) return c;
+    }
+  }
+  if (int c = -cmp3(base_period(b, x), base_period(b, y))) return c;
+  for (std::size_t f = 1; f < reports.size(); ++f) {
+    if (any(x) != any(y)) return any(x) ? -1 : 1;
+    if (!any(x)) continue;
+    if (paired(x, f) != paired(y, f)) return paired(x, f) ? -1 : 1;
+    if (!paired(x, f)) continue;
+    if (int c = value_cmp(b, x, y, f)) return c;
+  }
+  return compare_keys(*reports[0], o.report.sort, entry(b, x), entry(b, y));
+}
+
+void Diff::Impl::order_block(Block& b) {
+  std::stable_sort(b.rows.begin(), b.rows.end(),
+                   [&](const Row& x, const Row& y) { return sort_cmp(b, x, y) < 0; });
+  b.view = Hists{};
+  for (const Row& r : b.rows) {
+    Entry e = entry(b, r);
+    e.period = base_period(b, r);
+    if (e.filtered) continue;
+    b.view.sorted.push_back(static_cast<std::uint32_t>(b.view.entries.size()));
+    b.view.entries.push_back(e);
+  }
+  std::erase_if(b.rows, [&](const Row& r) { return entry(b, r).filtered; });
+}
+
+void Diff::compare() {
+  Impl& d = *impl_;
+  d.blocks.clear();
+  if (d.reports.empty()) return;
+  const auto& base_events = d.sessions[0]->reader().events();
+  for (std::size_t ev = 0; ev < d.reports[0]->hists_.size(); ++ev) {
+    Impl::Block b;
+    b.event = ev;
+    b.hists.assign(d.reports.size(), -1);
+    b.hists[0] = static_cast<std::int64_t>(ev);
+    const abi::EventAttr& a = base_events[ev].attr;
+    for (std::size_t f = 1; f < d.reports.size(); ++f) {
+      const auto& evs = d.sessions[f]->reader().events();
+      for (std::size_t j = 0; j < evs.size() && j < d.reports[f]->hists_.size(); ++j)
+        if (evs[j].attr.type == a.type && evs[j].attr.config == a.config) {
+          b.hists[f] = static_cast<std::int64_t>(j);
+          break;
+        }
+    }
+    d.pair_block(b);
+    d.order_block(b);
+    d.blocks.push_back(std::move(b));
+  }
+}
+
+// A cell as perf diff writes it (its colour functions for the baseline and
+// the computation, hpp__entry_global for the rest): " " where it has
+// nothing to say. Right-aligned in the column by the caller, unless it
+// fills it already.
+void Diff::Impl::cell(const Block& b, const Row& r, Col c, std::size_t f, std::string& out) const {
+  const bool pair = f > 0 && r.pair[f] != kNoPair;
+  switch (c) {
+    case Col::kBaseline:
+      if (!r.dummy) appendf(out, "%6.2f%%", shown_percent(b, base_period(b, r)));
+      break;
+    case Col::kPeriodBaseline:
+      appendf(out, "%" PRIu64, base_period(b, r));
+      break;
+    case Col::kPeriod:
+      if (pair) appendf(out, "%" PRIu64, pair_period(b, r, f));
+      break;
+    case Col::kCompute:
+      if (!pair) break;
+      if (o.compute == DiffCompute::kDelta || o.compute == DiffCompute::kDeltaAbs) {
+        appendf(out, "%+4.2F%%", delta(b, r, f));
+      } else if (r.dummy) {
+        out += "N/A";
+      } else if (o.compute == DiffCompute::kRatio) {
+        appendf(out, "%14.6F", ratio(b, r, f));
+      } else {
+        // perf prints this cell with its colour function: 14 wide
+        // whatever the column, padded after.
+        appendf(out, "%14" PRId64, wdiff(b, r, f));
+        return;
+      }
+      break;
+    case Col::kFormula: {
+      if (!pair) break;
+      const std::uint64_t old = base_period(b, r), now = pair_period(b, r, f);
+      char buf[70];
+      if (o.compute == DiffCompute::kRatio) {
+        std::snprintf(buf, sizeof buf, "%.0F / %.0F", static_cast<double>(now),
+                      static_cast<double>(old));
+      } else if (o.compute == DiffCompute::kWdiff) {
+        std::snprintf(buf, sizeof buf, "(%" PRIu64 " * %" PRId64 ") - (%" PRIu64 " * %" PRId64 ")",
+                      now, o.w2, old, o.w1);
+      } else {
+        const Hists& hb = hists(0, b.hists[0]);
+        const Hists& hp = hists(f, b.hists[f]);
+        std::snprintf(buf, sizeof buf,
+                      "(%" PRIu64 " * 100 / %" PRIu64 ") - (%" PRIu64 " * 100 / %" PRIu64 ")", now,
+                      o.report.relative ? hp.total_non_filtered_period : hp.total_period, old,
+                      o.report.relative ? hb.total_non_filtered_period : b.shown_total);
+      }
+      out += buf;
+      break;
+    }
+  }
+  if (out.empty()) out = " ";
+}
+
+void Diff::Impl::print_block(Block& b, const std::vector<std::string>& paths, bool first,
+                             FdWriter& out) {
+  const std::size_t files = reports.size();
+  if (!o.quiet) {
+    out.write(first ? "" : "\n");
+    out.write("# Event '" + reports[0]->event_label(*sessions[0], b.event) + "'\n#\n");
+    if (files > 2) {
+      out.write("# Data files:\n");
+      for (std::size_t f = 0; f < files; ++f)
+        out.write(fmt::format("#  [{}] {} {}\n", f, paths[f], f ? "" : "(Baseline)"));
+      out.write("#\n");
+    }
+  }
+  // The columns of ui_init, file by file.
+  struct Spec {
+    Col col;
+    std::size_t file;
+  };
+  std::vector<Spec> specs;
+  LeadColumns lead;
+  auto add = [&](Col c, std::size_t f, const char* name, int width) {
+    std::string title = files > 2 ? fmt::format("{}/{}", name, f) : std::string(name);
+    const int w = std::max(width, static_cast<int>(title.size()));
+    specs.push_back({c, f});
+    lead.headers.push_back(fmt::format("{:>{}}", title, w));
+    lead.widths.push_back(static_cast<std::size_t>(w));
+  };
+  for (std::size_t f = 0; f < files; ++f) {
+    if (f == 0)
+      add(Col::kBaseline, 0, "Baseline", 0);
+    else
+      add(Col::kCompute, f, compute_header(o.compute), compute_width(o.compute));
+    if (f && o.show_formula) add(Col::kFormula, f, "Formula", 70);
+    if (o.show_period)
+      add(f ? Col::kPeriod : Col::kPeriodBaseline, f, f ? "Period" : "Base period", 14);
+  }
+  lead.cell = [&](std::size_t row, std::size_t col, std::string& s) {
+    cell(b, b.rows[row], specs[col].col, specs[col].file, s);
+    const std::size_t w = lead.widths[col];
+    if (s.size() >= w) return;
+    // perf pads a weighted diff after it (hist_entry__snprintf_alignment).
+    const bool after =
+        specs[col].col == Col::kCompute && o.compute == DiffCompute::kWdiff && s.size() == 14;
+    s.insert(after ? s.size() : 0, w - s.size(), ' ');
+  };
+  print_rows(*reports[0], b.view, lead, out, !o.quiet);
+}
+
+void Diff::print(const std::vector<std::string>& paths, FdWriter& out) {
+  bool first = true;
+  for (Impl::Block& b : impl_->blocks) {
+    impl_->print_block(b, paths, first, out);
+    first = false;
+  }
+}
+
+std::vector<DiffEvent> Diff::events() const {
+  const Impl& d = *impl_;
+  std::vector<DiffEvent> out;
+  for (const Impl::Block& b : d.blocks) {
+    DiffEvent ev;
+    ev.name = d.reports[0]->event_label(*d.sessions[0], b.event);
+    for (std::size_t f = 0; f < d.reports.size(); ++f) {
+      ev.present.push_back(b.hists[f] >= 0);
+      ev.total.push_back(b.hists[f] >= 0 ? d.total(f, b.hists[f]) : 0);
+    }
+    for (const Impl::Row& r : b.rows) {
+      const Entry& e = d.entry(b, r);
+      DiffRow row;
+      row.comm = e.comm ? *e.comm : "";
+      row.dso = e.dso_name ? *e.dso_name : "[unknown]";
+      row.symbol = e.sym_name.empty() ? fmt::format("{:#018x}", e.ip) : std::string(e.sym_name);
+      row.pid = e.tid;
+      row.period.push_back(d.base_period(b, r));
+      row.present.push_back(!r.dummy);
+      for (std::size_t f = 1; f < d.reports.size(); ++f) {
+        const bool p = r.pair[f] != kNoPair;
+        row.period.push_back(p ? d.pair_period(b, r, f) : 0);
+        row.present.push_back(p);
+      }
+      ev.rows.push_back(std::move(row));
+    }
+    out.push_back(std::move(ev));
+  }
+  return out;
+}
+
+}  // namespace perfkit::report

@@ -48,7 +48,8 @@ Status parse_diff_compute(std::string_view arg, DiffOptions& o);
 // One entry of an event compared across the files: what it is, and its
 // period in each file (0 where the file has none).
 struct DiffRow {
-  std::string comm, dso, symbol;  // "" where not a sort key
+  // "" (0) where not a sort key; symbol: its name, or its address in hex
+  std::string comm, dso, symbol;
   std::int32_t pid = 0;
   std::vector<std::uint64_t> period;  // by file
   std::vector<bool> present;          // by file

@@ -85,9 +85,15 @@ std::vector<GateViolation> check_gate(const std::vector<DiffEvent>& events,
 
 std::string row_label(const DiffRow& r) {
   std::string s;
-  if (!r.comm.empty()) s += r.comm + "  ";
-  s += r.dso;
-  if (!r.symbol.empty()) s += "  " + r.symbol;
+  auto add = [&s](const std::string& part) {
+    if (part.empty()) return;
+    if (!s.empty()) s += "  ";
+    s += part;
+  };
+  add(r.comm);
+  if (r.pid) add(fmt::format("{}", r.pid));
+  add(r.dso);
+  add(r.symbol);
   return s;
 }
 

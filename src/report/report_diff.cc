@@ -542,10 +542,13 @@ std::vector<DiffEvent> Diff::events() const {
     for (const Impl::Row& r : b.rows) {
       const Entry& e = d.entry(b, r);
       DiffRow row;
-      row.comm = e.comm ? *e.comm : "";
-      row.dso = e.dso_name ? *e.dso_name : "[unknown]";
-      row.symbol = e.sym_name.empty() ? fmt::format("{:#018x}", e.ip) : std::string(e.sym_name);
-      row.pid = e.tid;
+      for (SortKey k : d.o.report.sort) {
+        if (k == SortKey::kComm) row.comm = e.comm ? *e.comm : "";
+        if (k == SortKey::kDso) row.dso = e.dso_name ? *e.dso_name : "[unknown]";
+        if (k == SortKey::kSym)
+          row.symbol = e.sym_name.empty() ? fmt::format("{:#018x}", e.ip) : std::string(e.sym_name);
+        if (k == SortKey::kPid) row.pid = e.tid;
+      }
       row.period.push_back(d.base_period(b, r));
       row.present.push_back(!r.dummy);
       for (std::size_t f = 1; f < d.reports.size(); ++f) {

@@ -1,0 +1,190 @@
+// perfkit diff against perf diff on pairs (and triples) of the suite's
+// recordings: one program with different shares, the same program's runs,
+// different programs and event lists; every -c mode, -p, -F, -b, -o, -q,
+// sort keys and filters; then the gate on runs of a program whose hot
+// function's work is doubled, on identical programs, and on noise.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "support/test_support.h"
+
+namespace perfkit::test {
+namespace {
+
+std::string first_difference(const std::string& ours, const std::string& theirs) {
+  std::istringstream a(ours), b(theirs);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    bool ga = static_cast<bool>(std::getline(a, la)), gb = static_cast<bool>(std::getline(b, lb));
+    if (!ga && !gb) return "";
+    if (la != lb || ga != gb)
+      return "line " + std::to_string(line) + ":\n ours:   " + la + "\n theirs: " + lb;
+  }
+}
+
+// The files of `names` (fixtures), or "" when one is missing.
+std::string files(std::initializer_list<const char*> names) {
+  std::string s;
+  for (const char* n : names) {
+    const std::string f = fixture(n);
+    if (f.empty()) return "";
+    s += " " + sh(f);
+  }
+  return s;
+}
+
+// perf diff and perfkit diff with `args`: the same text and status (with
+// `fails`, perf's failure, no text).
+int compare(const std::string& args, bool fails = false) {
+  auto theirs = run("perf diff" + args + " 2>/dev/null");
+  auto ours = run(perfkit_bin() + " diff" + args + " 2>/dev/null");
+  EXPECT_EQ(ours.status, theirs.status) << args;
+  EXPECT_EQ(theirs.out.empty(), fails) << args;
+  EXPECT_EQ(ours.out, theirs.out) << args << "\n" << first_difference(ours.out, theirs.out);
+  return 1;
+}
+
+TEST(Diff, TextMatchesPerfOnSharesThatChange) {
+  PK_SKIP_WITHOUT_PERF();
+  const std::string pair = files({"shares_base1.data", "shares_hot1.data"});
+  if (pair.empty()) GTEST_SKIP() << "no shares fixtures";
+  int compared = 0;
+  for (const char* opts : {"",
+                           "-c delta",
+                           "-c delta-abs",
+                           "-c ratio",
+                           "-c wdiff:1,2",
+                           "-c wdiff:3,1 -F",
+                           "-p",
+                           "-p -F -c ratio",
+                           "-F",
+                           "-b",
+                           "-b -F",
+                           "-q",
+                           "-s dso,sym",
+                           "-s comm,dso",
+                           "-s sym",
+                           "-s pid",
+                           "-s dso",
+                           "-d shares",
+                           "-S hot,warm",
+                           "-S hot --percentage relative -F",
+                           "-C shares",
+                           "-o 0",
+                           "--time 0%-50%"})
+    compared += compare(std::string(" ") + opts + pair);
+  // no CPU in the samples: perf's refusal
+  compared += compare(" --cpu 0" + pair, true);
+  EXPECT_EQ(compared, 24);
+}
+
+TEST(Diff, TextMatchesPerfOnSeveralFilesAndRecordings) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  const std::string three = files({"shares_base1.data", "shares_hot1.data", "shares_base2.data"});
+  if (three.empty()) GTEST_SKIP() << "no shares fixtures";
+  for (const char* opts : {"", "-c ratio -p", "-c wdiff:2,3 -F", "-o 2", "-c delta -b", "-q"})
+    compared += compare(std::string(" ") + opts + three);
+  // different programs and event lists, kernel and unresolved frames, a
+  // symbol on one side only
+  for (auto names : {files({"syswide_g.data", "syswide.data"}), files({"fp.data", "dwarf.data"}),
+                     files({"multi.data", "fp.data"}), files({"group.data", "multi.data"}),
+                     files({"fp.data", "nocg.data", "mixedcg.data"}),
+                     files({"tracepoint.data", "tponly.data"})}) {
+    if (names.empty()) continue;
+    for (const char* opts : {"", "-c ratio", "-s comm,dso"})
+      compared += compare(std::string(" ") + opts + names);
+  }
+  if (const std::string sys = files({"syswide.data", "syswide_g.data"}); !sys.empty())
+    compared += compare(" --cpu 0 -s cpu,dso" + sys);
+  EXPECT_EQ(compared, 6 + 6 * 3 + 1);
+}
+
+TEST(Diff, DefaultFilesAndErrorsAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  const std::string base = fixture("shares_base1.data"), hot = fixture("shares_hot1.data");
+  if (base.empty() || hot.empty()) GTEST_SKIP() << "no shares fixtures";
+  TempDir tmp;
+  ASSERT_EQ(run("cp " + sh(base) + " " + sh(tmp.path("perf.data.old")) + " && cp " + sh(hot) + " " +
+                sh(tmp.path("perf.data")))
+                .status,
+            0);
+  auto theirs = run("cd " + sh(tmp.dir()) + " && perf diff 2>/dev/null");
+  auto ours = run("cd " + sh(tmp.dir()) + " && " + perfkit_bin() + " diff 2>/dev/null");
+  EXPECT_EQ(ours.out, theirs.out);
+  auto one = run("cd " + sh(tmp.dir()) + " && " + perfkit_bin() + " diff " + sh(hot));
+  EXPECT_EQ(one.out, theirs.out);
+  // perf's texts and statuses: a missing file, a bad -c, an -o past the files
+  auto missing = run(perfkit_bin() + " diff " + sh(tmp.path("none.data")) + " " + sh(hot));
+  EXPECT_EQ(missing.status, 255);
+  EXPECT_NE(missing.err.find("Failed to open " + tmp.path("none.data")), std::string::npos)
+      << missing.err;
+  auto bad = run(perfkit_bin() + " diff -c foo " + sh(base) + " " + sh(hot));
+  EXPECT_EQ(bad.status, 129);
+  EXPECT_EQ(bad.err, "Failed: 'foo' is not computation method (use 'delta','ratio' or 'wdiff')\n");
+  auto weights = run(perfkit_bin() + " diff -c wdiff:1 " + sh(base) + " " + sh(hot));
+  EXPECT_EQ(weights.status, 129);
+  EXPECT_EQ(weights.err, "Failed: wrong weight data, use 'wdiff:w1,w2'\n");
+  auto order = run(perfkit_bin() + " diff -o 2 " + sh(base) + " " + sh(hot));
+  EXPECT_EQ(order.status, 255);
+  EXPECT_EQ(order.err, "Order option out of limit.\n");
+  // a file that is not a recording
+  write_file(tmp.path("junk.data"), "not a recording");
+  auto junk = run(perfkit_bin() + " diff " + sh(tmp.path("junk.data")) + " " + sh(hot));
+  EXPECT_EQ(junk.status, 255);
+  EXPECT_NE(junk.err.find("junk.data"), std::string::npos) << junk.err;
+}
+
+// Doubling hot's work breaks the gate, naming hot; the same program's runs
+// pass; several runs on each side are compared by means and ranges.
+TEST(DiffGate, FailsOnARegressionOnly) {
+  std::vector<std::string> base, hot;
+  for (const char* n : {"shares_base1.data", "shares_base2.data", "shares_base3.data"})
+    base.push_back(fixture(n));
+  for (const char* n : {"shares_hot1.data", "shares_hot2.data", "shares_hot3.data"})
+    hot.push_back(fixture(n));
+  if (base[0].empty() || hot[0].empty() || base[2].empty() || hot[2].empty()) {
+    if (in_ci()) FAIL() << "shares fixtures missing";
+    GTEST_SKIP() << "no shares fixtures";
+  }
+  const std::string p = perfkit_bin() + " diff ";
+  auto fail = run(p + "--fail-above 5 " + sh(base[0]) + " " + sh(hot[0]));
+  EXPECT_EQ(fail.status, 2) << fail.err;
+  EXPECT_NE(fail.err.find("gate FAILED"), std::string::npos) << fail.err;
+  EXPECT_NE(fail.err.find("shares  hot  "), std::string::npos) << fail.err;
+  EXPECT_EQ(fail.err.find("warm"), std::string::npos) << fail.err;
+  EXPECT_NE(fail.out.find("# Event 'cpu-clock"), std::string::npos);  // perf diff's text too
+  auto same = run(p + "--fail-above 5 --fail-total-above 25 " + sh(base[0]) + " " + sh(base[1]));
+  EXPECT_EQ(same.status, 0) << same.err;
+  EXPECT_NE(same.err.find("gate passed"), std::string::npos) << same.err;
+  // the total: hot doubled is 60% more work
+  auto total = run(p + "--fail-total-above 25 " + sh(base[0]) + " " + sh(hot[0]));
+  EXPECT_EQ(total.status, 2) << total.err;
+  EXPECT_NE(total.err.find("total"), std::string::npos) << total.err;
+  // runs: a limit below the noise of single runs still passes the same
+  // program, since the ranges overlap; the regression's do not
+  const std::string b = sh(base[0]) + "," + sh(base[1]) + "," + sh(base[2]);
+  const std::string h = sh(hot[0]) + "," + sh(hot[1]) + "," + sh(hot[2]);
+  auto noise = run(p + "--fail-above 0.01 --base-runs " + b + " --new-runs " + sh(base[2]) + "," +
+                   sh(base[1]) + "," + sh(base[0]));
+  EXPECT_EQ(noise.status, 0) << noise.err;
+  auto runs = run(p + "--fail-above 5 --json --base-runs " + b + " --new-runs " + h);
+  EXPECT_EQ(runs.status, 2) << runs.err;
+  EXPECT_EQ(runs.out.rfind("{\"passed\":false,\"fail_above\":5,\"fail_total_above\":null,", 0), 0u)
+      << runs.out;
+  EXPECT_NE(runs.out.find("\"kind\":\"entry\",\"event\":\"cpu-clock:ppp\",\"new\":0,\"comm\":\"\","
+                          "\"dso\":\"shares\",\"symbol\":\"hot\""),
+            std::string::npos)
+      << runs.out;
+  if (have_perf()) {
+    auto py = run("printf '%s' " + sh(runs.out) + " | python3 -m json.tool >/dev/null");
+    EXPECT_EQ(py.status, 0);
+  }
+  auto both = run(p + "--base-runs " + b + " " + sh(base[0]));
+  EXPECT_NE(both.status, 0);
+  EXPECT_NE(both.status, 2);
+}
+
+}  // namespace
+}  // namespace perfkit::test

@@ -9,6 +9,7 @@
 
 #include "base/text.h"
 #include "cli/commands.h"
+#include "cli/diff_exports.h"
 #include "cli/options.h"
 #include "export/json.h"
 #include "report/diff.h"
@@ -24,6 +25,7 @@ struct Args {
   std::string compute, sort = "dso,sym", percentage = "absolute", time_str;
   std::string comms, dsos, symbols, pids, tids, cpus, base_runs, new_runs;
   SymbolArgs lookup;
+  DiffExportArgs exports;
   bool force = false, modules = false, dump_raw = false, json = false;
   int verbose = 0;
   double fail_above = 0, fail_total_above = 0;
@@ -64,6 +66,12 @@ void add_options(CLI::App& app, Args& a, report::DiffOptions& o) {
   app.add_option("--base-runs", a.base_runs, "Gate: the baseline's runs, F1,F2,...");
   app.add_option("--new-runs", a.new_runs, "Gate: the new runs, G1,G2,...");
   app.add_flag("--json", a.json, "Print the gate's verdict as a JSON object instead of the text");
+  app.add_option("--to-folded", a.exports.folded,
+                 "Write the baseline and the first NEW file's stacks as 'stack BEFORE AFTER' "
+                 "lines (FlameGraph's difffolded.pl format)");
+  app.add_option("--to-pprof", a.exports.pprof,
+                 "Write the first NEW file's pprof profile here and the baseline's beside it "
+                 "(OUT.base, or X.base.pb.gz for X.pb.gz), for go tool pprof -diff_base");
 }
 
 Status apply(const Args& a, report::DiffOptions& o) {
@@ -239,6 +247,13 @@ int cmd_diff(int argc, char** argv) {
   else
     diff.print(in->paths, out);
   if (auto fl = out.flush(); !fl) return fail("diff", fl.error());
+  if (!a.exports.folded.empty() || !a.exports.pprof.empty()) {
+    a.exports.quiet = o.quiet;
+    if (auto st = write_diff_exports(a.exports, in->paths[in->base_set[0]],
+                                     in->paths[in->new_sets[0][0]]);
+        !st)
+      return fail("diff", st.error());
+  }
   if (gate && !a.json) print_verdict(*in, lim, v);
   return v.empty() ? 0 : kGateFailed;
 }

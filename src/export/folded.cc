@@ -58,7 +58,8 @@ class Folder {
     sums_[i].weight += weight;
   }
 
-  Status write(FdWriter& out) {
+  // Each distinct line's text and weight.
+  std::unordered_map<std::string, std::uint64_t> lines() {
     std::unordered_map<std::string, std::uint64_t> lines;
     for (const Sum& s : sums_) {
       std::string line = prefixes_[s.prefix];
@@ -69,9 +70,13 @@ class Folder {
       }
       lines[std::move(line)] += s.weight;
     }
+    return lines;
+  }
+  Status write(FdWriter& out) {
+    const auto all = lines();
     std::vector<const std::pair<const std::string, std::uint64_t>*> sorted;
-    sorted.reserve(lines.size());
-    for (const auto& l : lines) sorted.push_back(&l);
+    sorted.reserve(all.size());
+    for (const auto& l : all) sorted.push_back(&l);
     std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
     for (const auto* l : sorted) {
       out.write(l->first);
@@ -153,9 +158,11 @@ Status write_stackcollapse(const profile::Profile& p, const StackcollapseOptions
   return folder.write(out);
 }
 
-Status write_folded(const profile::Profile& p, const FoldedOptions& o, FdWriter& out) {
-  if (o.event >= p.events.size())
-    return make_error("no event {} to fold (the profile has {})", o.event, p.events.size());
+namespace {
+
+// The folded lines of event `o.event` of `p`.
+std::unordered_map<std::string, std::uint64_t> fold_event(const profile::Profile& p,
+                                                          const FoldedOptions& o) {
   StackcollapseOptions names;
   names.include_comm = o.include_comm;
   names.annotate_kernel = o.annotate_kernel;
@@ -168,7 +175,43 @@ Status write_folded(const profile::Profile& p, const FoldedOptions& o, FdWriter&
       folder.add(prefix, t.stack[i], o.weight_period ? t.weight[i] : 1);
     }
   }
-  return folder.write(out);
+  return folder.lines();
+}
+
+}  // namespace
+
+Status write_folded(const profile::Profile& p, const FoldedOptions& o, FdWriter& out) {
+  if (o.event >= p.events.size())
+    return make_error("no event {} to fold (the profile has {})", o.event, p.events.size());
+  std::vector<std::pair<std::string, std::uint64_t>> sorted;
+  for (auto& l : fold_event(p, o)) sorted.emplace_back(l.first, l.second);
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& [line, weight] : sorted) {
+    out.write(line);
+    out.print(" {}\n", weight);
+  }
+  return out.flush();
+}
+
+Status write_folded_pair(const profile::Profile& before, std::size_t before_event,
+                         const profile::Profile& after, std::size_t after_event,
+                         const FoldedOptions& o, FdWriter& out) {
+  if (before_event >= before.events.size() || after_event >= after.events.size())
+    return make_error("no such event to fold");
+  FoldedOptions ob = o, oa = o;
+  ob.event = before_event;
+  oa.event = after_event;
+  std::unordered_map<std::string, std::pair<std::uint64_t, std::uint64_t>> both;
+  for (auto& [line, w] : fold_event(before, ob)) both[line].first += w;
+  for (auto& [line, w] : fold_event(after, oa)) both[line].second += w;
+  std::vector<const std::pair<const std::string, std::pair<std::uint64_t, std::uint64_t>>*> sorted;
+  for (const auto& l : both) sorted.push_back(&l);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  for (const auto* l : sorted) {
+    out.write(l->first);
+    out.print(" {} {}\n", l->second.first, l->second.second);
+  }
+  return out.flush();
 }
 
 }  // namespace perfkit::exports

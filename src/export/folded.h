@@ -37,4 +37,12 @@ struct FoldedOptions {
 // Errors: an event the profile does not have, the output's.
 Status write_folded(const profile::Profile& p, const FoldedOptions& o, FdWriter& out);
 
+// FlameGraph's difffolded.pl format: "stack BEFORE AFTER" for every stack
+// of either profile (0 where one has none), lines sorted: what
+// flamegraph.pl draws as a differential flame graph (NEW's shape, coloured
+// by the change). `o.event` is ignored: the events are given per profile.
+Status write_folded_pair(const profile::Profile& before, std::size_t before_event,
+                         const profile::Profile& after, std::size_t after_event,
+                         const FoldedOptions& o, FdWriter& out);
+
 }  // namespace perfkit::exports

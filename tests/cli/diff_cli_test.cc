@@ -5,6 +5,7 @@
 // function's work is doubled, on identical programs, and on noise.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 
 #include "support/test_support.h"
@@ -184,6 +185,53 @@ TEST(DiffGate, FailsOnARegressionOnly) {
   auto both = run(p + "--base-runs " + b + " " + sh(base[0]));
   EXPECT_NE(both.status, 0);
   EXPECT_NE(both.status, 2);
+}
+
+// --to-folded: every stack of either file with both counts, which are what
+// data convert --to-folded counts in each; --to-pprof: two profiles whose
+// difference go tool pprof -diff_base shows, hot's growth first.
+TEST(DiffExports, FoldedPairAndPprofPair) {
+  PK_FIXTURE_OR_SKIP(base, "shares_base1.data");
+  PK_FIXTURE_OR_SKIP(hot, "shares_hot1.data");
+  TempDir tmp;
+  auto r = run(perfkit_bin() + " diff -q " + sh(base) + " " + sh(hot) + " --to-folded " +
+               sh(tmp.path("pair.folded")) + " --to-pprof " + sh(tmp.path("d.pb.gz")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> want;
+  for (int side = 0; side < 2; ++side) {
+    const std::string f = side ? hot : base;
+    auto c = run(perfkit_bin() + " data convert -i " + sh(f) + " --to-folded -");
+    ASSERT_EQ(c.status, 0) << c.err;
+    std::istringstream in(c.out);
+    for (std::string line; std::getline(in, line);) {
+      const auto sp = line.rfind(' ');
+      auto& w = want[line.substr(0, sp)];
+      (side ? w.second : w.first) += std::stoull(line.substr(sp + 1));
+    }
+  }
+  std::string expected;
+  for (const auto& [stack, w] : want)
+    expected += stack + " " + std::to_string(w.first) + " " + std::to_string(w.second) + "\n";
+  EXPECT_EQ(read_file(tmp.path("pair.folded")), expected);
+  EXPECT_NE(expected.find(";hot "), std::string::npos);
+  PK_TOOL_OR_SKIP(go, "go");
+  auto top = run("HOME=" + sh(tmp.dir()) + " GOCACHE=" + sh(tmp.path("gocache")) + " " + sh(go) +
+                 " tool pprof -symbolize=none -top -diff_base " + sh(tmp.path("d.base.pb.gz")) +
+                 " " + sh(tmp.path("d.pb.gz")) + " 2>&1");
+  ASSERT_EQ(top.status, 0) << top.out;
+  // the first row: hot, grown (a positive flat)
+  const auto rows = top.out.find("flat  flat%");
+  ASSERT_NE(rows, std::string::npos) << top.out;
+  std::istringstream in(top.out.substr(top.out.find('\n', rows) + 1));
+  std::string flat, pct, sum, cum, cum_pct, name;
+  in >> flat >> pct >> sum >> cum >> cum_pct >> name;
+  EXPECT_EQ(name, "hot") << top.out;
+  EXPECT_NE(flat[0], '-') << top.out;
+  // an output that cannot be written: an error, nothing left
+  auto bad = run(perfkit_bin() + " diff -q " + sh(base) + " " + sh(hot) +
+                 " --to-folded /nonexistent/dir/x.folded");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("/nonexistent/dir/x.folded"), std::string::npos) << bad.err;
 }
 
 }  // namespace

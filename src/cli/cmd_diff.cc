@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <memory>
+#include <thread>
 
 #include "base/text.h"
 #include "cli/commands.h"
@@ -218,6 +219,7 @@ int cmd_diff(int argc, char** argv) {
   };
   report::Diff diff(o);
   std::vector<std::unique_ptr<session::Session>> sessions;
+  std::vector<session::Session*> opened;
   for (const std::string& path : in->paths) {
     auto s = session::Session::open(path, so);
     if (!s) {
@@ -225,10 +227,14 @@ int cmd_diff(int argc, char** argv) {
       return 255;
     }
     sessions.push_back(std::move(*s));
-    if (auto st = diff.add(*sessions.back()); !st) {
-      fmt::print(stderr, "{}\nFailed to process {}\n", st.error().message(), path);
-      return 255;
-    }
+    opened.push_back(sessions.back().get());
+  }
+  // The files are read at once, one per core.
+  std::size_t failed = 0;
+  if (auto st = diff.add_all(opened, std::max(1u, std::thread::hardware_concurrency()), failed);
+      !st) {
+    fmt::print(stderr, "{}\nFailed to process {}\n", st.error().message(), in->paths[failed]);
+    return 255;
   }
   diff.compare();
   report::GateLimits lim;

@@ -72,6 +72,11 @@ class Diff {
   // Reads every sample of the next file (the first is the baseline). The
   // session must outlive the Diff. Errors: the session's, a bad --time.
   Status add(session::Session& s);
+  // add() of each session in order, up to `jobs` at a time on threads of
+  // their own (the files are independent). Errors: the first file's that
+  // failed, with its index in `failed`.
+  Status add_all(const std::vector<session::Session*>& sessions, unsigned jobs,
+                 std::size_t& failed);
   // Pairs the files' entries and orders the rows; after the last add.
   void compare();
   // perf diff's text; `paths` name the files as given.

@@ -3,9 +3,11 @@
 // pair them, ordered by perf diff's sort list and printed with perf diff's
 // columns before the sort keys'.
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <thread>
 #include <unordered_map>
 
 #include "report/diff.h"
@@ -253,6 +255,40 @@ Status Diff::add(session::Session& s) {
   r->finish();
   impl_->reports.push_back(std::move(r));
   impl_->sessions.push_back(&s);
+  return ok();
+}
+
+Status Diff::add_all(const std::vector<session::Session*>& sessions, unsigned jobs,
+                     std::size_t& failed) {
+  const std::size_t first = impl_->reports.size(), n = sessions.size();
+  std::vector<std::unique_ptr<Report>> reports(n);
+  std::vector<Status> status(n, ok());
+  auto read = [&](std::size_t i) {
+    reports[i] = std::make_unique<Report>(impl_->o.report);
+    Report& r = *reports[i];
+    r.settle(*sessions[i]);
+    status[i] = r.setup_status_;
+    if (status[i]) status[i] = sessions[i]->run(r);
+    if (status[i]) status[i] = r.drain_fold();
+    if (status[i]) r.finish();
+  };
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) read(i);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < std::min<std::size_t>(std::max(jobs, 1u), n); ++t)
+    threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!status[i]) {
+      failed = first + i;
+      return status[i];
+    }
+    impl_->reports.push_back(std::move(reports[i]));
+    impl_->sessions.push_back(sessions[i]);
+  }
   return ok();
 }
 

@@ -70,6 +70,9 @@ void add_options(CLI::App& app, Args& a, report::DiffOptions& o) {
   app.add_option("--to-folded", a.exports.folded,
                  "Write the baseline and the first NEW file's stacks as 'stack BEFORE AFTER' "
                  "lines (FlameGraph's difffolded.pl format)");
+  app.add_option("--html", a.exports.html,
+                 "Write a differential flame graph page of the baseline and the first NEW file "
+                 "(red: grew, blue: shrank) with a table of the biggest changes");
   app.add_option("--to-pprof", a.exports.pprof,
                  "Write the first NEW file's pprof profile here and the baseline's beside it "
                  "(OUT.base, or X.base.pb.gz for X.pb.gz), for go tool pprof -diff_base");
@@ -253,7 +256,7 @@ int cmd_diff(int argc, char** argv) {
   else
     diff.print(in->paths, out);
   if (auto fl = out.flush(); !fl) return fail("diff", fl.error());
-  if (!a.exports.folded.empty() || !a.exports.pprof.empty()) {
+  if (!a.exports.folded.empty() || !a.exports.pprof.empty() || !a.exports.html.empty()) {
     a.exports.quiet = o.quiet;
     if (auto st = write_diff_exports(a.exports, in->paths[in->base_set[0]],
                                      in->paths[in->new_sets[0][0]]);

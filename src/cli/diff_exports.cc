@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/profile_options.h"
+#include "export/diff_page.h"
 #include "export/folded.h"
 #include "export/pprof.h"
 
@@ -57,6 +58,17 @@ Status write_diff_exports(const DiffExportArgs& a, const std::string& base,
     PK_TRY(write_file(a.folded, [&](FdWriter& w) {
       return exports::write_folded_pair(before, e, after, f, o, w);
     }));
+  }
+  if (!a.html.empty()) {
+    if (before.events.empty() || after.events.empty())
+      return make_error("{}: the recording has no samples", before.events.empty() ? base : now);
+    const auto [e, f] = events(before, after);
+    exports::DiffPageOptions o;
+    o.title = fmt::format("perfkit diff: {} \u2192 {}", base, now);
+    o.before_file = base;
+    o.after_file = now;
+    PK_TRY(write_file(
+        a.html, [&](FdWriter& w) { return exports::write_diff_page(before, e, after, f, o, w); }));
   }
   if (!a.pprof.empty()) {
     const std::string base_out = pprof_base_path(a.pprof);

@@ -10,6 +10,7 @@ namespace perfkit::cli {
 struct DiffExportArgs {
   std::string folded;  // --to-folded OUT: "stack BEFORE AFTER" (difffolded.pl)
   std::string pprof;   // --to-pprof OUT: NEW's profile; the baseline's beside it
+  std::string html;    // --html OUT: the differential flame graph page
   bool quiet = false;
 };
 

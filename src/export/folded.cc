@@ -193,9 +193,11 @@ Status write_folded(const profile::Profile& p, const FoldedOptions& o, FdWriter&
   return out.flush();
 }
 
-Status write_folded_pair(const profile::Profile& before, std::size_t before_event,
-                         const profile::Profile& after, std::size_t after_event,
-                         const FoldedOptions& o, FdWriter& out) {
+Expected<std::vector<FoldedPairLine>> folded_pair_lines(const profile::Profile& before,
+                                                        std::size_t before_event,
+                                                        const profile::Profile& after,
+                                                        std::size_t after_event,
+                                                        const FoldedOptions& o) {
   if (before_event >= before.events.size() || after_event >= after.events.size())
     return make_error("no such event to fold");
   FoldedOptions ob = o, oa = o;
@@ -204,12 +206,21 @@ Status write_folded_pair(const profile::Profile& before, std::size_t before_even
   std::unordered_map<std::string, std::pair<std::uint64_t, std::uint64_t>> both;
   for (auto& [line, w] : fold_event(before, ob)) both[line].first += w;
   for (auto& [line, w] : fold_event(after, oa)) both[line].second += w;
-  std::vector<const std::pair<const std::string, std::pair<std::uint64_t, std::uint64_t>>*> sorted;
-  for (const auto& l : both) sorted.push_back(&l);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
-  for (const auto* l : sorted) {
-    out.write(l->first);
-    out.print(" {} {}\n", l->second.first, l->second.second);
+  std::vector<FoldedPairLine> lines;
+  lines.reserve(both.size());
+  for (auto& [line, w] : both) lines.push_back({line, w.first, w.second});
+  std::sort(lines.begin(), lines.end(),
+            [](const FoldedPairLine& a, const FoldedPairLine& b) { return a.stack < b.stack; });
+  return lines;
+}
+
+Status write_folded_pair(const profile::Profile& before, std::size_t before_event,
+                         const profile::Profile& after, std::size_t after_event,
+                         const FoldedOptions& o, FdWriter& out) {
+  PK_ASSIGN(auto lines, folded_pair_lines(before, before_event, after, after_event, o));
+  for (const FoldedPairLine& l : lines) {
+    out.write(l.stack);
+    out.print(" {} {}\n", l.before, l.after);
   }
   return out.flush();
 }

@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "base/output.h"
@@ -41,6 +44,16 @@ Status write_folded(const profile::Profile& p, const FoldedOptions& o, FdWriter&
 // of either profile (0 where one has none), lines sorted: what
 // flamegraph.pl draws as a differential flame graph (NEW's shape, coloured
 // by the change). `o.event` is ignored: the events are given per profile.
+struct FoldedPairLine {
+  std::string stack;  // "comm;caller;...;leaf"
+  std::uint64_t before = 0, after = 0;
+};
+// The lines write_folded_pair writes. Errors: an event a profile lacks.
+Expected<std::vector<FoldedPairLine>> folded_pair_lines(const profile::Profile& before,
+                                                        std::size_t before_event,
+                                                        const profile::Profile& after,
+                                                        std::size_t after_event,
+                                                        const FoldedOptions& o);
 Status write_folded_pair(const profile::Profile& before, std::size_t before_event,
                          const profile::Profile& after, std::size_t after_event,
                          const FoldedOptions& o, FdWriter& out);

@@ -132,7 +132,7 @@ TEST(HtmlReport, TreesEqualPerfkitReport) {
     files.push_back(f);
   }
   const int n = 8;
-  const std::string ready = R"({"wait": "document.body.dataset.ready === '1'"})";
+  const std::string ready = R"({"wait": "document.body && document.body.dataset.ready === '1'"})";
   // The bottom-up tree's roots by their totals: report --no-children.
   // The functions by total: report --children.
   std::string steps = "[";
@@ -181,7 +181,8 @@ TEST(HtmlReport, BadInputsAndOutputsFailCleanly) {
   EXPECT_FALSE(std::filesystem::exists(page));
 }
 
-const char* const kReady = R"({"wait": "document.body.dataset.ready === '1'"})";
+// (document.body first: the wait may start before the new page's body exists)
+const char* const kReady = R"({"wait": "document.body && document.body.dataset.ready === '1'"})";
 // What a loaded page shows: its frames drawn, and its totals line.
 const char* const kShown =
     "document.querySelectorAll('.frame').length + ' frames; ' + "
@@ -336,6 +337,57 @@ TEST(HtmlReport, MarkupInNamesStaysText) {
   EXPECT_EQ(d.values[2], "0");
   EXPECT_NE(d.values[3].find(name), std::string::npos) << d.values[3];
   EXPECT_NE(d.values[4].find(name), std::string::npos) << d.values[4];
+}
+
+}  // namespace
+}  // namespace perfkit::test
+
+namespace perfkit::test {
+namespace {
+
+// perfkit diff --html on runs of the shares workload, the second with
+// hot's work doubled: hot's frame is drawn red and leads the table of
+// changes, warm's (its share fell) blue; hovering says both shares; a
+// search matches; no console error. The page is pictured.
+TEST(DiffPage, HotGrowsRedAndLeadsTheChanges) {
+  PK_TOOL_OR_SKIP(chromium, "chromium");
+  PK_FIXTURE_OR_SKIP(base, "shares_base1.data");
+  PK_FIXTURE_OR_SKIP(hot, "shares_hot1.data");
+  TempDir tmp;
+  const std::string page = tmp.path("diff.html");
+  auto r = run(perfkit_bin() + " diff -q --html " + sh(page) + " " + sh(base) + " " + sh(hot));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string frame = "[...document.querySelectorAll('.frame')].find(f => f.textContent === ";
+  const std::string steps =
+      "[{\"open\": " + json_quote(page_url(page)) + "}, " + kReady +
+      ", {\"eval\": " + json_quote("[...document.querySelectorAll('#changes tr')][1].textContent") +
+      "}, {\"eval\": " + json_quote(frame + "'hot').style.background") +
+      "}, {\"eval\": " + json_quote(frame + "'warm').style.background") +
+      "}, {\"eval\": " + json_quote(frame + "'hot').title") +
+      "}, {\"screenshot\": " + json_quote(screenshot_dir() + "/diff_html.png") +
+      "}, {\"type\": [\"#search\", \"^hot$\"]}, " + kReady +
+      ", {\"eval\": " + json_quote("document.getElementById('matched').textContent") + "}]";
+  const Drive d = drive(chromium, steps, tmp.dir());
+  ASSERT_TRUE(d.failed.empty()) << d.failed << "\n" << d.out;
+  EXPECT_TRUE(d.errors.empty()) << d.out;
+  ASSERT_EQ(d.values.size(), 10u) << d.out;
+  EXPECT_GT(std::stoul(d.values[6]), 20000u);  // the picture is more than a blank page
+  EXPECT_NE(d.values[2].find("hot"), std::string::npos) << d.values[2];
+  EXPECT_NE(d.values[2].find("%+"), std::string::npos) << d.values[2];  // "...%" then "+12.34"
+  const std::regex rgb(R"(rgb\((\d+), (\d+), (\d+)\))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(d.values[3], m, rgb)) << d.values[3];
+  EXPECT_EQ(m[1], "255");
+  EXPECT_LT(std::stoi(m[2]), 200) << d.values[3];  // a clear red
+  ASSERT_TRUE(std::regex_search(d.values[4], m, rgb)) << d.values[4];
+  EXPECT_EQ(m[3], "255");
+  EXPECT_LT(std::stoi(m[1]), 235) << d.values[4];                                 // blue
+  EXPECT_NE(d.values[5].find("\xe2\x86\x92"), std::string::npos) << d.values[5];  // "→"
+  EXPECT_NE(d.values[5].find("points"), std::string::npos) << d.values[5];
+  // hot's new share: 12 of 16 units of work
+  const std::string matched = d.values[9].substr(d.values[9].find_first_of("0123456789"));
+  EXPECT_NEAR(std::stod(matched), 75.0, 8.0) << d.values[9];
+  EXPECT_NE(d.values[9].find("of the new samples match"), std::string::npos) << d.values[9];
 }
 
 }  // namespace

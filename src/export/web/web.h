@@ -21,5 +21,7 @@ extern const std::string_view kFlamegraphSvgJs;  // flamegraph_svg.js, inside th
 extern const std::string_view kReportHtml;       // report.html: @TITLE@ @CSS@ @DATA@ @JS@
 extern const std::string_view kReportCss;
 extern const std::string_view kReportJs;
+extern const std::string_view kDiffHtml;  // diff.html: @TITLE@ @CSS@ (report's) @DATA@ @JS@
+extern const std::string_view kDiffJs;
 
 }  // namespace perfkit::exports::web

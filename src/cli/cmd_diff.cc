@@ -59,6 +59,8 @@ void add_options(CLI::App& app, Args& a, report::DiffOptions& o) {
   app.add_flag("-m,--modules", a.modules, "Load module symbols (accepted, as perf)");
   app.add_flag("-f,--force", a.force, "Don't complain, do it");
   app.add_flag("-q,--quiet", o.quiet, "Do not show any warnings or messages");
+  app.add_option("-t,--field-separator", o.field_sep,
+                 "Separator for columns, no spaces will be added between columns '.' is reserved.");
   app.add_flag("-v,--verbose", a.verbose, "Be more verbose");
   app.add_option("--fail-above", a.fail_above,
                  "Gate: exit 2 when an entry's share grew by more than PCT percentage points");
@@ -207,6 +209,10 @@ int cmd_diff(int argc, char** argv) {
       fmt::print(stderr, "{}\n", st.error().message());
       return kUsageExit;
     }
+  }
+  if (o.field_sep == ".") {
+    fmt::print(stderr, "'.' is the only non valid --field-separator argument\n");
+    return 255;
   }
   if (auto st = apply(a, o); !st) return fail("diff", st.error());
   auto in = inputs(a);

@@ -39,6 +39,7 @@ struct DiffOptions {
   bool baseline_only = false;                    // -b
   bool quiet = false;                            // -q: no headers
   unsigned order = 1;                            // -o: the file whose computation sorts first
+  std::string field_sep;                         // -t: between columns, as perf diff -t
 };
 
 // Parses -c's argument ("delta", "delta-abs", "ratio", "wdiff:w1,w2") into

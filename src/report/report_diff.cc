@@ -461,7 +461,8 @@ void Diff::Impl::cell(const Block& b, const Row& r, Col c, std::size_t f, std::s
   const bool pair = f > 0 && r.pair[f] != kNoPair;
   switch (c) {
     case Col::kBaseline:
-      if (!r.dummy) appendf(out, "%6.2f%%", shown_percent(b, base_period(b, r)));
+      if (!r.dummy)
+        appendf(out, o.field_sep.empty() ? "%6.2f%%" : "%.2f", shown_percent(b, base_period(b, r)));
       break;
     case Col::kPeriodBaseline:
       appendf(out, "%" PRIu64, base_period(b, r));
@@ -475,6 +476,13 @@ void Diff::Impl::cell(const Block& b, const Row& r, Col c, std::size_t f, std::s
         appendf(out, "%+4.2F%%", delta(b, r, f));
       } else if (r.dummy) {
         out += "N/A";
+      } else if (!o.field_sep.empty()) {
+        // perf's plain cells (its colour functions are not used with -t)
+        if (o.compute == DiffCompute::kRatio) {
+          if (double v = ratio(b, r, f); v > 0.0) appendf(out, "%14.6F", v);
+        } else if (std::int64_t w = wdiff(b, r, f); w != 0) {
+          appendf(out, "%14" PRId64, w);
+        }
       } else if (o.compute == DiffCompute::kRatio) {
         appendf(out, "%14.6F", ratio(b, r, f));
       } else {
@@ -529,6 +537,7 @@ void Diff::Impl::print_block(Block& b, const std::vector<std::string>& paths, bo
   };
   std::vector<Spec> specs;
   LeadColumns lead;
+  lead.field_sep = o.field_sep;
   auto add = [&](Col c, std::size_t f, const char* name, int width) {
     std::string title = files > 2 ? fmt::format("{}/{}", name, f) : std::string(name);
     const int w = std::max(width, static_cast<int>(title.size()));
@@ -549,6 +558,10 @@ void Diff::Impl::print_block(Block& b, const std::vector<std::string>& paths, bo
     cell(b, b.rows[row], specs[col].col, specs[col].file, s);
     const std::size_t w = lead.widths[col];
     if (s.size() >= w) return;
+    if (!o.field_sep.empty()) {  // the cell as it is, padded after to the width
+      s.append(w - s.size(), ' ');
+      return;
+    }
     // perf pads a weighted diff after it (hist_entry__snprintf_alignment).
     const bool after =
         specs[col].col == Col::kCompute && o.compute == DiffCompute::kWdiff && s.size() == 14;

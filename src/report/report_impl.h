@@ -439,6 +439,9 @@ int compare_keys(const Report& r, std::span<const SortKey> keys, const Entry& a,
 // already padded to their widths, and each row's cells (`row`: the
 // position in Hists::sorted), each cell padded to its width.
 struct LeadColumns {
+  // perf's -t/--field-separator: between columns instead of two spaces,
+  // no row indent, no dotted line; its character in a key's cell becomes '.'.
+  std::string field_sep;
   std::vector<std::string> headers;
   std::vector<std::size_t> widths;
   std::function<void(std::size_t row, std::size_t column, std::string& cell)> cell;

@@ -2,6 +2,7 @@
 // out: header comments, column headers sized to the widest value, one line
 // per entry, and the call graph under each entry (graph, fractal, flat,
 // folded) with perf's margins, pipes and percentages.
+#include <algorithm>
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
@@ -170,6 +171,7 @@ class Printer {
   mutable std::string inline_name_;
   std::vector<char> cell_;  // an entry line's cell
   const LeadColumns* lead_ = nullptr;
+  std::string sep_;      // the lead's field separator
   std::size_t row_ = 0;  // the printed entry's position in h_.sorted
   std::string lead_cell_;
 
@@ -270,14 +272,15 @@ void Printer::print_headers() {
   out_.write("# ");
   std::string dots = "# ";
   bool first = true;
+  const std::string_view gap = sep_.empty() ? std::string_view("  ") : sep_;
   for (std::size_t i = 0; lead_ && i < lead_->headers.size(); ++i) {
-    if (!first) out_.write("  "), dots += "  ";
+    if (!first) out_.write(gap), dots += "  ";
     first = false;
     out_.write(lead_->headers[i]);
     dots.append(lead_->widths[i], '.');
   }
   for (const Column& c : cols_) {
-    if (!first) out_.write("  "), dots += "  ";
+    if (!first) out_.write(gap), dots += "  ";
     first = false;
     const int w = static_cast<int>(c.width);
     // perf's hpp columns are right-aligned, sort keys left-aligned.
@@ -290,6 +293,7 @@ void Printer::print_headers() {
     dots.append(c.width, '.');
   }
   out_.write("\n");
+  if (!sep_.empty()) return;  // perf prints no dotted line with a separator
   out_.write(dots);
   out_.write("\n#\n");
 }
@@ -397,10 +401,11 @@ void Printer::hpp_cell(const Entry& e, SortKey k, std::size_t width) {
 }
 
 void Printer::print_entry(const Entry& e) {
+  const std::string_view gap = sep_.empty() ? std::string_view("  ") : sep_;
   for (std::size_t i = 0; lead_ && i < lead_->headers.size(); ++i) {
     lead_cell_.clear();
     lead_->cell(row_, i, lead_cell_);
-    out_.write("  ");
+    if (i || sep_.empty()) out_.write(gap);
     out_.write(lead_cell_);
   }
   for (std::size_t i = 0; i < cols_.size(); ++i) {
@@ -411,7 +416,7 @@ void Printer::print_entry(const Entry& e) {
       continue;
     }
     int w = static_cast<int>(c.width);
-    out_.write("  ");
+    out_.write(gap);
     // perf sizes its line from the columns' widths: a cell is never cut
     // short of its width (long C++ names).
     const std::size_t cap = std::max<std::size_t>(1024, static_cast<std::size_t>(w) + 64);
@@ -464,6 +469,7 @@ void Printer::print_entry(const Entry& e) {
         break;
     }
     n = std::min<int>(n, static_cast<int>(cap) - 1);
+    if (!sep_.empty()) std::replace(buf, buf + n, sep_[0], '.');  // perf's repsep_snprintf
     out_.write(std::string_view(buf, static_cast<std::size_t>(n)));
     for (int pad = last ? 0 : w - n; pad > 0; pad -= 32)
       out_.write(std::string_view("                                ", std::min(pad, 32)));
@@ -684,6 +690,7 @@ void Printer::print_block() {
 
 void Printer::print_lead_rows(const LeadColumns& lead, bool headers) {
   lead_ = &lead;
+  sep_ = lead.field_sep;
   compute_widths();
   if (headers) print_headers();
   for (row_ = 0; row_ < h_.sorted.size(); ++row_) print_entry(h_.entries[h_.sorted[row_]]);

@@ -73,11 +73,17 @@ TEST(Diff, TextMatchesPerfOnSharesThatChange) {
                            "-S hot --percentage relative -F",
                            "-C shares",
                            "-o 0",
-                           "--time 0%-50%"})
+                           "--time 0%-50%",
+                           "-t ,",
+                           "-t : -p -c ratio",
+                           "-t ';' -c wdiff:1,2 -F",
+                           "-t ', ' -s comm,dso",
+                           "-t '' -q"})
     compared += compare(std::string(" ") + opts + pair);
+  compared += compare(" -t ." + pair, true);  // perf's refusal
   // no CPU in the samples: perf's refusal
   compared += compare(" --cpu 0" + pair, true);
-  EXPECT_EQ(compared, 24);
+  EXPECT_EQ(compared, 30);
 }
 
 TEST(Diff, TextMatchesPerfOnSeveralFilesAndRecordings) {

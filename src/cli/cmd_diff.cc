@@ -8,6 +8,7 @@
 #include <memory>
 #include <thread>
 
+#include "abi/perf_event.h"
 #include "base/text.h"
 #include "cli/commands.h"
 #include "cli/diff_exports.h"
@@ -28,6 +29,7 @@ struct Args {
   SymbolArgs lookup;
   DiffExportArgs exports;
   bool force = false, modules = false, dump_raw = false, json = false;
+  bool stream = false, cycles_hist = false;
   int verbose = 0;
   double fail_above = 0, fail_total_above = 0;
 };
@@ -61,7 +63,10 @@ void add_options(CLI::App& app, Args& a, report::DiffOptions& o) {
   app.add_flag("-q,--quiet", o.quiet, "Do not show any warnings or messages");
   app.add_option("-t,--field-separator", o.field_sep,
                  "Separator for columns, no spaces will be added between columns '.' is reserved.");
-  app.add_flag("-v,--verbose", a.verbose, "Be more verbose");
+  app.add_flag("-v,--verbose", a.verbose, "Be more verbose (not supported: refused)");
+  app.add_flag("--stream", a.stream, "Hot streams comparison (branch stacks; not supported)");
+  app.add_flag("--cycles-hist", a.cycles_hist,
+               "Cycles histogram and standard deviation, with -c cycles (not supported)");
   app.add_option("--fail-above", a.fail_above,
                  "Gate: exit 2 when an entry's share grew by more than PCT percentage points");
   app.add_option("--fail-total-above", a.fail_total_above,
@@ -210,6 +215,13 @@ int cmd_diff(int argc, char** argv) {
       return kUsageExit;
     }
   }
+  if (a.cycles_hist && !o.cycles) {
+    fmt::print(stderr, "\n Usage: perfkit diff [<options>] [old_file] [new_file]\n\n");
+    return kUsageExit;
+  }
+  if (a.verbose)
+    return fail("diff", make_error("-v: the verbose columns (DSO paths, symbol addresses) are not "
+                                   "supported"));
   if (o.field_sep == ".") {
     fmt::print(stderr, "'.' is the only non valid --field-separator argument\n");
     return 255;
@@ -237,6 +249,18 @@ int cmd_diff(int argc, char** argv) {
     }
     sessions.push_back(std::move(*s));
     opened.push_back(sessions.back().get());
+  }
+  // perf's -c cycles and --stream need every file to have branch stacks
+  // (else perf exits 255 without a word); perfkit computes neither.
+  if (o.cycles || a.stream) {
+    for (session::Session* s : opened) {
+      bool branches = false;
+      for (const auto& d : s->reader().events().events())
+        branches |= (d.attr.sample_type & abi::kSampleBranchStack) != 0;
+      if (!branches) return 255;
+    }
+    return fail("diff", make_error("{}: not supported (branch-stack cycles and streams)",
+                                   o.cycles ? "-c cycles" : "--stream"));
   }
   // The files are read at once, one per core.
   std::size_t failed = 0;

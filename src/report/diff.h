@@ -40,6 +40,8 @@ struct DiffOptions {
   bool quiet = false;                            // -q: no headers
   unsigned order = 1;                            // -o: the file whose computation sorts first
   std::string field_sep;                         // -t: between columns, as perf diff -t
+  // -c cycles (basic-block cycles of branch stacks): parsed, not computed.
+  bool cycles = false;
 };
 
 // Parses -c's argument ("delta", "delta-abs", "ratio", "wdiff:w1,w2") into

@@ -134,13 +134,11 @@ Status parse_diff_compute(std::string_view arg, DiffOptions& o) {
   else if (name == "wdiff")
     o.compute = DiffCompute::kWdiff;
   else if (name == "cycles")
-    return make_error(
-        "-c cycles needs branch stacks with cycles (perf record -b), and is not "
-        "supported by perfkit diff");
+    o.cycles = true;
   else
     return make_error("Failed: '{}' is not computation method (use 'delta','ratio' or 'wdiff')",
                       arg);
-  if (o.compute != DiffCompute::kWdiff) {
+  if (o.cycles || o.compute != DiffCompute::kWdiff) {
     if (has_opt) return make_error("Failed: extra option specified '{}'", opt);
     return ok();
   }

@@ -136,6 +136,13 @@ TEST(Diff, DefaultFilesAndErrorsAsPerf) {
   auto order = run(perfkit_bin() + " diff -o 2 " + sh(base) + " " + sh(hot));
   EXPECT_EQ(order.status, 255);
   EXPECT_EQ(order.err, "Order option out of limit.\n");
+  // branch-stack computations on files without branch stacks: perf's silent 255
+  for (const char* opt : {"--stream", "-c cycles"}) {
+    auto nb = run(perfkit_bin() + " diff " + opt + " " + sh(base) + " " + sh(hot));
+    EXPECT_EQ(nb.status, 255) << opt;
+    EXPECT_EQ(nb.out, "") << opt;
+  }
+  EXPECT_EQ(run(perfkit_bin() + " diff --cycles-hist " + sh(base) + " " + sh(hot)).status, 129);
   // a file that is not a recording
   write_file(tmp.path("junk.data"), "not a recording");
   auto junk = run(perfkit_bin() + " diff " + sh(tmp.path("junk.data")) + " " + sh(hot));

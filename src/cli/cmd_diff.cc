@@ -222,7 +222,7 @@ int cmd_diff(int argc, char** argv) {
   if (a.verbose)
     return fail("diff", make_error("-v: the verbose columns (DSO paths, symbol addresses) are not "
                                    "supported"));
-  if (o.field_sep == ".") {
+  if (o.field_sep.starts_with(".")) {
     fmt::print(stderr, "'.' is the only non valid --field-separator argument\n");
     return 255;
   }

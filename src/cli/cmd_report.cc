@@ -97,6 +97,8 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
                  "Parent regex for the 'parent' sort key (added to the keys; default "
                  "'^sys_|^do_page_fault')");
   app.add_flag("-n,--show-nr-samples", opts.show_nr_samples, "Show a Samples column");
+  app.add_option("-t,--field-separator", opts.field_sep,
+                 "Separator for columns, no spaces will be added between columns '.' is reserved.");
   app.add_flag("--show-total-period", opts.show_period, "Show a Period column");
   app.add_flag("--show-cpu-utilization", opts.show_cpu_utilization,
                "Show sys and usr columns: the period in kernel and in user mode");
@@ -408,6 +410,15 @@ int cmd_report(int argc, char** argv) {
   if (st) st = apply_view(a, peek, opts);
   if (st) st = apply_filters(a, opts);
   if (!st) return fail("report", st.error());
+  if (opts.field_sep.starts_with(".")) {
+    // perf says so, prints its first header lines and nothing more
+    fmt::print(stderr, "'.' is the only non valid --field-separator argument\n");
+    if (!a.header && !a.header_only)
+      fmt::print(
+          "# To display the perf.data header info, please use --header/--header-only "
+          "options.\n#\n");
+    return 0;
+  }
   // perf's cmd_report refuses a -k or --kallsyms file it cannot read.
   for (const std::string* f : {&a.lookup.vmlinux, &a.lookup.kallsyms})
     if (!f->empty() && access(f->c_str(), R_OK) != 0)

@@ -146,7 +146,9 @@ int sym_cell(char* buf, std::size_t cap, char level, std::string_view name, std:
 
 class Printer {
  public:
-  Printer(Report& r, Hists& h, FdWriter& out) : r_(r), h_(h), out_(out) {}
+  Printer(Report& r, Hists& h, FdWriter& out) : r_(r), h_(h), out_(out) {
+    sep_ = r.opts_.field_sep;
+  }
   void print_block();
   // perf diff's rows: the lead columns, then the sort keys'.
   void print_lead_rows(const LeadColumns& lead, bool headers);
@@ -155,7 +157,8 @@ class Printer {
   void compute_widths();
   void print_headers();
   void print_entry(const Entry& e);
-  void hpp_cell(const Entry& e, SortKey k, std::size_t width);
+  void hpp_cell(const Entry& e, SortKey k, std::size_t width, bool first, bool last);
+  void hpp_cell_separated(const Entry& e, SortKey k, std::size_t width, bool first, bool last);
   int ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
   int branch_cell(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
   void branch_widths(const Entry& e);
@@ -171,7 +174,7 @@ class Printer {
   mutable std::string inline_name_;
   std::vector<char> cell_;  // an entry line's cell
   const LeadColumns* lead_ = nullptr;
-  std::string sep_;      // the lead's field separator
+  std::string sep_;      // -t's field separator ("" none)
   std::size_t row_ = 0;  // the printed entry's position in h_.sorted
   std::string lead_cell_;
 
@@ -377,7 +380,8 @@ void Printer::branch_widths(const Entry& e) {
 // perf's hpp cell of column `k`: "  ", then per group member " %*.2f%%"
 // (a percentage of the member's total) or " %*lu", in the event's width
 // less the space (and the '%').
-void Printer::hpp_cell(const Entry& e, SortKey k, std::size_t width) {
+void Printer::hpp_cell(const Entry& e, SortKey k, std::size_t width, bool first, bool last) {
+  if (!sep_.empty()) return hpp_cell_separated(e, k, width, first, last);
   out_.write("  ");
   const int len = static_cast<int>(hpp_len(k));
   if (k == SortKey::kOverheadChildren && !r_.children_) {
@@ -400,6 +404,36 @@ void Printer::hpp_cell(const Entry& e, SortKey k, std::size_t width) {
   }
 }
 
+// With -t: each value as " %.2f%%" or " %lu" (no width), the cell padded
+// after to the column's width (perf's hist_entry__snprintf_alignment).
+void Printer::hpp_cell_separated(const Entry& e, SortKey k, std::size_t width, bool first,
+                                 bool last) {
+  if (!first) out_.write(sep_);
+  std::string cell;
+  char buf[64];
+  if (k == SortKey::kOverheadChildren && !r_.children_) {
+    cell = " N/A";
+  } else {
+    const bool grouped = h_.members.size() > 1;
+    std::uint64_t own = hpp_value(e, k);
+    std::span<const std::uint64_t> vals(&own, 1);
+    if (grouped) vals = hpp_members(h_, e, k);
+    for (std::size_t m = 0; m < vals.size(); ++m) {
+      if (!is_percent(k)) {
+        std::snprintf(buf, sizeof buf, " %" PRIu64, vals[m]);
+      } else {
+        const std::uint64_t total = grouped ? member_totals_[m] : total_;
+        const double p =
+            total ? 100.0 * static_cast<double>(vals[m]) / static_cast<double>(total) : 0.0;
+        std::snprintf(buf, sizeof buf, " %.2f%%", p);
+      }
+      cell += buf;
+    }
+  }
+  if (!last && cell.size() < width) cell.append(width - cell.size(), ' ');
+  out_.write(cell);
+}
+
 void Printer::print_entry(const Entry& e) {
   const std::string_view gap = sep_.empty() ? std::string_view("  ") : sep_;
   for (std::size_t i = 0; lead_ && i < lead_->headers.size(); ++i) {
@@ -412,11 +446,12 @@ void Printer::print_entry(const Entry& e) {
     const Column& c = cols_[i];
     bool last = i + 1 == cols_.size();
     if (is_hpp_key(c.key)) {
-      hpp_cell(e, c.key, c.width);
+      hpp_cell(e, c.key, c.width, i == 0 && !lead_, last);
       continue;
     }
     int w = static_cast<int>(c.width);
-    out_.write(gap);
+    // (with a separator, none before the line's first column)
+    if (sep_.empty() || i > 0 || lead_) out_.write(gap);
     // perf sizes its line from the columns' widths: a cell is never cut
     // short of its width (long C++ names).
     const std::size_t cap = std::max<std::size_t>(1024, static_cast<std::size_t>(w) + 64);
@@ -690,7 +725,7 @@ void Printer::print_block() {
 
 void Printer::print_lead_rows(const LeadColumns& lead, bool headers) {
   lead_ = &lead;
-  sep_ = lead.field_sep;
+  if (!lead.field_sep.empty()) sep_ = lead.field_sep;
   compute_widths();
   if (headers) print_headers();
   for (row_ = 0; row_ < h_.sorted.size(); ++row_) print_entry(h_.entries[h_.sorted[row_]]);

@@ -116,6 +116,34 @@ TEST(ReportSortKeysParent, ParentRegexSameAsPerf) {
   }
 }
 
+// -t/--field-separator: the separator between columns, no dotted line,
+// values unpadded before it, the call graphs as they are.
+TEST(ReportFieldSeparator, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"fp.data", "multi.data", "group.data", "syswide_g.data"}) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* args :
+         {"-t ,", "-t , -g none", "-t ';' -n --show-total-period -g none", "-t , --no-children",
+          "-t , -F sym,overhead -g none", "-t , -F sym -g none", "-t '|' --group -g none",
+          "-t ', ' --sort dso,sym --show-cpu-utilization -g none"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 32);
+  // '.' is refused as perf refuses it: a line on stderr, the first header
+  // lines, status 0.
+  const std::string f = test::fixture("fp.data");
+  auto p = test::run("perf report --stdio -t . -i " + test::sh(f));
+  auto k = test::run(test::perfkit_bin() + " report --stdio -t . -i " + test::sh(f));
+  EXPECT_EQ(k.out, p.out);
+  EXPECT_EQ(k.err, p.err);
+  EXPECT_EQ(k.status, p.status);
+}
+
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");

@@ -29,6 +29,7 @@ constexpr Command kCommands[] = {
     {"data", "Convert perf.data into the formats other tools read", cmd_data},
     {"record", "Run a command and record its profile into perf.data", cmd_record},
     {"list", "List all symbolic event types", cmd_list},
+    {"evlist", "List the event names in a perf.data file", cmd_evlist},
     {"stat", "Run a command and gather performance counter statistics", cmd_stat},
     {"pt-synth", "Run a command single-stepped and write its Intel PT trace (test tool)",
      cmd_pt_synth},

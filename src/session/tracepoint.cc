@@ -179,6 +179,14 @@ std::string TracepointFormatter::event_name(std::uint64_t id) const {
   return fmt::format("{}:{}", e->system, e->name);
 }
 
+std::vector<std::string> TracepointFormatter::field_names(std::uint64_t id) const {
+  std::vector<std::string> names;
+  tep_event* e = tep_find_event(tep_, static_cast<int>(id));
+  if (!e) return names;
+  for (tep_format_field* f = e->format.fields; f; f = f->next) names.emplace_back(f->name);
+  return names;
+}
+
 void TracepointFormatter::format(std::uint64_t id, int cpu, Bytes raw, fmt::memory_buffer& out) {
   tep_event* e = tep_find_event(tep_, static_cast<int>(id));
   if (!e) return;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/bytes.h"
 #include "base/error.h"
@@ -44,6 +45,9 @@ class TracepointFormatter {
   bool knows(std::uint64_t id) const;
   // "sys:name" of the event, or "" when unknown.
   std::string event_name(std::uint64_t id) const;
+  // The event's own fields (not the common_ ones), in the format's order;
+  // empty when it has no format.
+  std::vector<std::string> field_names(std::uint64_t id) const;
   // Appends the formatted payload of a sample of event `id` on `cpu`.
   void format(std::uint64_t id, int cpu, Bytes raw, fmt::memory_buffer& out);
 

@@ -235,6 +235,8 @@ int cmd_diff(int argc, char** argv) {
   }
   session::SessionOptions so;
   so.symbols = symbolizer_options(a.lookup);
+  // The files are read side by side: the kernel's symbols are read once.
+  so.symbols.kallsyms_share = std::make_shared<symbol::KallsymsShare>();
   so.warn = [quiet = o.quiet](const std::string& m) {
     if (!quiet) fmt::print(stderr, "{}\n", m);
   };

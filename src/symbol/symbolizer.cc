@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <optional>
 #include <vector>
@@ -247,10 +248,35 @@ std::string Symbolizer::find_kallsyms(const elf::BuildId& id) const {
   return cached;
 }
 
+std::shared_future<KallsymsShare::Result> KallsymsShare::get(const std::string& path) {
+  std::lock_guard lock(mu_);
+  auto it = loads_.find(path);
+  if (it != loads_.end()) return it->second;
+  auto load = [path]() -> Result {
+    auto info = load_kallsyms(path);
+    if (!info) return nullptr;
+    return std::make_shared<const KallsymsInfo>(std::move(*info));
+  };
+  std::shared_future<Result> f;
+  try {
+    f = std::async(std::launch::async, load).share();
+  } catch (const std::system_error&) {
+    // No thread to spare: read it here.
+    std::promise<Result> done;
+    done.set_value(load());
+    f = done.get_future().share();
+  }
+  return loads_.emplace(path, f).first->second;
+}
+
 void Symbolizer::prefetch_kernel(const elf::BuildId& id) {
   if (!opts_.vmlinux.empty()) return;
   std::string path = opts_.kallsyms.empty() ? kallsyms_path(id) : opts_.kallsyms;
   if (path.empty() || prefetched_.count(path) || cache_.count("kernel:" + id.hex())) return;
+  if (opts_.kallsyms_share) {
+    shared_.emplace(path, opts_.kallsyms_share->get(path));
+    return;
+  }
   try {
     auto done = std::make_shared<std::atomic<bool>>(false);
     auto result = std::async(std::launch::async, [path, done] {
@@ -267,6 +293,8 @@ void Symbolizer::prefetch_kernel(const elf::BuildId& id) {
 bool Symbolizer::kernel_loading() const {
   for (const auto& [path, p] : prefetched_)
     if (!p.done->load(std::memory_order_acquire)) return true;
+  for (const auto& [path, f] : shared_)
+    if (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return true;
   return false;
 }
 
@@ -290,6 +318,23 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
   }
   if (kallsyms.empty()) kallsyms = kallsyms_path(id);
   if (kallsyms.empty()) return out;
+  if (opts_.kallsyms_share) {
+    // One table for every Symbolizer of the share; a copy where this
+    // recording's kernel sits elsewhere.
+    auto f = shared_.count(kallsyms) ? shared_[kallsyms] : opts_.kallsyms_share->get(kallsyms);
+    KallsymsShare::Result info = f.get();
+    if (!info) return out;
+    if (ref_reloc_addr && info->ref_reloc_addr && ref_reloc_addr != info->ref_reloc_addr) {
+      auto moved = std::make_shared<SymbolTable>(info->table);
+      moved->relocate(static_cast<std::int64_t>(ref_reloc_addr - info->ref_reloc_addr));
+      out.table = std::move(moved);
+    } else {
+      out.table = std::shared_ptr<const SymbolTable>(info, &info->table);
+    }
+    out.file = kallsyms;
+    out.found = true;
+    return out;
+  }
   auto pending = prefetched_.find(kallsyms);
   Expected<KallsymsInfo> info =
       pending != prefetched_.end() ? pending->second.result.get() : load_kallsyms(kallsyms);

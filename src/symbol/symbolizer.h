@@ -21,6 +21,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,8 @@
 #include "symbol/symbol_table.h"
 
 namespace perfkit::symbol {
+
+class KallsymsShare;
 
 struct SymbolizerOptions {
   std::string symfs;        // --symfs: prefix for every file looked up
@@ -44,6 +47,22 @@ struct SymbolizerOptions {
   bool demangle_kernel = false;
   bool debuginfod = false;  // DEBUGINFOD_URLS is set
   std::function<void(const std::string&)> warn;
+  // Kernel symbols read once for several Symbolizers (sessions read side by
+  // side, as perfkit diff's); null: each reads its own.
+  std::shared_ptr<KallsymsShare> kallsyms_share;
+};
+
+// kallsyms files read once for every Symbolizer given this object: the
+// first to ask for a path reads it (on a thread of its own), the others
+// wait for the same result. Thread-safe; the tables are immutable.
+class KallsymsShare {
+ public:
+  using Result = std::shared_ptr<const KallsymsInfo>;  // null: not readable
+  std::shared_future<Result> get(const std::string& path);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::shared_future<Result>> loads_;
 };
 
 // Options from the environment: $PERF_BUILDID_DIR or $HOME/.debug for the
@@ -102,6 +121,8 @@ class Symbolizer {
     std::shared_ptr<std::atomic<bool>> done;  // set by the loading thread
   };
   std::map<std::string, Prefetch> prefetched_;  // by path
+  // With a KallsymsShare: its loads this Symbolizer started or joined.
+  std::map<std::string, std::shared_future<KallsymsShare::Result>> shared_;
   // kallsyms_path() by build-id: checking a cached copy reads it.
   mutable std::map<std::string, std::string> kallsyms_paths_;
   Debuginfod debuginfod_;

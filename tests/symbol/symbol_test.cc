@@ -11,6 +11,7 @@
 #include "symbol/demangle.h"
 #include "symbol/kallsyms.h"
 #include "symbol/symbol_table.h"
+#include "symbol/symbolizer.h"
 
 namespace perfkit::symbol {
 namespace {
@@ -208,6 +209,38 @@ TEST(Kallsyms, CachedCopyIsCurrentOnlyWhileNothingChanged) {
   // Too short to tell, or unreadable.
   EXPECT_FALSE(current(live.substr(0, 1000)));
   EXPECT_FALSE(kallsyms_copy_is_current(dir.path("missing"), procfs));
+}
+
+// Symbolizers given one KallsymsShare read a kallsyms file once and hold
+// the same table; one whose kernel sits elsewhere gets a moved copy.
+TEST(KallsymsShare, OneTableForEverySymbolizer) {
+  test::TempDir dir;
+  const std::string path = dir.path("kallsyms");
+  test::write_file(path,
+                   "ffffffff81000000 T _text\nffffffff81000100 T start_kernel\n"
+                   "ffffffff81000200 t do_work\nffffffff81000300 T _etext\n");
+  auto share = std::make_shared<KallsymsShare>();
+  SymbolizerOptions o;
+  o.kallsyms = path;
+  o.kallsyms_share = share;
+  Symbolizer a(o), b(o), moved(o);
+  a.prefetch_kernel({});
+  const LoadedSymbols& ka = a.kernel({}, 0);
+  const LoadedSymbols& kb = b.kernel({}, 0xffffffff81000000);
+  ASSERT_TRUE(ka.found && kb.found);
+  EXPECT_EQ(ka.table.get(), kb.table.get());
+  EXPECT_FALSE(a.kernel_loading());
+  const LoadedSymbols& km = moved.kernel({}, 0xffffffff82000000);
+  ASSERT_TRUE(km.found);
+  EXPECT_NE(km.table.get(), ka.table.get());
+  const int s = km.table->find(0xffffffff82000210);
+  ASSERT_GE(s, 0);
+  EXPECT_EQ(km.table->name(static_cast<std::size_t>(s)), "do_work");
+  EXPECT_LT(ka.table->find(0xffffffff82000210), 0);
+  // an unreadable file: not found, for each
+  SymbolizerOptions bad = o;
+  bad.kallsyms = dir.path("absent");
+  EXPECT_FALSE(Symbolizer(bad).kernel({}, 0).found);
 }
 
 TEST(ElfSymbols, FunctionsOfTheWorkloadAtFileOffsets) {

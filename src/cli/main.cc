@@ -1,7 +1,6 @@
 // perfkit: a perf-compatible profiling toolkit. Git-style subcommands.
-#include <fmt/format.h>
-
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,21 +97,21 @@ int run_version(int argc, char** argv) {
     const char* what;
   };
   const Part parts[] = {
-      {"dwarf", true, "libdw: DWARF call chains, source lines, inlined frames"},
-      {"libelf", true, "symbols and build-ids"},
-      {"libdebuginfod", true, "loaded when DEBUGINFOD_URLS is set"},
-      {"libzstd", true, "perf record -z and compressed recordings"},
-      {"libtraceevent", true, "tracepoint fields"},
-      {"zydis", true, "Intel PT decoding (x86 instruction lengths and kinds)"},
-      {"protobuf", true, "data convert --to-pprof"},
-      {"libdeflate", true, "gzip output (pprof, .gz)"},
-      {"html", true, "report --html, flame graphs"},
-      {"libpython", false, "perf script -s PYTHON: not yet"},
-      {"bpf", false, "BPF programs: not supported"},
-      {"gtk2", false, "no GTK front end"},
-      {"libslang", false, "no TUI; --stdio output"},
+    {"dwarf", true, "libdw: DWARF call chains, source lines, inlined frames"},
+    {"libelf", true, "symbols and build-ids"},
+    {"libdebuginfod", true, "loaded when DEBUGINFOD_URLS is set"},
+    {"libzstd", true, "perf record -z and compressed recordings"},
+    {"libtraceevent", true, "tracepoint fields"},
+    {"zydis", true, "Intel PT decoding (x86 instruction lengths and kinds)"},
+    {"protobuf", true, "data convert --to-pprof"},
+    {"libdeflate", true, "gzip output (pprof, .gz)"},
+    {"html", true, "report --html, flame graphs"},
+    {"libpython", false, "perf script -s PYTHON: not yet"},
+    {"bpf", false, "BPF programs: not supported"},
+    {"gtk2", false, "no GTK front end"},
+    {"libslang", false, "no TUI; --stdio output"},
 #if defined(__SANITIZE_ADDRESS__)
-      {"asan", true, "built with AddressSanitizer"},
+    {"asan", true, "built with AddressSanitizer"},
 #endif
   };
   for (const Part& p : parts)

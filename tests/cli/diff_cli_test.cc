@@ -13,17 +13,6 @@
 namespace perfkit::test {
 namespace {
 
-std::string first_difference(const std::string& ours, const std::string& theirs) {
-  std::istringstream a(ours), b(theirs);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    bool ga = static_cast<bool>(std::getline(a, la)), gb = static_cast<bool>(std::getline(b, lb));
-    if (!ga && !gb) return "";
-    if (la != lb || ga != gb)
-      return "line " + std::to_string(line) + ":\n ours:   " + la + "\n theirs: " + lb;
-  }
-}
-
 // The files of `names` (fixtures), or "" when one is missing.
 std::string files(std::initializer_list<const char*> names) {
   std::string s;

@@ -19,18 +19,6 @@ const char* const kFixtures[] = {"fp.data",         "dwarf.data", "nocg.data",
                                  "syswide_g.data",  "multi.data", "mixedcg.data",
                                  "tracepoint.data", "pipe.data",  "compressed.data"};
 
-// The first lines where `ours` and `theirs` differ, for the failure message.
-std::string first_difference(const std::string& ours, const std::string& theirs) {
-  std::istringstream a(ours), b(theirs);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    bool ga = static_cast<bool>(std::getline(a, la)), gb = static_cast<bool>(std::getline(b, lb));
-    if (!ga && !gb) return "";
-    if (la != lb || ga != gb)
-      return fmt::format("line {}:\n ours:   {}\n theirs: {}", line, la, lb);
-  }
-}
-
 TEST(Stackcollapse, MatchesPerf) {
   PK_SKIP_WITHOUT_PERF();
   int compared = 0;

@@ -89,6 +89,18 @@ std::string sh(const std::string& s) {
   return out + "'";
 }
 
+std::string first_difference(const std::string& ours, const std::string& theirs) {
+  std::istringstream a(ours), b(theirs);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    const bool ga = static_cast<bool>(std::getline(a, la));
+    const bool gb = static_cast<bool>(std::getline(b, lb));
+    if (!ga && !gb) return "";
+    if (la != lb || ga != gb)
+      return "line " + std::to_string(line) + ":\n ours:   " + la + "\n theirs: " + lb;
+  }
+}
+
 RunResult run(const std::string& cmd) {
   RunResult r;
   char err_path[] = "/tmp/perfkit-test-err-XXXXXX";

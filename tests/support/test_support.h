@@ -53,6 +53,10 @@ void write_file(const std::string& path, const std::string& data);
 // Shell-quotes a string.
 std::string sh(const std::string& s);
 
+// The first line where `ours` and `theirs` differ, both shown, for a
+// failure message; "" when they are the same.
+std::string first_difference(const std::string& ours, const std::string& theirs);
+
 }  // namespace perfkit::test
 
 #define PK_SKIP_WITHOUT_PERF()                                                           \

@@ -127,6 +127,8 @@ Expected<Inputs> inputs(const Args& a) {
       in.base_set.push_back(in.paths.size()), in.paths.push_back(f);
     for (const auto& f : split_list(a.new_runs))
       news.push_back(in.paths.size()), in.paths.push_back(f);
+    if (in.base_set.empty() || news.empty())
+      return make_error("--base-runs and --new-runs name one file at least each");
     in.new_sets.push_back(news);
     return in;
   }

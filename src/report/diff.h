@@ -72,12 +72,11 @@ class Diff {
   Diff(const Diff&) = delete;
   Diff& operator=(const Diff&) = delete;
 
-  // Reads every sample of the next file (the first is the baseline). The
-  // session must outlive the Diff. Errors: the session's, a bad --time.
-  Status add(session::Session& s);
-  // add() of each session in order, up to `jobs` at a time on threads of
-  // their own (the files are independent). Errors: the first file's that
-  // failed, with its index in `failed`.
+  // Reads every sample of each session's file, in order (the first added
+  // is the baseline), up to `jobs` files at a time on threads of their own
+  // (the files are independent). The sessions must outlive the Diff.
+  // Errors: the first file's that failed (the session's, a bad --time),
+  // with its index in `failed`.
   Status add_all(const std::vector<session::Session*>& sessions, unsigned jobs,
                  std::size_t& failed);
   // Pairs the files' entries and orders the rows; after the last add.
@@ -86,8 +85,6 @@ class Diff {
   void print(const std::vector<std::string>& paths, FdWriter& out);
   // The baseline's events with their rows (filtered ones left out).
   std::vector<DiffEvent> events() const;
-  // Whether any file had an entry at all (perf's "no samples" check).
-  bool empty() const;
 
   struct Impl;
 

@@ -244,18 +244,6 @@ Diff::Diff(const DiffOptions& o) : impl_(std::make_unique<Impl>()) {
 
 Diff::~Diff() = default;
 
-Status Diff::add(session::Session& s) {
-  auto r = std::make_unique<Report>(impl_->o.report);
-  r->settle(s);
-  PK_TRY(r->setup_status_);
-  PK_TRY(s.run(*r));
-  PK_TRY(r->drain_fold());
-  r->finish();
-  impl_->reports.push_back(std::move(r));
-  impl_->sessions.push_back(&s);
-  return ok();
-}
-
 Status Diff::add_all(const std::vector<session::Session*>& sessions, unsigned jobs,
                      std::size_t& failed) {
   const std::size_t first = impl_->reports.size(), n = sessions.size();
@@ -288,13 +276,6 @@ Status Diff::add_all(const std::vector<session::Session*>& sessions, unsigned jo
     impl_->sessions.push_back(sessions[i]);
   }
   return ok();
-}
-
-bool Diff::empty() const {
-  for (const auto& r : impl_->reports)
-    for (const Hists& h : r->hists_)
-      if (!h.entries.empty()) return false;
-  return true;
 }
 
 Diff::Impl::Collapsed Diff::Impl::collapse(const Hists& h) const {
@@ -345,17 +326,21 @@ void Diff::Impl::pair_block(Block& b) {
       paired[it->second] = true;
     }
     if (o.baseline_only) continue;
-    const Hists& oh = hists(f, b.hists[f]);
+    // Both in collapse order: merged, a dummy after the rows it equals.
+    std::vector<Row> dummies;
     for (std::uint32_t i = 0; i < other.kept.size(); ++i) {
       if (paired[i]) continue;
-      Row d{static_cast<std::uint32_t>(f), i, true, std::vector(files, kNoPair)};
-      d.pair[f] = i;
-      const Entry& e = oh.entries[other.kept[i]];
-      auto at = std::upper_bound(rows.begin(), rows.end(), e, [&](const Entry& v, const Row& r) {
-        return collapse_cmp(keys, v, entry(b, r)) < 0;
-      });
-      rows.insert(at, std::move(d));
+      dummies.push_back({static_cast<std::uint32_t>(f), i, true, std::vector(files, kNoPair)});
+      dummies.back().pair[f] = i;
     }
+    std::vector<Row> merged;
+    merged.reserve(rows.size() + dummies.size());
+    std::merge(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()),
+               std::make_move_iterator(dummies.begin()), std::make_move_iterator(dummies.end()),
+               std::back_inserter(merged), [&](const Row& x, const Row& y) {
+                 return collapse_cmp(keys, entry(b, x), entry(b, y)) < 0;
+               });
+    rows = std::move(merged);
   }
   // -b: only the baseline's entries that some file pairs.
   if (o.baseline_only)

@@ -202,6 +202,50 @@ std::string verdict_json(const Inputs& in, const report::GateLimits& lim,
   return s + "]}\n";
 }
 
+// Opens every file and reads them into `diff`, side by side. Returns -1 to
+// go on, else the exit status (perf's 255 for a file it cannot open or
+// read, and for branch-stack computations on files without branch stacks).
+int read_files(const Args& a, const report::DiffOptions& o, const Inputs& in,
+               std::vector<std::unique_ptr<session::Session>>& sessions, report::Diff& diff) {
+  session::SessionOptions so;
+  so.symbols = symbolizer_options(a.lookup);
+  // The files are read side by side: the kernel's symbols are read once.
+  so.symbols.kallsyms_share = std::make_shared<symbol::KallsymsShare>();
+  so.warn = [quiet = o.quiet](const std::string& m) {
+    if (!quiet) fmt::print(stderr, "{}\n", m);
+  };
+  std::vector<session::Session*> opened;
+  for (const std::string& path : in.paths) {
+    auto s = session::Session::open(path, so);
+    if (!s) {
+      fmt::print(stderr, "{}\nFailed to open {}\n", s.error().message(), path);
+      return 255;
+    }
+    sessions.push_back(std::move(*s));
+    opened.push_back(sessions.back().get());
+  }
+  // perf's -c cycles and --stream need every file to have branch stacks
+  // (else perf exits 255 without a word); perfkit computes neither.
+  if (o.cycles || a.stream) {
+    for (session::Session* s : opened) {
+      bool branches = false;
+      for (const auto& d : s->reader().events().events())
+        branches |= (d.attr.sample_type & abi::kSampleBranchStack) != 0;
+      if (!branches) return 255;
+    }
+    return fail("diff", make_error("{}: not supported (branch-stack cycles and streams)",
+                                   o.cycles ? "-c cycles" : "--stream"));
+  }
+  // The files are read at once, one per core.
+  std::size_t failed = 0;
+  if (auto st = diff.add_all(opened, std::max(1u, std::thread::hardware_concurrency()), failed);
+      !st) {
+    fmt::print(stderr, "{}\nFailed to process {}\n", st.error().message(), in.paths[failed]);
+    return 255;
+  }
+  return -1;
+}
+
 }  // namespace
 
 int cmd_diff(int argc, char** argv) {
@@ -235,44 +279,9 @@ int cmd_diff(int argc, char** argv) {
     fmt::print(stderr, "Order option out of limit.\n");
     return 255;
   }
-  session::SessionOptions so;
-  so.symbols = symbolizer_options(a.lookup);
-  // The files are read side by side: the kernel's symbols are read once.
-  so.symbols.kallsyms_share = std::make_shared<symbol::KallsymsShare>();
-  so.warn = [quiet = o.quiet](const std::string& m) {
-    if (!quiet) fmt::print(stderr, "{}\n", m);
-  };
-  report::Diff diff(o);
   std::vector<std::unique_ptr<session::Session>> sessions;
-  std::vector<session::Session*> opened;
-  for (const std::string& path : in->paths) {
-    auto s = session::Session::open(path, so);
-    if (!s) {
-      fmt::print(stderr, "{}\nFailed to open {}\n", s.error().message(), path);
-      return 255;
-    }
-    sessions.push_back(std::move(*s));
-    opened.push_back(sessions.back().get());
-  }
-  // perf's -c cycles and --stream need every file to have branch stacks
-  // (else perf exits 255 without a word); perfkit computes neither.
-  if (o.cycles || a.stream) {
-    for (session::Session* s : opened) {
-      bool branches = false;
-      for (const auto& d : s->reader().events().events())
-        branches |= (d.attr.sample_type & abi::kSampleBranchStack) != 0;
-      if (!branches) return 255;
-    }
-    return fail("diff", make_error("{}: not supported (branch-stack cycles and streams)",
-                                   o.cycles ? "-c cycles" : "--stream"));
-  }
-  // The files are read at once, one per core.
-  std::size_t failed = 0;
-  if (auto st = diff.add_all(opened, std::max(1u, std::thread::hardware_concurrency()), failed);
-      !st) {
-    fmt::print(stderr, "{}\nFailed to process {}\n", st.error().message(), in->paths[failed]);
-    return 255;
-  }
+  report::Diff diff(o);
+  if (int code = read_files(a, o, *in, sessions, diff); code >= 0) return code;
   diff.compare();
   report::GateLimits lim;
   if (app.count("--fail-above")) lim.entry_points = a.fail_above;

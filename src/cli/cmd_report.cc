@@ -91,6 +91,7 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
   app.add_option("--max-stack", opts.max_stack, "Callchain frames to use at most");
   app.add_option("--percent-limit", opts.percent_limit, "Hide entries below this percentage");
   app.add_option("--percentage", a.percentage, "relative or absolute percentages with filters");
+  app.add_flag("--ns", opts.nanosecs, "Show times in nanoseconds");
   app.add_option("--time-quantum", a.time_quantum,
                  "Bins of the 'time' sort key (s, ms, us, ns; default 100ms)");
   app.add_option("-p,--parent", a.parent,

@@ -123,6 +123,8 @@ struct ReportOptions {
   // (report_fold.h), at most this many distinct ones at a time; 0: each
   // sample on its own. The output is the same either way.
   std::size_t fold_max_kept = 1 << 14;
+  // --ns: the time key in nanoseconds (perf's symbol_conf.nanosecs).
+  bool nanosecs = false;
   // -t/--field-separator: between columns instead of spaces ("" none).
   std::string field_sep;
   std::string tip = "Tip: perfkit report --sort dso,sym shows where the time went per library";

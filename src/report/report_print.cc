@@ -239,7 +239,7 @@ void Printer::compute_widths() {
           c.width = std::max(c.width, e.sym_name.empty() ? std::size_t{22} : e.sym_name.size() + 4);
           break;
         case SortKey::kTime:
-          c.width = std::max<std::size_t>(c.width, 12);
+          c.width = std::max<std::size_t>(c.width, r_.opts_.nanosecs ? 16 : 12);
           break;
         case SortKey::kParent:
           if (const std::string* p = r_.ext_->at(e.key.ext).parent)
@@ -322,8 +322,12 @@ int Printer::ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t
       return std::snprintf(buf, cap, "%-*.*s", w, w, x.parent ? x.parent->c_str() : "[other]");
     case SortKey::kTime: {
       char t[64];
-      std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, x.time / 1'000'000'000,
-                    x.time % 1'000'000'000 / 1000);
+      if (r_.opts_.nanosecs)
+        std::snprintf(t, sizeof t, "%" PRIu64 ".%09" PRIu64, x.time / 1'000'000'000,
+                      x.time % 1'000'000'000);
+      else
+        std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, x.time / 1'000'000'000,
+                      x.time % 1'000'000'000 / 1000);
       return text(t);
     }
     case SortKey::kSrcline:

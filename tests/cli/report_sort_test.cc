@@ -37,7 +37,8 @@ const char* kSorts[] = {"period",          "time",       "socket",        "paren
                         "srcline",         "srcfile",    "comm,srcline",  "dso,srcfile",
                         "srcline,comm",    "period,dso", "time,comm,dso", "parent,sym",
                         "socket,cpu,comm", "pid,srcline"};
-const char* kModes[] = {"--no-children -g none", "--children -g none"};
+const char* kModes[] = {"--no-children -g none", "--children -g none",
+                        "--no-children -g none --ns"};
 
 class ReportSortKeys : public ::testing::TestWithParam<std::string> {};
 

@@ -92,6 +92,8 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
   app.add_option("--percent-limit", opts.percent_limit, "Hide entries below this percentage");
   app.add_option("--percentage", a.percentage, "relative or absolute percentages with filters");
   app.add_flag("--ns", opts.nanosecs, "Show times in nanoseconds");
+  app.add_flag("--hide-unresolved", opts.hide_unresolved,
+               "Only display entries resolved to a symbol");
   app.add_option("--time-quantum", a.time_quantum,
                  "Bins of the 'time' sort key (s, ms, us, ns; default 100ms)");
   app.add_option("-p,--parent", a.parent,

@@ -352,6 +352,16 @@ Status Report::add_sample(const session::ResolvedSample& s, std::uint64_t period
     add_branches(h, s);
     return ok();
   }
+  // --hide-unresolved: perf drops a sample in no symbol, and the frames
+  // in none from the others' chains.
+  std::span<const session::Frame> chain = s.callchain;
+  if (opts_.hide_unresolved) {
+    if (s.loc.symbol < 0) return ok();
+    resolved_chain_.clear();
+    for (const session::Frame& f : s.callchain)
+      if (f.loc.symbol >= 0) resolved_chain_.push_back(f);
+    chain = resolved_chain_;
+  }
   bool filtered = is_filtered(s, s.loc);
   if (s.loc.dso) s.loc.dso->hit = true;
   h.nr_samples += count;
@@ -360,7 +370,7 @@ Status Report::add_sample(const session::ResolvedSample& s, std::uint64_t period
   if (ext_->active()) ext_->begin_sample(s);
   path_.clear();
   if (use_callchain_) {
-    for (const session::Frame& f : s.callchain) {
+    for (const session::Frame& f : chain) {
       ChainEntry c;
       c.ip = f.ip;
       c.dso_rank = f.loc.dso ? f.loc.dso->index + 1 : 0;
@@ -386,9 +396,9 @@ Status Report::add_sample(const session::ResolvedSample& s, std::uint64_t period
     x.max_depth = std::max<std::uint32_t>(x.max_depth, static_cast<std::uint32_t>(path_.size()));
   }
   if (!children_) return ok();
-  if (has_chain || !s.callchain.empty()) {
-    add_children(h, s, s.callchain, idx, filtered, period, count, use_callchain_);
-    if (mixed_chains_) stale_chain_.assign(s.callchain.begin(), s.callchain.end());
+  if (has_chain || !chain.empty()) {
+    add_children(h, s, chain, idx, filtered, period, count, use_callchain_);
+    if (mixed_chains_) stale_chain_.assign(chain.begin(), chain.end());
   } else if (mixed_chains_) {
     // perf's callchain cursor keeps the last chain resolved: a sample
     // without one adds the entries of the chain before it (no call graph).

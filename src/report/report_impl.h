@@ -413,6 +413,7 @@ class Report : public session::SampleVisitor {
   // (stale_chain_, the last chain resolved), so samples are taken in order.
   bool mixed_chains_ = false;
   std::vector<session::Frame> stale_chain_;
+  std::vector<session::Frame> resolved_chain_;  // --hide-unresolved's chain of a sample
   // Samples are folded (report_fold.h) unless keys or unwinding make each
   // one its own; decided at the first sample.
   void decide_fold();

@@ -145,6 +145,25 @@ TEST(ReportFieldSeparator, SameAsPerf) {
   EXPECT_EQ(k.status, p.status);
 }
 
+// --hide-unresolved: samples in no symbol left out (the totals too), the
+// frames in none dropped from call chains and children.
+TEST(ReportHideUnresolved, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"syswide_g.data", "fp.data", "dwarf.data", "mixedcg.data"}) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* args :
+         {"--hide-unresolved", "--hide-unresolved --no-children",
+          "--hide-unresolved -g none --sort dso,sym", "--hide-unresolved -g caller"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 16);
+}
+
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");

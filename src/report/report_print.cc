@@ -159,6 +159,8 @@ class Printer {
   void print_entry(const Entry& e);
   void hpp_cell(const Entry& e, SortKey k, std::size_t width, bool first, bool last);
   void hpp_cell_separated(const Entry& e, SortKey k, std::size_t width, bool first, bool last);
+  template <class F>
+  void hpp_values(const Entry& e, SortKey k, F&& f) const;
   int ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
   int branch_cell(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
   void branch_widths(const Entry& e);
@@ -381,6 +383,20 @@ void Printer::branch_widths(const Entry& e) {
   }
 }
 
+// Each value of hpp column `k` for entry `e` (the group members' with a
+// group), with its percentage of its event's total.
+template <class F>
+void Printer::hpp_values(const Entry& e, SortKey k, F&& f) const {
+  const bool grouped = h_.members.size() > 1;
+  std::uint64_t own = hpp_value(e, k);
+  std::span<const std::uint64_t> vals(&own, 1);
+  if (grouped) vals = hpp_members(h_, e, k);
+  for (std::size_t m = 0; m < vals.size(); ++m) {
+    const std::uint64_t total = grouped ? member_totals_[m] : total_;
+    f(vals[m], total ? 100.0 * static_cast<double>(vals[m]) / static_cast<double>(total) : 0.0);
+  }
+}
+
 // perf's hpp cell of column `k`: "  ", then per group member " %*.2f%%"
 // (a percentage of the member's total) or " %*lu", in the event's width
 // less the space (and the '%').
@@ -393,19 +409,12 @@ void Printer::hpp_cell(const Entry& e, SortKey k, std::size_t width, bool first,
     outf(out_, " %*s%*s", len - 1, "N/A", static_cast<int>(width) - len, "");
     return;
   }
-  const bool grouped = h_.members.size() > 1;
-  std::uint64_t own = hpp_value(e, k);
-  std::span<const std::uint64_t> vals(&own, 1);
-  if (grouped) vals = hpp_members(h_, e, k);
-  for (std::size_t m = 0; m < vals.size(); ++m) {
-    if (!is_percent(k)) {
-      outf(out_, " %*" PRIu64, len - 1, vals[m]);
-      continue;
-    }
-    const std::uint64_t total = grouped ? member_totals_[m] : total_;
-    double p = total ? 100.0 * static_cast<double>(vals[m]) / static_cast<double>(total) : 0.0;
-    put_percent(out_, p, " ", len - 2);
-  }
+  hpp_values(e, k, [&](std::uint64_t v, double p) {
+    if (is_percent(k))
+      put_percent(out_, p, " ", len - 2);
+    else
+      outf(out_, " %*" PRIu64, len - 1, v);
+  });
 }
 
 // With -t: each value as " %.2f%%" or " %lu" (no width), the cell padded
@@ -418,21 +427,13 @@ void Printer::hpp_cell_separated(const Entry& e, SortKey k, std::size_t width, b
   if (k == SortKey::kOverheadChildren && !r_.children_) {
     cell = " N/A";
   } else {
-    const bool grouped = h_.members.size() > 1;
-    std::uint64_t own = hpp_value(e, k);
-    std::span<const std::uint64_t> vals(&own, 1);
-    if (grouped) vals = hpp_members(h_, e, k);
-    for (std::size_t m = 0; m < vals.size(); ++m) {
-      if (!is_percent(k)) {
-        std::snprintf(buf, sizeof buf, " %" PRIu64, vals[m]);
-      } else {
-        const std::uint64_t total = grouped ? member_totals_[m] : total_;
-        const double p =
-            total ? 100.0 * static_cast<double>(vals[m]) / static_cast<double>(total) : 0.0;
+    hpp_values(e, k, [&](std::uint64_t v, double p) {
+      if (is_percent(k))
         std::snprintf(buf, sizeof buf, " %.2f%%", p);
-      }
+      else
+        std::snprintf(buf, sizeof buf, " %" PRIu64, v);
       cell += buf;
-    }
+    });
   }
   if (!last && cell.size() < width) cell.append(width - cell.size(), ' ');
   out_.write(cell);

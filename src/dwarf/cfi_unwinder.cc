@@ -49,6 +49,7 @@ struct UnwindTables::Impl {
     auto d = elf::ElfFile::open(path);
     if (!d || !d->section(".debug_frame")) return nullptr;
     debug.emplace(std::move(*d));
+    debug->decompress_debug_sections();
     debug_dw = dwarf_begin_elf(debug->handle(), DWARF_C_READ, nullptr);
     if (debug_dw) debug_cfi = dwarf_getcfi(debug_dw);
     return debug_cfi;

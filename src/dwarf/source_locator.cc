@@ -200,6 +200,7 @@ void SourceLocator::Impl::open_dwarf() {
   }
   if (!dbg) return;
   dwarf_path = dbg->path();
+  dbg->decompress_debug_sections();
   auto data = [&](std::string_view name) -> Bytes {
     const elf::Section* s = dbg->section(name);
     return s ? dbg->section_data(*s) : Bytes();

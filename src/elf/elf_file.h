@@ -66,6 +66,9 @@ class ElfFile {
   // The section's bytes (decompressed for SHF_COMPRESSED), empty for
   // SHT_NOBITS or on a read error. Valid while this ElfFile lives.
   Bytes section_data(const Section& s) const;
+  // Decompresses every compressed .debug_* section now, so that libdw
+  // (dwarf_begin_elf on handle()) finds them plain.
+  void decompress_debug_sections() const;
 
   const BuildId& build_id() const { return build_id_; }
   std::optional<Debuglink> debuglink() const;
@@ -83,11 +86,14 @@ class ElfFile {
   ElfFile() = default;
   bool has_contents(std::string_view name) const;
   Status init();
+  bool inflate(void* scn) const;
 
   std::string path_;
   int fd_ = -1;
   Elf* elf_ = nullptr;
   std::vector<std::uint8_t> image_;  // owned bytes for in-memory images
+  // Sections decompressed by inflate(), which libelf's data points into.
+  mutable std::vector<std::unique_ptr<std::uint8_t[]>> inflated_;
   std::uint16_t type_ = 0, machine_ = 0;
   bool is_64_ = false;
   std::vector<Segment> segments_;

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <unordered_map>
 
 #include "abi/perf_event.h"
@@ -38,15 +39,25 @@ class Builder : public session::SampleVisitor {
   Builder(session::Session& session, const ProfileOptions& opts)
       : session_(session), opts_(opts), filter_(opts.filter) {}
 
-  Status prepare() { return filter_.prepare(session_.reader()); }
+  Status prepare() {
+    PK_TRY(filter_.prepare(session_.reader()));
+    may_hold_ = !filter_.by_location() && !unwinds_user_stacks();
+    return ok();
+  }
+
+  bool defers_kernel_symbols() const override { return may_hold_; }
 
   Status on_sample(const session::ResolvedSample& s) override {
     if (skips(s)) return ok();
+    if (must_hold(&s)) {
+      hold(s);
+      return ok();
+    }
     const bool chains = event(s.event).callchains;
     comm_id(s.comm);  // interned before the frames, as always
-    const Index stack = chains ? chain_stack(s) : leaf_stack(s);
+    const Index stack = chains ? chain_stack(s.callchain) : leaf_stack(s.sample->ip, s.loc);
     if (memo_) memo_->insert(stack + 1);  // kNone + 1 == 0
-    add(s, stack);
+    add(row_of(s), stack);
     return ok();
   }
 
@@ -68,7 +79,15 @@ class Builder : public session::SampleVisitor {
     s.cpumode = r.cpumode;
     s.thread = r.thread;
     s.comm = r.thread->comm;
-    if (!skips(s)) add(s, found - 1);
+    if (skips(s)) return true;
+    if (must_hold(nullptr)) {
+      Held h;
+      h.kind = Held::kStack;
+      h.row = row_of(s);
+      h.stack = found - 1;
+      held_.push_back(h);
+    } else
+      add(row_of(s), found - 1);
     return true;
   }
 
@@ -88,22 +107,35 @@ class Builder : public session::SampleVisitor {
     m.time = (st & abi::kSampleTime) ? sid.time : 0;
     if (m.time && filter_.skip_time(m.time)) return ok();
     std::uint32_t pid = sid.pid, tid = sid.tid;
+    const bool held = must_hold(nullptr);
     if (r.type == abi::kRecordComm) {
       auto c = record::parse_comm(r);
       if (!c) return ok();
       pid = c->pid, tid = c->tid;
       m.kind = (r.misc & abi::kMiscCommExec) ? MarkerKind::kExec : MarkerKind::kComm;
-      m.text = p_.strings.intern(c->comm);
+      // A held marker's text is interned when it is replayed, in order.
+      if (held) held_texts_.emplace_back(c->comm);
+      m.text = held ? static_cast<Index>(held_texts_.size() - 1) : p_.strings.intern(c->comm);
     } else {
       if (!(st & abi::kSampleTid)) return ok();
       m.kind = (r.misc & abi::kMiscSwitchOut) ? MarkerKind::kSwitchOut : MarkerKind::kSwitchIn;
       m.preempt = (r.misc & abi::kMiscSwitchOutPreempt) != 0;
     }
-    markers_[(std::uint64_t{pid} << 32) | tid].push_back(m);
+    const std::uint64_t key = (std::uint64_t{pid} << 32) | tid;
+    if (held) {
+      Held h;
+      h.kind = Held::kMarker;
+      h.marker = m;
+      h.marker_key = key;
+      held_.push_back(h);
+    } else {
+      markers_[key].push_back(m);
+    }
     return ok();
   }
 
   Profile take() {
+    replay_held();
     set_lines();
     summarize();
     for (auto& [key, list] : markers_) {
@@ -138,35 +170,52 @@ class Builder : public session::SampleVisitor {
            filter_.skip_cpu((st & abi::kSampleCpu) ? smp.cpu : ~0u) ||
            filter_.skip(s, session_.machine());
   }
-  // Appends a kept sample of `stack` to its thread's columns.
-  void add(const session::ResolvedSample& s, Index stack) {
+  // What a kept sample adds to its thread's columns.
+  struct Row {
+    std::size_t event = 0;
+    std::uint64_t time = 0;  // 0: none
+    std::int32_t cpu = -1;   // -1: none
+    std::uint64_t period = 0;
+    std::int32_t pid = -1, tid = -1;
+    const std::string* comm = nullptr;
+  };
+  static Row row_of(const session::ResolvedSample& s) {
     const record::Sample& smp = *s.sample;
     const std::uint64_t st = smp.sample_type;
-    const std::uint64_t time = (st & abi::kSampleTime) ? smp.time : 0;
-    const std::uint32_t cpu = (st & abi::kSampleCpu) ? smp.cpu : ~0u;
-    event(s.event);
+    Row r;
+    r.event = s.event;
+    r.time = (st & abi::kSampleTime) ? smp.time : 0;
+    r.cpu = (st & abi::kSampleCpu) ? static_cast<std::int32_t>(smp.cpu) : -1;
+    r.period = smp.period;
     // The sample's own pid/tid, as perf's scripts are given them: an
     // exiting task's samples (tid -1) keep the pid each was taken in.
     const bool own = st & abi::kSampleTid;
-    const std::int32_t pid = own ? static_cast<std::int32_t>(smp.pid) : s.thread->pid;
-    const std::int32_t tid = own ? static_cast<std::int32_t>(smp.tid) : s.thread->tid;
-    if (last_index_ == kNone || pid != last_pid_ || tid != last_tid_) {
-      last_pid_ = pid, last_tid_ = tid;
-      last_index_ = p_.thread(pid, tid);
+    r.pid = own ? static_cast<std::int32_t>(smp.pid) : s.thread->pid;
+    r.tid = own ? static_cast<std::int32_t>(smp.tid) : s.thread->tid;
+    r.comm = s.comm;
+    return r;
+  }
+  // Appends a kept sample of `stack` to its thread's columns.
+  void add(const Row& r, Index stack) {
+    const std::uint64_t time = r.time;
+    event(r.event);
+    if (last_index_ == kNone || r.pid != last_pid_ || r.tid != last_tid_) {
+      last_pid_ = r.pid, last_tid_ = r.tid;
+      last_index_ = p_.thread(r.pid, r.tid);
     }
     Thread& t = p_.threads[last_index_];
     p_.order.push_back(last_index_);
-    const Index comm = comm_id(s.comm);
+    const Index comm = comm_id(r.comm);
     t.name = comm;
     t.time.push_back(time);
     t.stack.push_back(stack);
-    t.event.push_back(static_cast<std::uint16_t>(s.event));
-    t.weight.push_back(smp.period);
-    t.cpu.push_back(cpu == ~0u ? -1 : static_cast<std::int32_t>(cpu));
+    t.event.push_back(static_cast<std::uint16_t>(r.event));
+    t.weight.push_back(r.period);
+    t.cpu.push_back(r.cpu);
     t.comm.push_back(comm);
-    Event& e = p_.events[s.event];
+    Event& e = p_.events[r.event];
     e.samples += 1;
-    e.period += smp.period;
+    e.period += r.period;
     Summary& sum = p_.summary;
     if (time) {
       sum.first_time = sum.first_time ? std::min(sum.first_time, time) : time;
@@ -178,13 +227,89 @@ class Builder : public session::SampleVisitor {
   // sample tells: DSO and symbol filters, unwound user stacks, LBR call stacks.
   void decide_memo() {
     memo_decided_ = true;
-    if (!opts_.reuse_repeats || filter_.by_location()) return;
+    if (!opts_.reuse_repeats || filter_.by_location() || unwinds_user_stacks()) return;
+    for (const auto& d : session_.reader().events().events())
+      if (d.attr.branch_sample_type & abi::kBranchCallStack) return;
+    memo_ = std::make_unique<session::RawKeyTable>(session::RawKeyOptions{false, opts_.callchains});
+  }
+  bool unwinds_user_stacks() const {
     constexpr std::uint64_t kUserStack = abi::kSampleRegsUser | abi::kSampleStackUser;
     for (const auto& d : session_.reader().events().events())
-      if ((d.attr.sample_type & kUserStack) == kUserStack ||
-          (d.attr.branch_sample_type & abi::kBranchCallStack))
-        return;
-    memo_ = std::make_unique<session::RawKeyTable>(session::RawKeyOptions{false, opts_.callchains});
+      if ((d.attr.sample_type & kUserStack) == kUserStack) return true;
+    return false;
+  }
+
+  // While the kernel's symbols load on another thread, samples are not
+  // waited for: they are held, in order, with their kernel locations
+  // pending, and replayed into the model once the symbols are in. The
+  // profile is then the one the samples make one at a time, whenever the
+  // loading ends. Not with DSO or symbol filters (they need the symbols to
+  // choose) nor with unwound user stacks (their inlined frames' source
+  // lines are the unwinder's, for the sample only).
+  bool must_hold(const session::ResolvedSample* s) {
+    if (!may_hold_) return false;
+    if (!held_.empty() && !session_.machine().kernel_symbols_pending()) replay_held();
+    if (!held_.empty() || session_.machine().kernel_symbols_pending()) return true;
+    // Resolved while the symbols loaded, met after: it waits for nothing now.
+    if (s) {
+      if (s->loc.symbol == machine::kSymbolPending) return true;
+      for (const session::Frame& f : s->callchain)
+        if (f.loc.symbol == machine::kSymbolPending) return true;
+    }
+    return false;
+  }
+  void hold(const session::ResolvedSample& s) {
+    Held h;
+    h.kind = Held::kFrames;
+    h.row = row_of(s);
+    h.ip = s.sample->ip;
+    h.loc = held_location(s.loc);
+    h.thread = s.thread;
+    h.frames_begin = held_frames_.size();
+    h.frames_size = s.callchain.size();
+    for (const session::Frame& f : s.callchain) {
+      session::Frame& c = held_frames_.emplace_back(f);
+      c.loc = held_location(f.loc);
+    }
+    held_.push_back(h);
+    // Memory stays bounded: past this, wait for the symbols.
+    if (held_.size() > (1u << 20) || held_frames_.size() > (1u << 23)) replay_held();
+  }
+  // The builder asks a location only whether it has a map, never what map:
+  // a held one may have been replaced since.
+  machine::Location held_location(machine::Location loc) const {
+    if (loc.map) loc.map = &kHeldMap;
+    return loc;
+  }
+  // The held samples and markers into the model, in order; kernel
+  // locations still pending are resolved now (waiting for the symbols).
+  void replay_held() {
+    machine::Machine& m = session_.machine();
+    std::vector<Held> held = std::move(held_);
+    held_.clear();
+    for (Held& h : held) {
+      if (h.kind == Held::kMarker) {
+        if (h.marker.kind == MarkerKind::kComm || h.marker.kind == MarkerKind::kExec)
+          h.marker.text = p_.strings.intern(held_texts_[h.marker.text]);
+        markers_[h.marker_key].push_back(h.marker);
+        continue;
+      }
+      if (h.kind == Held::kStack) {
+        add(h.row, h.stack);
+        continue;
+      }
+      std::span<session::Frame> chain(held_frames_.data() + h.frames_begin, h.frames_size);
+      for (session::Frame& f : chain)
+        if (f.loc.symbol == machine::kSymbolPending)
+          f.loc = m.resolve(*h.thread, abi::kMiscKernel, f.ip, false);
+      if (h.loc.symbol == machine::kSymbolPending)
+        h.loc = m.resolve(*h.thread, abi::kMiscKernel, h.ip, false);
+      const bool chains = event(h.row.event).callchains;
+      comm_id(h.row.comm);
+      add(h.row, chains ? chain_stack(chain) : leaf_stack(h.ip, h.loc));
+    }
+    held_frames_.clear();
+    held_texts_.clear();
   }
   Index comm_id(const std::string* comm) {
     if (comm == last_comm_ && last_comm_id_ != kNone) return last_comm_id_;
@@ -271,19 +396,19 @@ class Builder : public session::SampleVisitor {
     lines_.reset();
   }
 
-  Index leaf_stack(const session::ResolvedSample& s) {
-    return p_.stack(frame_id(s.sample->ip, s.loc, nullptr), kNone);
+  Index leaf_stack(std::uint64_t ip, const machine::Location& loc) {
+    return p_.stack(frame_id(ip, loc, nullptr), kNone);
   }
   // The call chain (callee first) as a stack, root first; none when the
   // sample's chain resolved to no frame.
   // The frames the previous chain shares with this one, from the root, keep
   // their stacks: most samples repeat their callers (and often the whole
   // chain), which then cost a comparison per frame instead of two lookups.
-  Index chain_stack(const session::ResolvedSample& s) {
+  Index chain_stack(std::span<const session::Frame> chain) {
     Index stack = kNone;
     std::size_t depth = 0;
-    for (std::size_t i = s.callchain.size(); i-- > 0; ++depth) {
-      const session::Frame& f = s.callchain[i];
+    for (std::size_t i = chain.size(); i-- > 0; ++depth) {
+      const session::Frame& f = chain[i];
       const LocKey key = loc_key(f.ip, f.loc, f.inlined);
       const Index prefix = stack;
       if (depth < prev_keys_.size() && prev_keys_[depth] == key && prev_prefix_[depth] == prefix) {
@@ -367,6 +492,24 @@ class Builder : public session::SampleVisitor {
   bool memo_decided_ = false;
   std::uint64_t memo_generation_ = 0;
   Index last_index_ = kNone;
+  // Samples and markers held while the kernel's symbols load (must_hold).
+  struct Held {
+    enum Kind : std::uint8_t { kStack, kFrames, kMarker } kind = kStack;
+    Row row;
+    Index stack = kNone;  // kStack: the stack a repeat takes
+    // kFrames: the sample's ip, location and call chain (in held_frames_).
+    std::uint64_t ip = 0;
+    machine::Location loc;
+    machine::Thread* thread = nullptr;
+    std::size_t frames_begin = 0, frames_size = 0;
+    Marker marker;  // kMarker; a comm's text indexes held_texts_
+    std::uint64_t marker_key = 0;
+  };
+  static constexpr machine::Map kHeldMap{};
+  bool may_hold_ = false;
+  std::vector<Held> held_;
+  std::vector<session::Frame> held_frames_;
+  std::vector<std::string> held_texts_;
 };
 
 }  // namespace

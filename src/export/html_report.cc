@@ -209,7 +209,7 @@ class DataWriter {
     if (any) buf_.push_back(']');
   }
   template <class T>
-  void same_or_column(std::string_view name, const std::vector<T>& v) {
+  void same_or_column(std::string_view name, const profile::Column<T>& v) {
     bool same = true;
     for (const T& x : v) same = same && x == v.front();
     if (same && !v.empty()) {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "profile/column.h"
 #include "base/flat_map.h"
 
 namespace perfkit::profile {
@@ -101,12 +102,12 @@ struct Thread {
   Index name = 0;  // its comm at its last sample
   // One entry per sample, in the order samples came (time order for
   // recordings perf orders).
-  std::vector<std::uint64_t> time;  // ns; 0 when the event has no TIME
-  std::vector<Index> stack;         // kNone: no frame at all
-  std::vector<std::uint16_t> event;
-  std::vector<std::uint64_t> weight;  // the sample's period
-  std::vector<std::int32_t> cpu;      // -1 when the event has no CPU
-  std::vector<Index> comm;            // the thread's comm when sampled
+  Column<std::uint64_t> time;  // ns; 0 when the event has no TIME
+  Column<Index> stack;         // kNone: no frame at all
+  Column<std::uint16_t> event;
+  Column<std::uint64_t> weight;  // the sample's period
+  Column<std::int32_t> cpu;      // -1 when the event has no CPU
+  Column<Index> comm;            // the thread's comm when sampled
   std::vector<Marker> markers;        // in recording order
   std::size_t size() const { return time.size(); }
 };
@@ -133,7 +134,7 @@ class Profile {
   // The thread of every sample in the order samples came, across threads
   // (a thread's own samples are in its columns, in this order): what
   // writers that follow the recording's order (perf's flamegraph.py) read.
-  std::vector<Index> order;
+  Column<Index> order;
   Summary summary;
 
   // Interning: each returns the id of an equal row, adding it when new.

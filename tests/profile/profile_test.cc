@@ -90,9 +90,9 @@ TEST(Profile, MergeRemapsAndAppends) {
   // Merging a thread's samples again appends them in order.
   ASSERT_TRUE(merge(whole, b));
   EXPECT_EQ(whole.threads[1].size(), 4u);
-  EXPECT_EQ(whole.threads[1].time, (std::vector<std::uint64_t>{1000, 1001, 1000, 1001}));
+  EXPECT_EQ(whole.threads[1].time, (Column<std::uint64_t>{1000, 1001, 1000, 1001}));
   // The order across threads: a's sample, b's two, b's two again.
-  EXPECT_EQ(whole.order, (std::vector<Index>{0, 1, 1, 1, 1}));
+  EXPECT_EQ(whole.order, (Column<Index>{0, 1, 1, 1, 1}));
 }
 
 TEST(Profile, MergeIsDeterministic) {

@@ -139,6 +139,33 @@ TEST(SourceLocator, MatchesAddr2lineOnInlinedCode) {
   compare(dir.path("inl.stripped"), 1);  // no DWARF, no .symtab: dynamic symbols only
 }
 
+// Debug sections compressed (SHF_COMPRESSED, zlib), as Debian's debug
+// packages ship them: inflated by the ELF layer before libdw reads them.
+TEST(SourceLocator, MatchesAddr2lineOnCompressedDebugSections) {
+  test::TempDir dir;
+  test::write_file(dir.path("inl.c"), kInlineProgram);
+  auto r = test::run("cc -O2 -g -gz=zlib -o " + dir.path("inl") + " " + dir.path("inl.c"));
+  if (r.status != 0) GTEST_SKIP() << "no C compiler with -gz=zlib: " << r.err;
+  auto f = elf::ElfFile::open(dir.path("inl"));
+  ASSERT_TRUE(f);
+  const elf::Section* info = f->section(".debug_info");
+  ASSERT_NE(info, nullptr);
+  ASSERT_TRUE(info->flags & SHF_COMPRESSED);
+  auto plain =
+      test::run("objcopy --decompress-debug-sections " + dir.path("inl") + " " + dir.path("plain"));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  auto g = elf::ElfFile::open(dir.path("plain"));
+  ASSERT_TRUE(g);
+  for (const char* name : {".debug_info", ".debug_line", ".debug_str", ".debug_abbrev"}) {
+    const elf::Section* s = f->section(name);
+    if (!s) continue;
+    Bytes a = f->section_data(*s), b = g->section_data(*g->section(name));
+    ASSERT_FALSE(a.empty()) << name;
+    EXPECT_TRUE(a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin())) << name;
+  }
+  compare(dir.path("inl"), 1);
+}
+
 TEST(SourceLocator, MatchesAddr2lineOnTheWorkload) { compare(test::workload("cpuloop"), 1); }
 
 TEST(SourceLocator, MatchesAddr2lineOnSystemLibraries) {

@@ -41,6 +41,7 @@ class Builder : public session::SampleVisitor {
 
   Status prepare() {
     PK_TRY(filter_.prepare(session_.reader()));
+    filtering_ = filter_.any();
     may_hold_ = !filter_.by_location() && !unwinds_user_stacks();
     return ok();
   }
@@ -73,21 +74,25 @@ class Builder : public session::SampleVisitor {
     }
     const std::uint32_t found = memo_->find(r, generation);
     if (found == session::RawKeyTable::kNone) return false;
-    session::ResolvedSample s;
-    s.event = r.event;
-    s.sample = r.sample;
-    s.cpumode = r.cpumode;
-    s.thread = r.thread;
-    s.comm = r.thread->comm;
-    if (skips(s)) return true;
+    if (filtering_) {
+      session::ResolvedSample s;
+      s.event = r.event;
+      s.sample = r.sample;
+      s.cpumode = r.cpumode;
+      s.thread = r.thread;
+      s.comm = r.thread->comm;
+      if (skips(s)) return true;
+    }
+    const Row row = row_of(r.event, *r.sample, *r.thread, r.thread->comm);
     if (must_hold(nullptr)) {
       Held h;
       h.kind = Held::kStack;
-      h.row = row_of(s);
+      h.row = row;
       h.stack = found - 1;
       held_.push_back(h);
-    } else
-      add(row_of(s), found - 1);
+    } else {
+      add(row, found - 1);
+    }
     return true;
   }
 
@@ -164,6 +169,7 @@ class Builder : public session::SampleVisitor {
   }
   // perf script's filters (filter_): by time, cpu, thread and location.
   bool skips(const session::ResolvedSample& s) const {
+    if (!filtering_) return false;
     const record::Sample& smp = *s.sample;
     const std::uint64_t st = smp.sample_type;
     return filter_.skip_time((st & abi::kSampleTime) ? smp.time : 0) ||
@@ -180,19 +186,22 @@ class Builder : public session::SampleVisitor {
     const std::string* comm = nullptr;
   };
   static Row row_of(const session::ResolvedSample& s) {
-    const record::Sample& smp = *s.sample;
+    return row_of(s.event, *s.sample, *s.thread, s.comm);
+  }
+  static Row row_of(std::size_t event, const record::Sample& smp, const machine::Thread& thread,
+                    const std::string* comm) {
     const std::uint64_t st = smp.sample_type;
     Row r;
-    r.event = s.event;
+    r.event = event;
     r.time = (st & abi::kSampleTime) ? smp.time : 0;
     r.cpu = (st & abi::kSampleCpu) ? static_cast<std::int32_t>(smp.cpu) : -1;
     r.period = smp.period;
     // The sample's own pid/tid, as perf's scripts are given them: an
     // exiting task's samples (tid -1) keep the pid each was taken in.
     const bool own = st & abi::kSampleTid;
-    r.pid = own ? static_cast<std::int32_t>(smp.pid) : s.thread->pid;
-    r.tid = own ? static_cast<std::int32_t>(smp.tid) : s.thread->tid;
-    r.comm = s.comm;
+    r.pid = own ? static_cast<std::int32_t>(smp.pid) : thread.pid;
+    r.tid = own ? static_cast<std::int32_t>(smp.tid) : thread.tid;
+    r.comm = comm;
     return r;
   }
   // Appends a kept sample of `stack` to its thread's columns.
@@ -507,6 +516,7 @@ class Builder : public session::SampleVisitor {
   };
   static constexpr machine::Map kHeldMap{};
   bool may_hold_ = false;
+  bool filtering_ = true;  // any of perf script's filters set (prepare())
   std::vector<Held> held_;
   std::vector<session::Frame> held_frames_;
   std::vector<std::string> held_texts_;

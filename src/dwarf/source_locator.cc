@@ -200,6 +200,12 @@ void SourceLocator::Impl::open_dwarf() {
   }
   if (!dbg) return;
   dwarf_path = dbg->path();
+  // Variable locations, macros, CFI and name indexes say nothing of lines
+  // or inlined calls: left compressed and out of memory.
+  (separate ? *separate : *exe)
+      .hide_sections({".debug_loclists", ".debug_loc", ".debug_macro", ".debug_macinfo",
+                      ".debug_frame", ".debug_pubnames", ".debug_pubtypes", ".debug_gnu_pubnames",
+                      ".debug_gnu_pubtypes"});
   dbg->decompress_debug_sections();
   auto data = [&](std::string_view name) -> Bytes {
     const elf::Section* s = dbg->section(name);

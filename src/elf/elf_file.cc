@@ -5,13 +5,19 @@
 #include <libdeflate.h>
 #include <libelf.h>
 #include <lzma.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 
 #include "base/mapped_file.h"
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21  // Linux 5.4
+#endif
 
 namespace perfkit::elf {
 
@@ -154,6 +160,17 @@ void ElfFile::decompress_debug_sections() const {
     if ((s.flags & SHF_COMPRESSED) && s.name.starts_with(".debug_")) (void)section_data(s);
 }
 
+void ElfFile::hide_sections(std::initializer_list<std::string_view> names) {
+  for (Section& s : sections_) {
+    if (std::find(names.begin(), names.end(), s.name) == names.end()) continue;
+    Elf_Scn* scn = elf_getscn(elf_, s.index);
+    GElf_Shdr sh;
+    if (!scn || !gelf_getshdr(scn, &sh)) continue;
+    sh.sh_type = SHT_NOBITS;
+    if (gelf_update_shdr(scn, &sh)) s.type = SHT_NOBITS;
+  }
+}
+
 // A zlib-compressed section (ELFCOMPRESS_ZLIB) decompressed by libdeflate,
 // about twice as fast as libelf's zlib, and handed to libelf as
 // elf_compress(scn, 0, 0) leaves it: the section's raw and converted data
@@ -176,6 +193,8 @@ bool ElfFile::inflate(void* section) const {
   if (!out) return false;
   std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(
       libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+  const void* compressed = raw->d_buf;
+  const std::size_t compressed_size = raw->d_size;
   if (!d || libdeflate_zlib_decompress(d.get(), static_cast<const char*>(raw->d_buf) + header,
                                        raw->d_size - header, out.get(), ch.ch_size,
                                        nullptr) != LIBDEFLATE_SUCCESS)
@@ -192,6 +211,13 @@ bool ElfFile::inflate(void* section) const {
     e->d_align = ch.ch_addralign;
   }
   inflated_.push_back(std::move(out));
+  // The compressed bytes are read no more: their pages of the mapped file
+  // go back to the kernel (clean, so nothing is lost; memory that is not a
+  // file's is left as it is). Errors are of no consequence.
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto from = (reinterpret_cast<std::uintptr_t>(compressed) + page - 1) & ~(page - 1);
+  const auto to = (reinterpret_cast<std::uintptr_t>(compressed) + compressed_size) & ~(page - 1);
+  if (to > from) (void)::madvise(reinterpret_cast<void*>(from), to - from, MADV_PAGEOUT);
   return true;
 }
 

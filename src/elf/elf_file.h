@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,6 +70,10 @@ class ElfFile {
   // Decompresses every compressed .debug_* section now, so that libdw
   // (dwarf_begin_elf on handle()) finds them plain.
   void decompress_debug_sections() const;
+  // Makes the named sections look empty (SHT_NOBITS) to whoever reads this
+  // file through handle() from now on: libdw then neither inflates nor
+  // keeps debug sections a reader has no use for.
+  void hide_sections(std::initializer_list<std::string_view> names);
 
   const BuildId& build_id() const { return build_id_; }
   std::optional<Debuglink> debuglink() const;

@@ -13,6 +13,8 @@
 #include "cli/commands.h"
 #include "cli/diff_exports.h"
 #include "cli/options.h"
+#include "dump/itrace_dump.h"
+#include "dump/session_dump.h"
 #include "export/json.h"
 #include "report/diff.h"
 #include "report/diff_gate.h"
@@ -64,6 +66,7 @@ void add_options(CLI::App& app, Args& a, report::DiffOptions& o) {
   app.add_option("-t,--field-separator", o.field_sep,
                  "Separator for columns, no spaces will be added between columns '.' is reserved.");
   app.add_flag("-v,--verbose", a.verbose, "Be more verbose (not supported: refused)");
+  app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
   app.add_flag("--stream", a.stream, "Hot streams comparison (branch stacks; not supported)");
   app.add_flag("--cycles-hist", a.cycles_hist,
                "Cycles histogram and standard deviation, with -c cycles (not supported)");
@@ -202,6 +205,26 @@ std::string verdict_json(const Inputs& in, const report::GateLimits& lim,
   return s + "]}\n";
 }
 
+// -D: every record of each file in turn, as perf diff -D prints them
+// before its table (report -D's dump with perf diff's tool). Returns -1 to
+// go on, else the exit status.
+int dump_files(const Inputs& in, const session::SessionOptions& so) {
+  FdWriter out = FdWriter::stdout_writer(1 << 20);
+  dump::RecordPrinterOptions ro;
+  ro.auxtrace_dump = dump::intel_pt_auxtrace_dumper();
+  ro.diff_tool = true;
+  for (const std::string& path : in.paths) {
+    auto s = session::Session::open(path, so);
+    Status st = s ? dump::run_report_dump(**s, ro, out) : Status(s.error());
+    if (!st) {
+      (void)out.flush();
+      fmt::print(stderr, "{}\nFailed to process {}\n", st.error().message(), path);
+      return 255;
+    }
+  }
+  return out.flush() ? -1 : 255;
+}
+
 // Opens every file and reads them into `diff`, side by side. Returns -1 to
 // go on, else the exit status (perf's 255 for a file it cannot open or
 // read, and for branch-stack computations on files without branch stacks).
@@ -236,6 +259,8 @@ int read_files(const Args& a, const report::DiffOptions& o, const Inputs& in,
     return fail("diff", make_error("{}: not supported (branch-stack cycles and streams)",
                                    o.cycles ? "-c cycles" : "--stream"));
   }
+  if (a.dump_raw)
+    if (int code = dump_files(in, so); code >= 0) return code;
   // The files are read at once, one per core.
   std::size_t failed = 0;
   if (auto st = diff.add_all(opened, std::max(1u, std::thread::hardware_concurrency()), failed);

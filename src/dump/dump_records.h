@@ -56,6 +56,9 @@ struct RecordPrinterOptions {
   // perf script's tool: it handles THREAD_MAP, CPU_MAP, THROTTLE and
   // UNTHROTTLE (no ": unhandled!").
   bool script_tool = false;
+  // perf diff's tool: ID_INDEX unhandled, and no "Aggregated stats" after
+  // the records (perf diff -D).
+  bool diff_tool = false;
 };
 
 class RecordPrinter {

@@ -141,6 +141,23 @@ Status print_auxtrace(PrinterState& st, const RecordView& r, Buf& b, FdWriter& o
   return st.opts.auxtrace_dump(req, out);
 }
 
+// AUXTRACE_INFO (its type, and Intel PT's fields) and AUXTRACE (its
+// header, then the trace's packets when there is a dumper).
+Status print_auxtrace_record(PrinterState& st, const RecordView& r, Buf& b, FdWriter& out) {
+  if (r.type == kRecordAuxtrace) {
+    out.maybe_flush();
+    return print_auxtrace(st, r, b, out);
+  }
+  if (auto a = record::parse_auxtrace_info(r)) {
+    fmt::format_to(fmt::appender(b), " type: {}\n", a->type);
+    st.auxtrace_type = a->type;
+    Bytes priv = a->priv.bytes();
+    st.auxtrace_priv.assign(priv.begin(), priv.end());
+    if (a->type == kAuxtraceIntelPt) print_intel_pt_info(b, priv, r.swap);
+  }
+  return ok();
+}
+
 }  // namespace
 
 void print_intel_pt_info(Buf& b, Bytes priv, bool swap) {
@@ -214,20 +231,16 @@ Status print_user_record(PrinterState& st, const RecordView& r, Buf& b, FdWriter
       b.push_back('\n');
       break;
     case kRecordIdIndex:
-      print_id_index(r, b);
+      if (st.opts.diff_tool)
+        put(b, kUnhandled);
+      else
+        print_id_index(r, b);
       break;
     case kRecordAuxtraceInfo:
-      if (auto a = record::parse_auxtrace_info(r)) {
-        fmt::format_to(o, " type: {}\n", a->type);
-        st.auxtrace_type = a->type;
-        Bytes priv = a->priv.bytes();
-        st.auxtrace_priv.assign(priv.begin(), priv.end());
-        if (a->type == kAuxtraceIntelPt) print_intel_pt_info(b, priv, r.swap);
-      }
-      break;
     case kRecordAuxtrace:
-      out.maybe_flush();
-      return print_auxtrace(st, r, b, out);
+      if (!st.opts.diff_tool) return print_auxtrace_record(st, r, b, out);
+      put(b, kUnhandled);  // perf diff's tool has no AUX area handling
+      break;
     case kRecordThreadMap:
       if (auto t = record::parse_thread_map(r)) print_thread_map(*t, b);
       if (!st.opts.script_tool) put(b, kUnhandled);
@@ -258,6 +271,7 @@ Status print_user_record(PrinterState& st, const RecordView& r, Buf& b, FdWriter
       break;
     case kRecordEventUpdate:
       if (auto u = record::parse_event_update(r)) print_event_update(*u, b);
+      if (st.opts.diff_tool) put(b, kUnhandled);
       break;
     case kRecordTimeConv:
       print_time_conv(r, b);

@@ -97,6 +97,23 @@ TEST(Diff, TextMatchesPerfOnSeveralFilesAndRecordings) {
   EXPECT_EQ(compared, 6 + 6 * 3 + 1);
 }
 
+// -D: each file's records as perf diff's tool dumps them (ID_INDEX
+// unhandled, no stats), then the table.
+TEST(Diff, DumpRawTraceAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  const std::string pair = files({"shares_base1.data", "shares_hot1.data"});
+  const std::string events = files({"multi.data", "syswide.data"});
+  if (pair.empty() || events.empty()) GTEST_SKIP() << "no fixtures";
+  compare(" -D" + pair);
+  compare(" -D -c ratio" + events);
+  // An AUX area recording (perf diff's tool leaves its records unhandled)
+  // and counters read with each sample (one resolution per changed value).
+  const std::string corpus = corpus_dir();
+  if (corpus.empty()) return;
+  for (const char* f : {"/simpleperf/etm/perf_etm.data", "/simpleperf/perf_with_add_counter.data"})
+    compare(" -D " + sh(corpus + f) + " " + sh(corpus + f));
+}
+
 TEST(Diff, DefaultFilesAndErrorsAsPerf) {
   PK_SKIP_WITHOUT_PERF();
   const std::string base = fixture("shares_base1.data"), hot = fixture("shares_hot1.data");

@@ -161,13 +161,19 @@ TEST(DataConvert, ErrorsLeaveNoFile) {
 TEST(DataConvert, KernelSymbolsLoadingLateGiveTheSameFiles) {
   TempDir dir;
   const std::string copy = dir.path("kallsyms"), fifo = dir.path("slow");
-  ASSERT_EQ(run("cat /proc/kallsyms > " + sh(copy) + " && mkfifo " + sh(fifo)).status, 0);
+  ASSERT_EQ(run("cat /proc/kallsyms > " + sh(copy) + " && mkfifo " + sh(fifo) + " && mkdir " +
+                sh(dir.path("cache")))
+                .status,
+            0);
   PK_FIXTURE_OR_SKIP(syswide, "syswide_g.data");
   PK_FIXTURE_OR_SKIP(multi, "multi.data");
   for (const std::string& f : {syswide, multi}) {
     const std::string fixture = f.substr(f.rfind('/') + 1);
     for (const char* to : {"--to-pprof", "--to-firefox", "--to-folded"}) {
-      const std::string cmd = perfkit_bin() + " data convert -q -i " + sh(f) + " " + to + " ";
+      // A build-id cache of its own: other tests' perf record may add to
+      // ~/.debug between the two runs.
+      const std::string cmd = "PERF_BUILDID_DIR=" + sh(dir.path("cache")) + " " + perfkit_bin() +
+                              " data convert -q -i " + sh(f) + " " + to + " ";
       auto at_once = run(cmd + sh(dir.path("a")) + " --kallsyms " + sh(copy));
       auto late = run("(sleep 0.3; cat " + sh(copy) + " > " + sh(fifo) + ") & " + cmd +
                       sh(dir.path("b")) + " --kallsyms " + sh(fifo) + "; wait");
@@ -177,11 +183,12 @@ TEST(DataConvert, KernelSymbolsLoadingLateGiveTheSameFiles) {
       EXPECT_GT(a.size(), 100u) << fixture << " " << to;
       EXPECT_TRUE(a == b) << fixture << " " << to;
     }
-    auto at_once = run(perfkit_bin() + " report -q --html " + sh(dir.path("a.html")) + " -i " +
-                       sh(f) + " --kallsyms " + sh(copy));
-    auto late = run("(sleep 0.3; cat " + sh(copy) + " > " + sh(fifo) + ") & " + perfkit_bin() +
-                    " report -q --html " + sh(dir.path("b.html")) + " -i " + sh(f) +
-                    " --kallsyms " + sh(fifo) + "; wait");
+    const std::string report =
+        "PERF_BUILDID_DIR=" + sh(dir.path("cache")) + " " + perfkit_bin() + " report -q --html ";
+    auto at_once =
+        run(report + sh(dir.path("a.html")) + " -i " + sh(f) + " --kallsyms " + sh(copy));
+    auto late = run("(sleep 0.3; cat " + sh(copy) + " > " + sh(fifo) + ") & " + report +
+                    sh(dir.path("b.html")) + " -i " + sh(f) + " --kallsyms " + sh(fifo) + "; wait");
     ASSERT_EQ(at_once.status, 0) << at_once.err;
     ASSERT_EQ(late.status, 0) << late.err;
     EXPECT_TRUE(read_file(dir.path("a.html")) == read_file(dir.path("b.html"))) << fixture;

@@ -212,8 +212,9 @@ bool ElfFile::inflate(void* section) const {
   }
   inflated_.push_back(std::move(out));
   // The compressed bytes are read no more: their pages of the mapped file
-  // go back to the kernel (clean, so nothing is lost; memory that is not a
-  // file's is left as it is). Errors are of no consequence.
+  // go back to the kernel (clean, so nothing is lost; an image held in
+  // memory is left as it is). Errors are of no consequence.
+  if (!image_.empty()) return true;
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   const auto from = (reinterpret_cast<std::uintptr_t>(compressed) + page - 1) & ~(page - 1);
   const auto to = (reinterpret_cast<std::uintptr_t>(compressed) + compressed_size) & ~(page - 1);

@@ -13,7 +13,6 @@
 #include "cli/commands.h"
 #include "cli/diff_exports.h"
 #include "cli/options.h"
-#include "dump/itrace_dump.h"
 #include "dump/session_dump.h"
 #include "export/json.h"
 #include "report/diff.h"
@@ -211,8 +210,7 @@ std::string verdict_json(const Inputs& in, const report::GateLimits& lim,
 int dump_files(const Inputs& in, const session::SessionOptions& so) {
   FdWriter out = FdWriter::stdout_writer(1 << 20);
   dump::RecordPrinterOptions ro;
-  ro.auxtrace_dump = dump::intel_pt_auxtrace_dumper();
-  ro.diff_tool = true;
+  ro.diff_tool = true;  // AUX area records unhandled: no trace dumper
   for (const std::string& path : in.paths) {
     auto s = session::Session::open(path, so);
     Status st = s ? dump::run_report_dump(**s, ro, out) : Status(s.error());

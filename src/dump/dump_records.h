@@ -56,8 +56,9 @@ struct RecordPrinterOptions {
   // perf script's tool: it handles THREAD_MAP, CPU_MAP, THROTTLE and
   // UNTHROTTLE (no ": unhandled!").
   bool script_tool = false;
-  // perf diff's tool: ID_INDEX unhandled, and no "Aggregated stats" after
-  // the records (perf diff -D).
+  // perf diff's tool: ID_INDEX, EVENT_UPDATE, AUXTRACE_INFO and AUXTRACE
+  // unhandled (no AUX area dump), and no "Aggregated stats" after the
+  // records (perf diff -D).
   bool diff_tool = false;
 };
 

@@ -206,7 +206,6 @@ class Builder : public session::SampleVisitor {
   }
   // Appends a kept sample of `stack` to its thread's columns.
   void add(const Row& r, Index stack) {
-    const std::uint64_t time = r.time;
     event(r.event);
     if (last_index_ == kNone || r.pid != last_pid_ || r.tid != last_tid_) {
       last_pid_ = r.pid, last_tid_ = r.tid;
@@ -216,7 +215,7 @@ class Builder : public session::SampleVisitor {
     p_.order.push_back(last_index_);
     const Index comm = comm_id(r.comm);
     t.name = comm;
-    t.time.push_back(time);
+    t.time.push_back(r.time);
     t.stack.push_back(stack);
     t.event.push_back(static_cast<std::uint16_t>(r.event));
     t.weight.push_back(r.period);
@@ -226,9 +225,9 @@ class Builder : public session::SampleVisitor {
     e.samples += 1;
     e.period += r.period;
     Summary& sum = p_.summary;
-    if (time) {
-      sum.first_time = sum.first_time ? std::min(sum.first_time, time) : time;
-      sum.last_time = std::max(sum.last_time, time);
+    if (r.time) {
+      sum.first_time = sum.first_time ? std::min(sum.first_time, r.time) : r.time;
+      sum.last_time = std::max(sum.last_time, r.time);
     }
     sum.samples += 1;
   }

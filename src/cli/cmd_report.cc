@@ -18,6 +18,7 @@
 #include "dump/session_dump.h"
 #include "inject/inject_itrace.h"
 #include "report/report.h"
+#include "report/report_tasks.h"
 #include "session/session.h"
 
 namespace perfkit::cli {
@@ -65,6 +66,7 @@ struct Args {
   SymbolArgs lookup;  // where symbols come from
   bool children = false, no_children = false, inverted = false, stats = false;
   bool header = false, header_only = false;
+  bool tasks = false, mmaps = false;
   bool stdio = false, force = false, quiet = false, show_info = false, dump_raw = false;
   bool inline_flag = false, no_inline = false, group = false, no_group = false;
   bool branch_stack = false, no_branch_stack = false, no_itrace = false;
@@ -135,6 +137,8 @@ void add_input_options(CLI::App& app, Args& a) {
                  "Write the profile as one self-contained HTML page (flame graph, trees, "
                  "timeline) to this file");
   app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
+  app.add_flag("--tasks", a.tasks, "Display recorded tasks");
+  app.add_flag("--mmaps", a.mmaps, "Display recorded tasks memory maps");
   app.add_flag("--header", a.header, "Show the perf.data header first");
   app.add_flag("--header-only", a.header_only, "Only show the perf.data header");
   app.add_flag("-I,--show-info", a.show_info, "Show extra header information (topologies)");
@@ -167,7 +171,7 @@ struct RemoveOnExit {
 // trace). perf's --stats and -D decode nothing.
 Status decode_itrace(const Args& a, const StdinPeek& peek, std::string& input, RemoveOnExit& file,
                      report::ReportOptions& opts) {
-  if (a.no_itrace || a.stats || a.dump_raw) return ok();
+  if (a.no_itrace || a.stats || a.dump_raw || a.tasks || a.mmaps) return ok();
   const bool given = a.itrace_opt->count() > 0;
   intelpt::ItraceOptions it = inject::report_itrace_defaults();
   if (given) {
@@ -327,6 +331,21 @@ Status print_records(const Args& a, session::Session& s) {
   return dump::run_report_dump(s, ro, out);
 }
 
+// Wants no sample (the session skips them for --tasks).
+class NoSamples : public session::SampleVisitor {
+ public:
+  Status on_sample(const session::ResolvedSample&) override { return ok(); }
+};
+
+// --tasks, --mmaps: every side-band record applied, then the machine's threads.
+Status print_tasks(const Args& a, session::Session& s) {
+  NoSamples none;
+  PK_TRY(s.run(none));
+  FdWriter out = FdWriter::stdout_writer();
+  PK_TRY(report::print_tasks(s.machine(), a.mmaps, out));
+  return out.flush();
+}
+
 // --html: the options that mean the same for the profile model (the input,
 // perf script's filters, symbols, call chains, Intel PT).
 int html_report(const Args& a, const report::ReportOptions& opts) {
@@ -429,6 +448,8 @@ int cmd_report(int argc, char** argv) {
 
   const bool tty_err = isatty(STDERR_FILENO) && !a.quiet;
   session::SessionOptions so = session_options(a, peek, tty_err);
+  so.skip_samples = a.tasks || a.mmaps;  // perf's table: the side-band records' threads
+  so.skip_maps = a.tasks && !a.mmaps;    // and without --mmaps, not the maps'
   auto session = session::Session::open(input, so);
   if (!session) return fail("report", session.error());
   auto& s = **session;
@@ -438,6 +459,10 @@ int cmd_report(int argc, char** argv) {
   }
   if (a.stats || a.dump_raw) {
     auto st = print_records(a, s);
+    return st ? 0 : fail("report", st.error().with_context(s.reader().name()));
+  }
+  if (a.tasks || a.mmaps) {
+    auto st = print_tasks(a, s);
     return st ? 0 : fail("report", st.error().with_context(s.reader().name()));
   }
   return print_report(a, opts, s, tty_err, input_name);

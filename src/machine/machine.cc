@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 #include "abi/perf_event.h"
 #include "base/mapped_file.h"
@@ -69,7 +70,7 @@ void MapSet::insert(const Map& m) {
     if (m.end < old.end) {
       Map after = old;
       after.start = m.end;
-      if (!old.identity) after.pgoff += m.end - old.start;
+      after.pgoff += m.end - old.start;  // (identity maps ignore it)
       keep.push_back(after);
     }
   }
@@ -142,6 +143,14 @@ Thread& Machine::findnew_thread(std::int32_t pid, std::int32_t tid) {
     raw->maps = findnew_thread(pid, pid).maps;
   last_thread_ = raw;
   return *raw;
+}
+
+std::vector<const Thread*> Machine::threads() const {
+  std::vector<const Thread*> v;
+  v.reserve(threads_.size());
+  for (const auto& [tid, t] : threads_) v.push_back(t.get());
+  std::sort(v.begin(), v.end(), [](const Thread* a, const Thread* b) { return a->tid < b->tid; });
+  return v;
 }
 
 // Threads that leave the table stay alive: samples taken from them keep
@@ -218,7 +227,8 @@ void Machine::kernel_mmap(std::uint64_t start, std::uint64_t len, std::uint64_t 
 
 Status Machine::apply_mmap(const record::RecordView& r, std::uint64_t start, std::uint64_t len,
                            std::uint64_t pgoff, std::uint32_t pid, std::uint32_t tid,
-                           std::string_view filename, std::uint32_t prot, const elf::BuildId* bid) {
+                           std::string_view filename, std::uint32_t prot, std::uint32_t flags,
+                           std::uint64_t ino, const elf::BuildId* bid) {
   std::uint16_t mode = r.cpumode();
   if (mode == kMiscKernel || mode == kMiscGuestKernel) {
     kernel_mmap(start, len, pgoff, filename, bid);
@@ -232,11 +242,15 @@ Status Machine::apply_mmap(const record::RecordView& r, std::uint64_t start, std
   m.start = start;
   m.end = start + len;
   m.pgoff = pgoff;
+  m.prot = prot;
+  m.flags = flags;
+  m.ino = ino;
   DsoKind kind = kind_of(name);
-  if (kind == DsoKind::kVdso) m.pgoff = 0;
+  if (kind == DsoKind::kVdso) m.pgoff = m.ino = 0;  // perf's vdso dso has no id
   m.dso = &findnew_dso(name, kind);
   m.identity = anon || no_dso;
   if (bid && !bid->empty()) m.dso->build_id = *bid;
+  if (!m.dso->ino) m.dso->ino = m.ino;
   t.maps->insert(m);
   return ok();
 }
@@ -258,7 +272,7 @@ Status Machine::apply(const record::RecordView& r) {
     case kRecordMmap: {
       PK_ASSIGN(auto m, record::parse_mmap(r));
       std::uint32_t prot = (r.misc & kMiscMmapData) ? 0 : kProtExec;
-      return apply_mmap(r, m.start, m.len, m.pgoff, m.pid, m.tid, m.filename, prot, nullptr);
+      return apply_mmap(r, m.start, m.len, m.pgoff, m.pid, m.tid, m.filename, prot, 0, 0, nullptr);
     }
     case kRecordMmap2: {
       PK_ASSIGN(auto m, record::parse_mmap2(r));
@@ -270,7 +284,10 @@ Status Machine::apply(const record::RecordView& r) {
       if (m.flags & kMapHugetlb) {
         // MAP_HUGETLB memory is anonymous for perf.
       }
-      return apply_mmap(r, m.start, m.len, m.pgoff, m.pid, m.tid, m.filename, prot,
+      // perf reads the inode where the record has it, over a build-id too
+      std::uint64_t ino = m.ino;
+      if (m.has_build_id && m.build_id.size() >= 12) std::memcpy(&ino, m.build_id.data() + 4, 8);
+      return apply_mmap(r, m.start, m.len, m.pgoff, m.pid, m.tid, m.filename, prot, m.flags, ino,
                         m.has_build_id ? &bid : nullptr);
     }
     case kRecordComm: {

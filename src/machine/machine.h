@@ -52,12 +52,17 @@ struct Dso {
   const symbol::SymbolTable* symbols = nullptr;  // after load
   std::shared_ptr<const symbol::SymbolTable> owned;
   std::uint64_t kernel_ref_reloc = 0;  // the kernel map's pgoff (_text address)
+  std::uint64_t ino = 0;               // the first MMAP2 inode seen for it (perf's dso id)
 };
 
 struct Map {
   std::uint64_t start = 0, end = 0, pgoff = 0;
   Dso* dso = nullptr;
   bool identity = false;  // anon and no-dso memory: addresses are not file offsets
+  // As recorded (report --mmaps prints them): PROT_* and MAP_* bits (an
+  // MMAP record's: PROT_EXEC unless a data map) and the file's inode.
+  std::uint32_t prot = 0, flags = 0;
+  std::uint64_t ino = 0;
   std::uint64_t map_ip(std::uint64_t ip) const { return identity ? ip : ip - start + pgoff; }
   std::uint64_t unmap_ip(std::uint64_t rip) const { return identity ? rip : rip + start - pgoff; }
 };
@@ -114,6 +119,8 @@ class Machine {
   Status apply(const record::RecordView& r);
 
   Thread& findnew_thread(std::int32_t pid, std::int32_t tid);
+  // The threads in the table (not those a FORK replaced), by tid.
+  std::vector<const Thread*> threads() const;
   // Resolves `addr` seen in `cpumode` in `thread`'s address space; loads the
   // DSO's symbols on first use. Marks the DSO hit when `mark_hit`.
   // With `defer_kernel`, a kernel address does not wait for the kernel's
@@ -154,7 +161,8 @@ class Machine {
  private:
   Status apply_mmap(const record::RecordView& r, std::uint64_t start, std::uint64_t len,
                     std::uint64_t pgoff, std::uint32_t pid, std::uint32_t tid,
-                    std::string_view filename, std::uint32_t prot, const elf::BuildId* bid);
+                    std::string_view filename, std::uint32_t prot, std::uint32_t flags,
+                    std::uint64_t ino, const elf::BuildId* bid);
   void kernel_mmap(std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
                    std::string_view filename, const elf::BuildId* bid);
   void load(Dso& dso);

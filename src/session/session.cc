@@ -87,7 +87,7 @@ Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   PK_TRY(v.on_delivery(rec));
   switch (r.type) {
     case kRecordSample:
-      return on_sample(rec, v);
+      return opts_.skip_samples ? ok() : on_sample(rec, v);
     case kRecordLostSamples: {
       PK_ASSIGN(auto l, record::parse_lost_samples(r));
       stats_.total_lost_samples += l.lost;
@@ -104,7 +104,8 @@ Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
       break;
   }
   PK_TRY(v.before_record(rec));
-  if (r.type < kRecordUserTypeStart) PK_TRY(machine_->apply(r));
+  const bool map = r.type == kRecordMmap || r.type == kRecordMmap2;
+  if (r.type < kRecordUserTypeStart && !(map && opts_.skip_maps)) PK_TRY(machine_->apply(r));
   return v.after_record(rec);
 }
 

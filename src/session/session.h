@@ -97,6 +97,12 @@ struct SessionOptions {
   bool resolve_callchains = true;
   bool caller_order = false;  // callchain frames root first
   int max_stack = 127;
+  // Samples are counted, not decoded: no thread is made for them (report
+  // --tasks, whose table is what the side-band records make).
+  bool skip_samples = false;
+  // MMAP and MMAP2 records are not applied (report --tasks without --mmaps:
+  // perf's table then holds no thread that only a map names).
+  bool skip_maps = false;
   // Deliver records in file order rather than perf's time order.
   bool unordered = false;
   // Unwinds user stacks of samples that carry them; nullptr: none.

@@ -18,6 +18,7 @@
 #include "dump/session_dump.h"
 #include "inject/inject_itrace.h"
 #include "report/report.h"
+#include "report/report_callees.h"
 #include "report/report_tasks.h"
 #include "session/session.h"
 
@@ -96,6 +97,9 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
   app.add_flag("--ns", opts.nanosecs, "Show times in nanoseconds");
   app.add_flag("--hide-unresolved", opts.hide_unresolved,
                "Only display entries resolved to a symbol");
+  app.add_flag("-x,--exclude-other", opts.exclude_other, "Only display entries with parent-match");
+  app.add_option("--ignore-callees", opts.ignore_callees,
+                 "Ignore callees of the functions matching this regex in call graphs");
   app.add_option("--time-quantum", a.time_quantum,
                  "Bins of the 'time' sort key (s, ms, us, ns; default 100ms)");
   app.add_option("-p,--parent", a.parent,
@@ -414,6 +418,13 @@ int cmd_report(int argc, char** argv) {
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
   a.callgraph_given = app.count("-g") > 0;
+  if (report::IgnoreCallees check; !opts.ignore_callees.empty()) {
+    // perf refuses a bad regex as it parses the options
+    if (auto st = check.setup(opts.ignore_callees); !st) {
+      fmt::print(stderr, "{}\n Usage: perfkit report [<options>]\n\n", st.error().message());
+      return kUsageExit;
+    }
+  }
   a.percent_limit_given = app.count("--percent-limit") > 0;
   if (!a.html.empty()) return html_report(a, opts);
 

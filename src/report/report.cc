@@ -62,6 +62,11 @@ bool Report::is_filtered(const session::ResolvedSample& s, const machine::Locati
   return false;
 }
 
+// perf's symbol__parent_filter: with -x an entry without a parent is filtered.
+bool Report::excluded_other() const {
+  return opts_.exclude_other && !(ext_->active() && ext_->has_parent());
+}
+
 EntryKey Report::make_key(const session::ResolvedSample& s, const machine::Location& loc,
                           const char* inlined, int lookups, const char* srcline) {
   EntryKey k;
@@ -333,7 +338,7 @@ void Report::add_branches(Hists& h, const session::ResolvedSample& s) {
     BranchInfo b = branches_.resolve(m, *s.thread, be.from, be.to, be.flags, loc);
     if (ext_->active()) ext_->set_branch(branches_.key(b));
     loc.addr = be.to;  // perf's entry ip: the target as recorded
-    bool filtered = is_filtered(s, loc);
+    bool filtered = is_filtered(s, loc) || excluded_other();
     std::uint32_t idx = add_entry(h, make_key(s, loc), s, loc, s.loc.level, filtered, true, 1, 1);
     if (h.entries[idx].branch == UINT32_MAX) h.entries[idx].branch = branches_.full(b);
     h.nr_samples += 1;
@@ -341,8 +346,10 @@ void Report::add_branches(Hists& h, const session::ResolvedSample& s) {
   }
 }
 
-Status Report::add_sample(const session::ResolvedSample& s, std::uint64_t period,
+Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t period,
                           std::uint32_t count) {
+  const session::ResolvedSample& s =
+      ignore_.active() && !branch_mode_ ? ignore_.apply(sample, session_->machine()) : sample;
   const auto& smp = *s.sample;
   if (s.event >= hists_.size()) hists_.resize(s.event + 1);
   if (!settled_) settle_from_events();
@@ -362,12 +369,12 @@ Status Report::add_sample(const session::ResolvedSample& s, std::uint64_t period
       if (f.loc.symbol >= 0) resolved_chain_.push_back(f);
     chain = resolved_chain_;
   }
-  bool filtered = is_filtered(s, s.loc);
+  if (ext_->active()) ext_->begin_sample(s);
+  bool filtered = is_filtered(s, s.loc) || excluded_other();
   if (s.loc.dso) s.loc.dso->hit = true;
   h.nr_samples += count;
   if (!filtered) h.nr_non_filtered_samples += count;
 
-  if (ext_->active()) ext_->begin_sample(s);
   path_.clear();
   if (use_callchain_) {
     for (const session::Frame& f : chain) {
@@ -555,6 +562,7 @@ void Report::settle(session::Session& session) {
   auto lines =
       std::make_shared<symbol::SourceLines>(session.symbolizer(), symbol::SourceLineOptions{});
   if (setup_status_) setup_status_ = ext_->setup(session, opts_, lines);
+  if (setup_status_) setup_status_ = ignore_.setup(opts_.ignore_callees);
   if (setup_status_ && !opts_.time_str.empty()) {
     // Percent ranges are of the first..last sample time perf record wrote.
     std::uint64_t first = 0, last = 0;

@@ -126,6 +126,11 @@ struct ReportOptions {
   // --hide-unresolved: samples in no symbol left out, and the frames in
   // none from call chains (perf's symbol_conf.hide_unresolved).
   bool hide_unresolved = false;
+  // -x/--exclude-other: the samples whose chain has no parent (the
+  // "parent" key's [other]; every sample without that key) are filtered.
+  bool exclude_other = false;
+  // --ignore-callees: a POSIX extended regex (report_callees.h); "" none.
+  std::string ignore_callees;
   // --ns: the time key in nanoseconds (perf's symbol_conf.nanosecs).
   bool nanosecs = false;
   // -t/--field-separator: between columns instead of spaces ("" none).

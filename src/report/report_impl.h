@@ -14,6 +14,7 @@
 #include "base/flat_map.h"
 #include "report/report.h"
 #include "report/report_branch.h"
+#include "report/report_callees.h"
 #include "report/report_chain.h"
 #include "session/tracepoint.h"
 
@@ -338,6 +339,7 @@ class Report : public session::SampleVisitor {
   bool note_unresolved(const machine::Location& loc, std::uint64_t ip);
   bool sample_wraps_ips(const session::ResolvedSample& s);
   Status setup_status_ = ok();  // a bad parent regex or --time string
+  IgnoreCallees ignore_;        // --ignore-callees
   bool no_callchains_for_g_ = false;
   bool no_callchains_for_parent_ = false;
   void finish();
@@ -426,6 +428,7 @@ class Report : public session::SampleVisitor {
                    const EntryKey& key);
   const std::string* dso_name(const machine::Dso* d);
   bool is_filtered(const session::ResolvedSample& s, const machine::Location& loc) const;
+  bool excluded_other() const;
   std::vector<ChainEntry> path_;
   std::vector<std::uint32_t> seen_;
   std::vector<const std::string*> dso_names_;

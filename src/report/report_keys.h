@@ -57,6 +57,8 @@ class ExtKeys {
   void begin_sample(const session::ResolvedSample& s);
   // Branch-stack mode: the branch the next entries are of.
   void set_branch(std::uint32_t key) { sample_.branch = key; }
+  // Whether the current sample's chain has a parent (the "parent" key).
+  bool has_parent() const { return sample_.parent != nullptr; }
   // The interned ExtKey of an entry of the current sample at `loc`
   // (`inlined`: an inline frame's function name), resolving its source line
   // `lookups` times as perf does. `srcline`: the frame's own source line

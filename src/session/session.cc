@@ -231,8 +231,13 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
         !resolve_lbr_callchain(sample_, t, defer))
       resolve_callchain(sample_, t, defer);
     constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
-    if (opts_.unwinder && (sample_.sample_type & kUserStack) == kUserStack)
+    if (opts_.unwinder && (sample_.sample_type & kUserStack) == kUserStack) {
+      const std::size_t recorded = frames_.size();
       unwind_user_stack(sample_, t);
+      const std::size_t added = frames_.size() - recorded;
+      rs.unwound_begin = opts_.caller_order ? 0 : recorded;
+      rs.unwound_end = rs.unwound_begin + added;
+    }
     rs.callchain = frames_;
   }
   return v.on_sample(rs);

@@ -49,6 +49,9 @@ struct ResolvedSample {
   // The callchain after context markers are consumed, in the order asked for
   // (callee first by default), at most max_stack entries. Valid during the call.
   std::span<const Frame> callchain;
+  // The frames of `callchain` the user-stack unwinder added, [begin, end):
+  // after the recorded chain, or before it in caller order.
+  std::size_t unwound_begin = 0, unwound_end = 0;
 };
 
 // A sample before its addresses are resolved (SampleVisitor::take_raw).

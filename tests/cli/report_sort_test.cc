@@ -169,6 +169,52 @@ TEST(ReportHideUnresolved, SameAsPerf) {
   EXPECT_EQ(compared, 16);
 }
 
+// --ignore-callees: the last matching frame of the recorded chain (walked
+// callee first, or caller first with -G and with --children) becomes the
+// sample's location and the frames before it are dropped; frames the DWARF
+// unwinder adds are never matched. A bad regex: perf's words, status 129.
+TEST(ReportIgnoreCallees, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"fp.data", "dwarf.data", "syswide_g.data"}) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* regex : {"run", "^main$", "^spin$|asm_sysvec", "do_syscall_64|^hot$"})
+      for (const char* mode : {"", "--no-children", "-G --no-children", "-g none --sort dso,sym"}) {
+        const std::string args = std::string("--ignore-callees '") + regex + "' " + mode;
+        std::string d = diff_report(f, args);
+        EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+        ++compared;
+      }
+  }
+  EXPECT_EQ(compared, 48);
+  const std::string f = test::fixture("fp.data");
+  auto bad =
+      test::run(test::perfkit_bin() + " report --stdio --ignore-callees '(' -i " + test::sh(f));
+  EXPECT_EQ(bad.status, 129);
+  EXPECT_EQ(bad.err.substr(0, bad.err.find('\n')), "Invalid --ignore-callees regex: (");
+  EXPECT_TRUE(bad.out.empty()) << bad.out;
+}
+
+// -x/--exclude-other: entries whose sample has no parent are filtered out
+// (all of them without the parent key).
+TEST(ReportExcludeOther, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"syswide_g.data", "fp.data"}) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* args :
+         {"-x -g none", "-x --sort parent,sym -g none", "-x -p clock --no-children",
+          "-x -p 'clock|^run$'", "-x -p '^main$' --sort dso,sym -n"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 10);
+}
+
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");

@@ -62,6 +62,15 @@ bool Report::is_filtered(const session::ResolvedSample& s, const machine::Locati
   return false;
 }
 
+// perf's hists__filter_entry_by_symbol: the entry's symbol (an inlined
+// function's own name) must contain the --symbol-filter text.
+bool Report::symbol_filtered(const EntryKey& key, const machine::Location& loc) const {
+  // (the entry's symbol is its first sample's, sym a key or not)
+  if (!key.inlined && (loc.symbol < 0 || !loc.dso)) return true;
+  std::string_view name = key.inlined ? key.inlined : session_->machine().symbol_name(loc);
+  return name.find(opts_.symbol_filter) == std::string_view::npos;
+}
+
 // perf's symbol__parent_filter: with -x an entry without a parent is filtered.
 bool Report::excluded_other() const {
   return opts_.exclude_other && !(ext_->active() && ext_->has_parent());
@@ -160,6 +169,7 @@ std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const session::Re
   // perf's comparison inconsistent: then entries are found as perf's tree
   // search finds them (from the first such entry on).
   if (!key.has_sym) ips_wrap_ |= note_unresolved(loc, loc.addr);
+  if (symbol_filter_) filtered |= symbol_filtered(key, loc);
   if (h.live_on || key.inlined || sym_without_dso() || ips_wrap_) {
     at = live_entry(h, key, s, loc, level, filtered);
   } else if (at = h.index.find(key, h.entries); at == EntryIndex::kNone) {
@@ -563,6 +573,11 @@ void Report::settle(session::Session& session) {
       std::make_shared<symbol::SourceLines>(session.symbolizer(), symbol::SourceLineOptions{});
   if (setup_status_) setup_status_ = ext_->setup(session, opts_, lines);
   if (setup_status_) setup_status_ = ignore_.setup(opts_.ignore_callees);
+  // perf applies its entry filters as it collapses entries, which it does
+  // only when a --sort key needs it (comm): otherwise --symbol-filter is moot.
+  symbol_filter_ =
+      !opts_.symbol_filter.empty() && !(opts_.fields_given && !opts_.sort_given) &&
+      std::find(opts_.sort.begin(), opts_.sort.end(), SortKey::kComm) != opts_.sort.end();
   if (setup_status_ && !opts_.time_str.empty()) {
     // Percent ranges are of the first..last sample time perf record wrote.
     std::uint64_t first = 0, last = 0;

@@ -129,6 +129,9 @@ struct ReportOptions {
   // -x/--exclude-other: the samples whose chain has no parent (the
   // "parent" key's [other]; every sample without that key) are filtered.
   bool exclude_other = false;
+  // --symbol-filter: entries whose symbol does not contain this text (and
+  // those in no symbol) are filtered, each entry by its own symbol.
+  std::string symbol_filter;
   // --ignore-callees: a POSIX extended regex (report_callees.h); "" none.
   std::string ignore_callees;
   // --ns: the time key in nanoseconds (perf's symbol_conf.nanosecs).

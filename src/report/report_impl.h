@@ -340,6 +340,7 @@ class Report : public session::SampleVisitor {
   bool sample_wraps_ips(const session::ResolvedSample& s);
   Status setup_status_ = ok();  // a bad parent regex or --time string
   IgnoreCallees ignore_;        // --ignore-callees
+  bool symbol_filter_ = false;  // --symbol-filter, where perf applies it
   bool no_callchains_for_g_ = false;
   bool no_callchains_for_parent_ = false;
   void finish();
@@ -429,6 +430,7 @@ class Report : public session::SampleVisitor {
   const std::string* dso_name(const machine::Dso* d);
   bool is_filtered(const session::ResolvedSample& s, const machine::Location& loc) const;
   bool excluded_other() const;
+  bool symbol_filtered(const EntryKey& key, const machine::Location& loc) const;
   std::vector<ChainEntry> path_;
   std::vector<std::uint32_t> seen_;
   std::vector<const std::string*> dso_names_;

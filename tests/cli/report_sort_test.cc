@@ -215,6 +215,28 @@ TEST(ReportExcludeOther, SameAsPerf) {
   EXPECT_EQ(compared, 10);
 }
 
+// --symbol-filter: each entry kept only when its symbol (its first
+// sample's, sym a key or not) contains the text; as perf, only when a
+// --sort key makes perf collapse its entries (comm), else it changes nothing.
+TEST(ReportSymbolFilter, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"syswide_g.data", "fp.data", "dwarf.data"}) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* args :
+         {"--symbol-filter=clock", "--symbol-filter=clock --no-children -g caller",
+          "--symbol-filter=_ --sort dso,sym", "--symbol-filter=_ --sort pid,comm -g caller",
+          "--symbol-filter=spin --percentage relative",
+          "--symbol-filter=k -n --show-total-period -g none"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 18);
+}
+
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");

@@ -54,6 +54,7 @@ void add_output_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
                  "code_page_size,ins_lat");
   app.add_flag("-G,--hide-call-graph", opts.hide_callchain,
                "When printing symbols do not display call chain");
+  add_event_switch_options(app, opts.evswitch);
   app.add_option("--max-stack", opts.max_stack,
                  "Set the maximum stack depth when parsing the callchain (default 127)");
   app.add_flag("--ns", opts.ns, "Use 9 decimal places when displaying time");

@@ -97,4 +97,12 @@ int fail(std::string_view cmd, const Error& e) {
   return 1;
 }
 
+void add_event_switch_options(CLI::App& app, session::EventSwitchOptions& o) {
+  app.add_option("--switch-on", o.on, "Consider events after the ocurrence of this event");
+  app.add_option("--switch-off", o.off,
+                 "Stop considering events after the ocurrence of this event");
+  app.add_flag("--show-on-off-events", o.show_on_off,
+               "Show the on/off switch events, used with --switch-on and --switch-off");
+}
+
 }  // namespace perfkit::cli

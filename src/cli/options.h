@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/text.h"
+#include "session/event_switch.h"
 #include "symbol/symbolizer.h"
 
 namespace perfkit::cli {
@@ -59,5 +60,8 @@ symbol::SymbolizerOptions symbolizer_options(const SymbolArgs& a);
 
 // Prints "perfkit CMD: message" to stderr and returns 1.
 int fail(std::string_view cmd, const Error& e);
+
+// --switch-on, --switch-off, --show-on-off-events (report and script).
+void add_event_switch_options(CLI::App& app, session::EventSwitchOptions& o);
 
 }  // namespace perfkit::cli

@@ -192,8 +192,11 @@ std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const session::Re
   return at;
 }
 
-bool Report::accepts(const record::Sample& smp) const {
+// perf report's order: the time ranges, the on/off switch (which sees every
+// sample in them), then the CPUs.
+bool Report::accepts(const record::Sample& smp, std::size_t event) {
   if (!time_ranges_.empty() && session::skip_by_time(time_ranges_, smp.time)) return false;
+  if (evswitch_.active() && evswitch_.discard(event)) return false;
   return !opts_.have_cpus ||
          std::find(opts_.cpus.begin(), opts_.cpus.end(), smp.cpu) != opts_.cpus.end();
 }
@@ -209,7 +212,9 @@ void Report::decide_fold() {
   if (!settled_) settle_from_events();
   // Keys of the sample itself (time, srcline...) and unwound user stacks
   // make each sample its own.
-  if (opts_.fold_max_kept == 0 || ext_->active() || sym_without_dso() || branch_mode_) return;
+  if (opts_.fold_max_kept == 0 || ext_->active() || sym_without_dso() || branch_mode_ ||
+      evswitch_.active())
+    return;
   // READ samples are split among the events by their counter values; the
   // chains of unwound user stacks and LBR call stacks are not in the key.
   constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
@@ -229,7 +234,7 @@ void Report::decide_fold() {
 bool Report::take_raw(const session::RawSample& r) {
   if (!fold_decided_) decide_fold();
   if (!fold_) return false;
-  if (!accepts(*r.sample)) return true;
+  if (!accepts(*r.sample, r.event)) return true;
   return fold_->fold(r, period_of(r.event, *r.sample), session_->machine().generation());
 }
 
@@ -246,7 +251,7 @@ Status Report::on_sample(const session::ResolvedSample& s) {
     }
     return fold_->full() ? drain_fold() : ok();
   }
-  if (!accepts(*s.sample)) return ok();
+  if (!accepts(*s.sample, s.event)) return ok();
   if (s.sample->sample_type & kSampleRead) return add_read_sample(s);
   return add_sample(s, period_of(s.event, *s.sample), 1);
 }
@@ -573,6 +578,7 @@ void Report::settle(session::Session& session) {
       std::make_shared<symbol::SourceLines>(session.symbolizer(), symbol::SourceLineOptions{});
   if (setup_status_) setup_status_ = ext_->setup(session, opts_, lines);
   if (setup_status_) setup_status_ = ignore_.setup(opts_.ignore_callees);
+  if (setup_status_) setup_status_ = evswitch_.setup(opts_.evswitch, session);
   // perf applies its entry filters as it collapses entries, which it does
   // only when a --sort key needs it (comm): otherwise --symbol-filter is moot.
   symbol_filter_ =

@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "base/output.h"
+#include "session/event_switch.h"
 #include "session/session.h"
 #include "session/time_filter.h"
 
@@ -132,6 +133,8 @@ struct ReportOptions {
   // --symbol-filter: entries whose symbol does not contain this text (and
   // those in no symbol) are filtered, each entry by its own symbol.
   std::string symbol_filter;
+  // --switch-on, --switch-off, --show-on-off-events (session/event_switch.h)
+  session::EventSwitchOptions evswitch;
   // --ignore-callees: a POSIX extended regex (report_callees.h); "" none.
   std::string ignore_callees;
   // --ns: the time key in nanoseconds (perf's symbol_conf.nanosecs).

@@ -338,9 +338,10 @@ class Report : public session::SampleVisitor {
   bool ips_wrap_ = false;
   bool note_unresolved(const machine::Location& loc, std::uint64_t ip);
   bool sample_wraps_ips(const session::ResolvedSample& s);
-  Status setup_status_ = ok();  // a bad parent regex or --time string
-  IgnoreCallees ignore_;        // --ignore-callees
-  bool symbol_filter_ = false;  // --symbol-filter, where perf applies it
+  Status setup_status_ = ok();     // a bad parent regex or --time string
+  IgnoreCallees ignore_;           // --ignore-callees
+  session::EventSwitch evswitch_;  // --switch-on, --switch-off
+  bool symbol_filter_ = false;     // --symbol-filter, where perf applies it
   bool no_callchains_for_g_ = false;
   bool no_callchains_for_parent_ = false;
   void finish();
@@ -400,7 +401,7 @@ class Report : public session::SampleVisitor {
                           const machine::Location& loc, char level, bool filtered, bool self,
                           std::uint64_t period, std::uint32_t count);
   // Whether the --time and -C filters keep the sample.
-  bool accepts(const record::Sample& smp) const;
+  bool accepts(const record::Sample& smp, std::size_t event);
   std::uint64_t period_of(std::size_t event, const record::Sample& smp) const;
   // Adds `count` samples like `s` of `period` in all to the histograms.
   Status add_sample(const session::ResolvedSample& s, std::uint64_t period, std::uint32_t count);

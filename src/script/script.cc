@@ -73,6 +73,7 @@ Status ScriptPrinter::prepare() {
   PK_TRY(opts_.fields.check(reader.events(), names, traits_, use_callchain_));
 
   PK_TRY(filter_.prepare(reader));
+  PK_TRY(evswitch_.setup(opts_.evswitch, session_));
 
   make_tracepoint_formatter();
   defer_kernel_ = kernel_frames_can_wait();

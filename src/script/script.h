@@ -21,6 +21,7 @@
 #include "base/error.h"
 #include "base/output.h"
 #include "script/script_fields.h"
+#include "session/event_switch.h"
 #include "session/session.h"
 #include "session/time_filter.h"
 
@@ -31,9 +32,10 @@ struct ScriptOptions {
   // -D: every record dumped as perf script -D prints it, each sample then
   // followed by its resolution lines and its script output.
   bool dump_raw = false;
-  bool hide_callchain = false;  // -G
-  int max_stack = 127;          // --max-stack
-  bool ns = false;              // --ns: nanosecond times
+  bool hide_callchain = false;           // -G
+  session::EventSwitchOptions evswitch;  // --switch-on, --switch-off, --show-on-off-events
+  int max_stack = 127;                   // --max-stack
+  bool ns = false;                       // --ns: nanosecond times
   bool reltime = false;
   bool deltatime = false;
   bool latency = false;           // -L

@@ -109,7 +109,8 @@ class ScriptPrinter : public session::SampleVisitor {
   bool use_callchain_ = true;
   std::uint64_t initial_time_ = 0, previous_time_ = 0;
   std::uint64_t last_timestamp_ = 0, nr_unordered_ = 0;
-  session::SampleFilter filter_;  // -C, --time, -c, --pid, --tid, --dsos, -S
+  session::SampleFilter filter_;   // -C, --time, -c, --pid, --tid, --dsos, -S
+  session::EventSwitch evswitch_;  // --switch-on, --switch-off
   std::shared_ptr<symbol::SourceLines> lines_;
   std::vector<symbol::SourceLines::Dso*> lines_by_dso_;
   std::unique_ptr<session::TracepointFormatter> tracepoints_;

@@ -237,6 +237,31 @@ TEST(ReportSymbolFilter, SameAsPerf) {
   EXPECT_EQ(compared, 18);
 }
 
+// --switch-on/--switch-off/--show-on-off-events: samples dropped until the
+// on event's first sample, and from an off event's sample until the next on
+// (after --time, before -C, as perf); an unknown event is an error.
+TEST(ReportEventSwitch, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture("multi.data");
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  int compared = 0;
+  for (const char* sw : {"--switch-on page-faults", "--switch-off page-faults --show-on-off-events",
+                         "--switch-on task-clock --switch-off page-faults",
+                         "--switch-on page-faults --switch-off cpu-clock --show-on-off-events",
+                         "--switch-off task-clock --time 20%-50%"})
+    for (const char* mode : {"", "-g none --sort sym -n"}) {
+      const std::string args = std::string(sw) + " " + mode;
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << args << ":\n" << d;
+      ++compared;
+    }
+  EXPECT_EQ(compared, 10);
+  auto bad =
+      test::run(test::perfkit_bin() + " report --stdio --switch-on nosuch -i " + test::sh(f));
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("switch-on event not found (nosuch)"), std::string::npos) << bad.err;
+}
+
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");

@@ -176,6 +176,16 @@ TEST(ScriptOptions, FiltersMatchPerf) {
   expect_same("dwarf.data", "--comm cpuloop");
 }
 
+// --switch-on/--switch-off/--show-on-off-events, after the other filters.
+TEST(ScriptOptions, EventSwitchMatchesPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* args :
+       {"--switch-on page-faults", "--switch-off page-faults --show-on-off-events",
+        "--switch-on task-clock --switch-off page-faults -F event,time,ip,sym",
+        "--switch-on cpu-clock --switch-off page-faults --show-on-off-events --time 0%-60%"})
+    expect_same("multi.data", args);
+}
+
 TEST(ScriptOptions, AbsoluteTimeRangesMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("syswide.data");

@@ -98,6 +98,8 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
   app.add_flag("--hide-unresolved", opts.hide_unresolved,
                "Only display entries resolved to a symbol");
   add_event_switch_options(app, opts.evswitch);
+  app.add_flag("--skip-empty,!--no-skip-empty", opts.skip_empty,
+               "Do not display empty (or dummy) events in the output");
   app.add_option("--symbol-filter", opts.symbol_filter,
                  "Only show symbols that (partially) match with this filter");
   app.add_flag("-x,--exclude-other", opts.exclude_other, "Only display entries with parent-match");

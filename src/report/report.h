@@ -130,6 +130,9 @@ struct ReportOptions {
   // -x/--exclude-other: the samples whose chain has no parent (the
   // "parent" key's [other]; every sample without that key) are filtered.
   bool exclude_other = false;
+  // --skip-empty (perf's default) / --no-skip-empty: events without a
+  // sample get no block.
+  bool skip_empty = true;
   // --symbol-filter: entries whose symbol does not contain this text (and
   // those in no symbol) are filtered, each entry by its own symbol.
   std::string symbol_filter;

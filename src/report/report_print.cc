@@ -779,10 +779,11 @@ std::size_t ReportBuilder::entries() const {
 
 void Report::print(session::Session& session, FdWriter& out) {
   outf(out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", session.stats().total_lost_samples);
+  if (!opts_.skip_empty) hists_.resize(std::max(hists_.size(), session.reader().events().size()));
   for (std::size_t i = 0; i < hists_.size(); ++i) {
     Hists& h = hists_[i];
     if (h.group_member) continue;
-    if (!h.nr_samples) continue;  // perf's --skip-empty default
+    if (!h.nr_samples && opts_.skip_empty) continue;
     std::uint64_t nr = 0, events = 0;
     std::vector<std::uint64_t> totals;
     std::vector<std::size_t> members = h.members;

@@ -262,6 +262,27 @@ TEST(ReportEventSwitch, SameAsPerf) {
   EXPECT_NE(bad.err.find("switch-on event not found (nosuch)"), std::string::npos) << bad.err;
 }
 
+// --no-skip-empty: a block for every event, those without samples (the
+// dummy event of -a recordings) included.
+TEST(ReportSkipEmpty, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"syswide_g.data", "multi.data", "group.data"}) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* args :
+         {"--no-skip-empty", "--no-skip-empty -g none --sort dso", "--skip-empty"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 9);
+  auto k = test::run(test::perfkit_bin() + " report --stdio --no-skip-empty -i " +
+                     test::sh(test::fixture("syswide_g.data")));
+  EXPECT_NE(k.out.find("of event 'dummy:HG'"), std::string::npos);
+}
+
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");

@@ -50,6 +50,17 @@ pid_t start_pager() {
   return pid;
 }
 
+// --stdio-color: "always", "never", or "auto" (perf's default: on a
+// terminal, or into the pager, whose terminal is not "dumb"). perf warns of
+// another value and takes "auto".
+bool use_color(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  if (mode != "auto") fmt::print(stderr, "bad config value for 'color.ui', ignoring...\n");
+  const char* term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) && term && std::string_view(term) != "dumb";
+}
+
 void wait_pager(pid_t pid) {
   if (pid < 0) return;
   fflush(stdout);
@@ -68,6 +79,7 @@ struct Args {
   bool children = false, no_children = false, inverted = false, stats = false;
   bool header = false, header_only = false;
   bool tasks = false, mmaps = false;
+  std::string stdio_color = "auto";
   bool stdio = false, force = false, quiet = false, show_info = false, dump_raw = false;
   bool inline_flag = false, no_inline = false, group = false, no_group = false;
   bool branch_stack = false, no_branch_stack = false, no_itrace = false;
@@ -98,6 +110,8 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
   app.add_flag("--hide-unresolved", opts.hide_unresolved,
                "Only display entries resolved to a symbol");
   add_event_switch_options(app, opts.evswitch);
+  app.add_option("--stdio-color", a.stdio_color,
+                 "'always' (default), 'never' or 'auto' only applicable to --stdio mode");
   app.add_flag("--skip-empty,!--no-skip-empty", opts.skip_empty,
                "Do not display empty (or dummy) events in the output");
   app.add_option("--symbol-filter", opts.symbol_filter,
@@ -432,6 +446,7 @@ int cmd_report(int argc, char** argv) {
   }
   a.percent_limit_given = app.count("--percent-limit") > 0;
   if (!a.html.empty()) return html_report(a, opts);
+  opts.color = use_color(a.stdio_color);
 
   std::string input = a.input;
   if (input.empty())

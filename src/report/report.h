@@ -130,6 +130,9 @@ struct ReportOptions {
   // -x/--exclude-other: the samples whose chain has no parent (the
   // "parent" key's [other]; every sample without that key) are filtered.
   bool exclude_other = false;
+  // --stdio-color: percentages coloured as perf colours them (red from 5%,
+  // green above 0.5%).
+  bool color = false;
   // --skip-empty (perf's default) / --no-skip-empty: events without a
   // sample get no block.
   bool skip_empty = true;

@@ -42,9 +42,18 @@ int put_left(char* buf, std::size_t cap, std::string_view s, int w) {
   return static_cast<int>(width);
 }
 
-// printf's "%*.2f%%" in `width` (to_chars gives printf's digits for a
-// precision).
-void put_percent(FdWriter& out, double p, const char* lead, int width = 6) {
+// perf's get_percent_color: red from 5%, green above 0.5%, else none.
+const char* percent_color(double p) {
+  const double a = std::fabs(p);
+  return a >= 5.0 ? "\033[31m" : a > 0.5 ? "\033[32m" : nullptr;
+}
+
+// printf's "%*.2f%%" in `width` after `lead` (to_chars gives printf's
+// digits for a precision); with `color`, all of it in the percentage's
+// colour (perf's percent_color_snprintf).
+void put_percent(FdWriter& out, double p, const char* lead, int width = 6, bool color = false) {
+  const char* c = color ? percent_color(p) : nullptr;
+  if (c) out.write(c);
   char buf[64];
   char* end = std::to_chars(buf, buf + sizeof buf, p, std::chars_format::fixed, 2).ptr;
   auto len = static_cast<std::size_t>(end - buf);
@@ -52,6 +61,7 @@ void put_percent(FdWriter& out, double p, const char* lead, int width = 6) {
   for (auto w = static_cast<std::size_t>(width); len < w; --w) out.write(" ");
   out.write(std::string_view(buf, len));
   out.write("%");
+  if (c) out.write("\033[m");
 }
 
 struct Column {
@@ -411,7 +421,7 @@ void Printer::hpp_cell(const Entry& e, SortKey k, std::size_t width, bool first,
   }
   hpp_values(e, k, [&](std::uint64_t v, double p) {
     if (is_percent(k))
-      put_percent(out_, p, " ", len - 2);
+      put_percent(out_, p, " ", len - 2, r_.opts_.color);
     else
       outf(out_, " %*" PRIu64, len - 1, v);
   });
@@ -553,7 +563,7 @@ void Printer::value(std::uint64_t cumul, std::uint32_t count, std::uint64_t tota
       break;
     default: {
       double p = total ? static_cast<double>(cumul) * 100.0 / static_cast<double>(total) : 0.0;
-      outf(out_, "%.2f%%", p);
+      put_percent(out_, p, "", 0, r_.opts_.color);
     }
   }
 }

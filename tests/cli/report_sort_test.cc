@@ -283,6 +283,36 @@ TEST(ReportSkipEmpty, SameAsPerf) {
   EXPECT_NE(k.out.find("of event 'dummy:HG'"), std::string::npos);
 }
 
+// --stdio-color always: the percentages of the columns and of the call
+// graphs (graph, flat, folded) in perf's colours; never and auto (not a
+// terminal) without; a bad mode warns as perf and means auto.
+TEST(ReportStdioColor, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"fp.data", "syswide_g.data", "group.data"}) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* args :
+         {"--stdio-color always", "--stdio-color always -g flat --no-children",
+          "--stdio-color always -g folded",
+          "--stdio-color always -g none -n --show-cpu-utilization", "--stdio-color never"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 15);
+  const std::string f = test::fixture("fp.data");
+  auto on =
+      test::run(test::perfkit_bin() + " report --stdio --stdio-color always -i " + test::sh(f));
+  EXPECT_NE(on.out.find("\033[31m"), std::string::npos);
+  auto bad =
+      test::run(test::perfkit_bin() + " report --stdio --stdio-color sometimes -i " + test::sh(f));
+  EXPECT_EQ(bad.status, 0);
+  EXPECT_NE(bad.err.find("bad config value for 'color.ui'"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.out.find('\033'), std::string::npos);
+}
+
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");

@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -80,6 +81,10 @@ struct Args {
   bool header = false, header_only = false;
   bool tasks = false, mmaps = false;
   std::string stdio_color = "auto";
+  // accepted for perf's command lines; they change nothing --stdio prints
+  std::string percent_type = "global-period", pretty = "normal";
+  int samples = 0;
+  bool demangle = true;
   bool stdio = false, force = false, quiet = false, show_info = false, dump_raw = false;
   bool inline_flag = false, no_inline = false, group = false, no_group = false;
   bool branch_stack = false, no_branch_stack = false, no_itrace = false;
@@ -110,6 +115,14 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
   app.add_flag("--hide-unresolved", opts.hide_unresolved,
                "Only display entries resolved to a symbol");
   add_event_switch_options(app, opts.evswitch);
+  app.add_option("--percent-type", a.percent_type,
+                 "Set percent type local/global-period/hits (annotate's; no change to --stdio)");
+  app.add_option("--samples", a.samples,
+                 "Number of samples to save per histogram entry for individual browsing (the "
+                 "TUI's; no change to --stdio)");
+  app.add_option("--pretty", a.pretty,
+                 "pretty printing style key: normal raw (no change to --stdio)");
+  app.add_flag("--demangle", a.demangle, "Demangle symbol names (the default)");
   app.add_option("--stdio-color", a.stdio_color,
                  "'always' (default), 'never' or 'auto' only applicable to --stdio mode");
   app.add_flag("--skip-empty,!--no-skip-empty", opts.skip_empty,
@@ -447,6 +460,14 @@ int cmd_report(int argc, char** argv) {
   a.percent_limit_given = app.count("--percent-limit") > 0;
   if (!a.html.empty()) return html_report(a, opts);
   opts.color = use_color(a.stdio_color);
+  if (!std::set<std::string>{"global-period", "local-period", "global-hits", "local-hits"}.count(
+          a.percent_type)) {
+    fmt::print(stderr,
+               "  Error: --percent-type '{}': global-period, local-period, global-hits or "
+               "local-hits\n Usage: perfkit report [<options>]\n\n",
+               a.percent_type);
+    return kUsageExit;
+  }
 
   std::string input = a.input;
   if (input.empty())

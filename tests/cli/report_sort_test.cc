@@ -313,6 +313,23 @@ TEST(ReportStdioColor, SameAsPerf) {
   EXPECT_EQ(bad.out.find('\033'), std::string::npos);
 }
 
+// Options of perf's other front ends (annotate, the TUI) and the defaults:
+// accepted, nothing printed changes; a bad --percent-type is a usage error.
+TEST(ReportAcceptedOptions, ChangeNothingAsInPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  std::string f = test::fixture("fp.data");
+  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  for (const char* args :
+       {"--percent-type local-hits", "--samples 5", "--pretty raw", "--demangle"}) {
+    std::string d = diff_report(f, args);
+    EXPECT_TRUE(d.empty()) << args << ":\n" << d;
+  }
+  auto bad =
+      test::run(test::perfkit_bin() + " report --stdio --percent-type bogus -i " + test::sh(f));
+  EXPECT_EQ(bad.status, 129);
+  EXPECT_NE(bad.err.find("--percent-type 'bogus'"), std::string::npos) << bad.err;
+}
+
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");

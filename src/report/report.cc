@@ -71,6 +71,15 @@ bool Report::symbol_filtered(const EntryKey& key, const machine::Location& loc) 
   return name.find(opts_.symbol_filter) == std::string_view::npos;
 }
 
+// perf's hists__filter_entry_by_socket: the socket of the sample's cpu
+// (-1 unknown) must be the --socket-filter one.
+bool Report::socket_filtered(const session::ResolvedSample& s) const {
+  const record::Sample& smp = *s.sample;
+  std::int32_t socket = -1;
+  if ((smp.sample_type & kSampleCpu) && smp.cpu < sockets_.size()) socket = sockets_[smp.cpu];
+  return socket != opts_.socket_filter;
+}
+
 // perf's symbol__parent_filter: with -x an entry without a parent is filtered.
 bool Report::excluded_other() const {
   return opts_.exclude_other && !(ext_->active() && ext_->has_parent());
@@ -170,6 +179,7 @@ std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const session::Re
   // search finds them (from the first such entry on).
   if (!key.has_sym) ips_wrap_ |= note_unresolved(loc, loc.addr);
   if (symbol_filter_) filtered |= symbol_filtered(key, loc);
+  if (socket_filter_) filtered |= socket_filtered(s);
   if (h.live_on || key.inlined || sym_without_dso() || ips_wrap_) {
     at = live_entry(h, key, s, loc, level, filtered);
   } else if (at = h.index.find(key, h.entries); at == EntryIndex::kNone) {
@@ -581,9 +591,12 @@ void Report::settle(session::Session& session) {
   if (setup_status_) setup_status_ = evswitch_.setup(opts_.evswitch, session);
   // perf applies its entry filters as it collapses entries, which it does
   // only when a --sort key needs it (comm): otherwise --symbol-filter is moot.
-  symbol_filter_ =
-      !opts_.symbol_filter.empty() && !(opts_.fields_given && !opts_.sort_given) &&
+  const bool collapses =
+      !(opts_.fields_given && !opts_.sort_given) &&
       std::find(opts_.sort.begin(), opts_.sort.end(), SortKey::kComm) != opts_.sort.end();
+  symbol_filter_ = !opts_.symbol_filter.empty() && collapses;
+  socket_filter_ = opts_.socket_filter >= 0 && collapses;
+  if (socket_filter_) sockets_ = cpu_sockets(session.reader());
   if (setup_status_ && !opts_.time_str.empty()) {
     // Percent ranges are of the first..last sample time perf record wrote.
     std::uint64_t first = 0, last = 0;

@@ -136,6 +136,9 @@ struct ReportOptions {
   // --skip-empty (perf's default) / --no-skip-empty: events without a
   // sample get no block.
   bool skip_empty = true;
+  // --socket-filter: entries of samples on other sockets' CPUs are
+  // filtered (as --symbol-filter, where perf applies it); -1 none.
+  int socket_filter = -1;
   // --symbol-filter: entries whose symbol does not contain this text (and
   // those in no symbol) are filtered, each entry by its own symbol.
   std::string symbol_filter;

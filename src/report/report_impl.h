@@ -338,10 +338,13 @@ class Report : public session::SampleVisitor {
   bool ips_wrap_ = false;
   bool note_unresolved(const machine::Location& loc, std::uint64_t ip);
   bool sample_wraps_ips(const session::ResolvedSample& s);
-  Status setup_status_ = ok();     // a bad parent regex or --time string
-  IgnoreCallees ignore_;           // --ignore-callees
-  session::EventSwitch evswitch_;  // --switch-on, --switch-off
-  bool symbol_filter_ = false;     // --symbol-filter, where perf applies it
+  Status setup_status_ = ok();         // a bad parent regex or --time string
+  IgnoreCallees ignore_;               // --ignore-callees
+  session::EventSwitch evswitch_;      // --switch-on, --switch-off
+  bool symbol_filter_ = false;         // --symbol-filter, where perf applies it
+  bool socket_filter_ = false;         // --socket-filter, where perf applies it
+  std::vector<std::int32_t> sockets_;  // by cpu, for --socket-filter
+  bool socket_filtered(const session::ResolvedSample& s) const;
   bool no_callchains_for_g_ = false;
   bool no_callchains_for_parent_ = false;
   void finish();

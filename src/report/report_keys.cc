@@ -48,17 +48,20 @@ Status ExtKeys::setup(session::Session& session, const ReportOptions& o,
       return make_error("parent regex '{}' does not compile", o.parent_regex);
     regex_ok_ = true;
   }
-  if (socket_) {
-    // perf's env->cpu[]: the per-cpu ids CPU_TOPOLOGY carries since perf 4.1.
-    perfdata::Reader& reader = session.reader();
-    perfdata::Features feats;
-    for (std::uint32_t id : {abi::kFeatNrcpus, abi::kFeatCpuTopology})
-      if (auto blob = reader.feature(id))
-        (void)perfdata::parse_feature(id, blob->data, reader.swapped(), blob->offset, feats);
-    if (feats.cpu_topology && feats.cpu_topology->has_cpu_ids)
-      for (const auto& c : feats.cpu_topology->cpus) sockets_.push_back(c.socket_id);
-  }
+  if (socket_) sockets_ = cpu_sockets(session.reader());
   return ok();
+}
+
+// perf's env->cpu[]: the per-cpu ids CPU_TOPOLOGY carries since perf 4.1.
+std::vector<std::int32_t> cpu_sockets(perfdata::Reader& reader) {
+  std::vector<std::int32_t> sockets;
+  perfdata::Features feats;
+  for (std::uint32_t id : {abi::kFeatNrcpus, abi::kFeatCpuTopology})
+    if (auto blob = reader.feature(id))
+      (void)perfdata::parse_feature(id, blob->data, reader.swapped(), blob->offset, feats);
+  if (feats.cpu_topology && feats.cpu_topology->has_cpu_ids)
+    for (const auto& c : feats.cpu_topology->cpus) sockets.push_back(c.socket_id);
+  return sockets;
 }
 
 const std::string* ExtKeys::parent_of(const session::Frame& f) {

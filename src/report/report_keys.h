@@ -37,6 +37,10 @@
 
 namespace perfkit::report {
 
+// The socket of each cpu, by cpu (perf's env->cpu[].socket_id); empty when
+// the recording has no CPU_TOPOLOGY ids.
+std::vector<std::int32_t> cpu_sockets(perfdata::Reader& reader);
+
 class ExtKeys {
  public:
   ExtKeys() = default;

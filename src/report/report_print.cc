@@ -813,7 +813,9 @@ void Report::print(session::Session& session, FdWriter& out) {
          name.c_str());
     if (!opts_.time_str.empty()) outf(out, " (time slices: %s)", opts_.time_str.c_str());
     out.write("\n");
-    outf(out, "# Event count (approx.): %" PRIu64 "\n#\n", events);
+    outf(out, "# Event count (approx.): %" PRIu64 "\n", events);
+    if (opts_.socket_filter >= 0) outf(out, "# Processor Socket: %d\n", opts_.socket_filter);
+    out.write("#\n");
     Printer p(*this, h, out);
     p.member_totals_ = totals;
     p.print_block();

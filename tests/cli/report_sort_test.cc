@@ -330,6 +330,25 @@ TEST(ReportAcceptedOptions, ChangeNothingAsInPerf) {
   EXPECT_NE(bad.err.find("--percent-type 'bogus'"), std::string::npos) << bad.err;
 }
 
+// --socket-filter: entries of samples on other sockets' CPUs filtered
+// (where perf collapses entries, as --symbol-filter), and perf's "Processor
+// Socket" line.
+TEST(ReportSocketFilter, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"syswide_g.data", "group.data"}) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* args : {"--socket-filter 0", "--socket-filter 1 --sort sym,comm --no-children",
+                             "--socket-filter 1 -g none --sort dso"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 6);
+}
+
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");

@@ -127,6 +127,8 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
                  "'always' (default), 'never' or 'auto' only applicable to --stdio mode");
   app.add_flag("--skip-empty,!--no-skip-empty", opts.skip_empty,
                "Do not display empty (or dummy) events in the output");
+  app.add_flag("--full-source-path", opts.full_source_path,
+               "Show full source file name path for source lines");
   app.add_option("--socket-filter", opts.socket_filter,
                  "only show processor socket that match with this filter");
   app.add_option("--symbol-filter", opts.symbol_filter,

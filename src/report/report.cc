@@ -584,8 +584,9 @@ void Report::settle(session::Session& session) {
   branches_.setup(opts_.sort);
   // A stream's attrs come with its records: settle at the first sample then.
   if (!session.reader().is_pipe()) settle_from_events();
-  auto lines =
-      std::make_shared<symbol::SourceLines>(session.symbolizer(), symbol::SourceLineOptions{});
+  symbol::SourceLineOptions line_opts;
+  line_opts.full_path = opts_.full_source_path;
+  auto lines = std::make_shared<symbol::SourceLines>(session.symbolizer(), line_opts);
   if (setup_status_) setup_status_ = ext_->setup(session, opts_, lines);
   if (setup_status_) setup_status_ = ignore_.setup(opts_.ignore_callees);
   if (setup_status_) setup_status_ = evswitch_.setup(opts_.evswitch, session);
@@ -634,6 +635,7 @@ void Report::settle(session::Session& session) {
     uo.unwind_arch = arch.empty() || arch == "x86";
     uo.lines = lines;
     uo.inline_frames = opts_.inline_frames;
+    uo.full_source_path = opts_.full_source_path;
     session.set_unwinder(session::make_dwarf_unwinder(session.symbolizer(), uo));
   }
 }

@@ -139,6 +139,8 @@ struct ReportOptions {
   // --socket-filter: entries of samples on other sockets' CPUs are
   // filtered (as --symbol-filter, where perf applies it); -1 none.
   int socket_filter = -1;
+  // --full-source-path: source lines name their file with its path.
+  bool full_source_path = false;
   // --symbol-filter: entries whose symbol does not contain this text (and
   // those in no symbol) are filtered, each entry by its own symbol.
   std::string symbol_filter;

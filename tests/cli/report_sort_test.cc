@@ -349,6 +349,27 @@ TEST(ReportSocketFilter, SameAsPerf) {
   EXPECT_EQ(compared, 6);
 }
 
+// --full-source-path: the srcline and srcfile keys name files by their path.
+TEST(ReportFullSourcePath, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"fp.data", "dwarf.data"}) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* args :
+         {"--full-source-path --sort srcline -g none", "--full-source-path --sort sym,srcline",
+          "--full-source-path --sort srcfile -g none"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 6);
+  auto k = test::run(test::perfkit_bin() + " report --stdio --full-source-path --sort srcline -i " +
+                     test::sh(test::fixture("fp.data")));
+  EXPECT_NE(k.out.find("/workloads/cpuloop.c:"), std::string::npos) << k.out;
+}
+
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");

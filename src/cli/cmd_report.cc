@@ -129,6 +129,7 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
                "Do not display empty (or dummy) events in the output");
   app.add_flag("--full-source-path", opts.full_source_path,
                "Show full source file name path for source lines");
+  app.add_flag("-T,--threads", opts.show_threads, "Show per-thread event counters");
   app.add_option("--socket-filter", opts.socket_filter,
                  "only show processor socket that match with this filter");
   app.add_option("--symbol-filter", opts.symbol_filter,
@@ -464,6 +465,7 @@ int cmd_report(int argc, char** argv) {
   a.percent_limit_given = app.count("--percent-limit") > 0;
   if (!a.html.empty()) return html_report(a, opts);
   opts.color = use_color(a.stdio_color);
+  opts.raw_thread_counts = a.pretty == "raw";
   if (!std::set<std::string>{"global-period", "local-period", "global-hits", "local-hits"}.count(
           a.percent_type)) {
     fmt::print(stderr,

@@ -266,6 +266,19 @@ Status Report::on_sample(const session::ResolvedSample& s) {
   return add_sample(s, period_of(s.event, *s.sample), 1);
 }
 
+Status Report::after_record(const perfdata::ReadRecord& rec) {
+  if (!opts_.show_threads || rec.view.type != kRecordRead) return ok();
+  const auto& events = session_->reader().events();
+  const int idx = rec.attr >= 0 ? rec.attr : events.attr_index(rec.view);
+  if (idx < 0) return ok();
+  const auto ev = static_cast<std::size_t>(idx);
+  PK_ASSIGN(auto r, record::parse_read(rec.view, events[ev].attr.read_format));
+  if (r.values.nr == 0) return ok();
+  thread_counts_.add(static_cast<std::int32_t>(r.pid), static_cast<std::int32_t>(r.tid), ev,
+                     session_->event_name(ev), r.values.at(0).value);
+  return ok();
+}
+
 // perf delivers a PERF_SAMPLE_READ sample once per value read, to the
 // value's event, with the change since that id's last value as the period;
 // values of unknown ids and unchanged ones are dropped.

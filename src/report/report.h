@@ -141,6 +141,10 @@ struct ReportOptions {
   int socket_filter = -1;
   // --full-source-path: source lines name their file with its path.
   bool full_source_path = false;
+  // -T/--threads: the per-thread counts of READ records after the report,
+  // in perf's raw listing with --pretty raw (raw_thread_counts).
+  bool show_threads = false;
+  bool raw_thread_counts = false;
   // --symbol-filter: entries whose symbol does not contain this text (and
   // those in no symbol) are filtered, each entry by its own symbol.
   std::string symbol_filter;

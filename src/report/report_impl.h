@@ -16,6 +16,7 @@
 #include "report/report_branch.h"
 #include "report/report_callees.h"
 #include "report/report_chain.h"
+#include "report/report_threads.h"
 #include "session/tracepoint.h"
 
 namespace perfkit::report {
@@ -306,6 +307,7 @@ class Report : public session::SampleVisitor {
   explicit Report(const ReportOptions& o);
   ~Report() override;
   Status on_sample(const session::ResolvedSample& s) override;
+  Status after_record(const perfdata::ReadRecord& rec) override;  // -T's READ records
   bool take_raw(const session::RawSample& r) override;
   bool defers_kernel_symbols() const override { return fold_ != nullptr; }
   // Adds what the folded samples still hold to the histograms.
@@ -340,6 +342,7 @@ class Report : public session::SampleVisitor {
   bool sample_wraps_ips(const session::ResolvedSample& s);
   Status setup_status_ = ok();         // a bad parent regex or --time string
   IgnoreCallees ignore_;               // --ignore-callees
+  ThreadCounters thread_counts_;       // -T
   session::EventSwitch evswitch_;      // --switch-on, --switch-off
   bool symbol_filter_ = false;         // --symbol-filter, where perf applies it
   bool socket_filter_ = false;         // --socket-filter, where perf applies it

@@ -822,6 +822,7 @@ void Report::print(session::Session& session, FdWriter& out) {
     out.write("\n\n");
   }
   outf(out, "#\n# (%s)\n#\n", opts_.tip.c_str());
+  if (opts_.show_threads) thread_counts_.print(out, opts_.raw_thread_counts);
 }
 
 // A tracepoint event the file does not name (a pipe without event

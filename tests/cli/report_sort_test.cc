@@ -370,6 +370,26 @@ TEST(ReportFullSourcePath, SameAsPerf) {
   EXPECT_NE(k.out.find("/workloads/cpuloop.c:"), std::string::npos) << k.out;
 }
 
+// -T/--threads: the READ records' per-thread counts after the report (a
+// header alone without them), and perf's raw listing with --pretty raw.
+TEST(ReportThreads, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"read.data", "syswide_g.data"}) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* args : {"-T", "-T --pretty raw -g none", "--threads --sort pid -g none"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 6);
+  auto k = test::run(test::perfkit_bin() + " report --stdio -T -i " +
+                     test::sh(test::fixture("read.data")));
+  EXPECT_NE(k.out.find("  cpu-clock  task-clock\n"), std::string::npos) << k.out;
+}
+
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");

@@ -129,6 +129,8 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
                "Do not display empty (or dummy) events in the output");
   app.add_flag("--full-source-path", opts.full_source_path,
                "Show full source file name path for source lines");
+  app.add_flag("--raw-trace", opts.raw_trace,
+               "Show raw trace event output (do not use print fmt or plugins)");
   app.add_flag("-T,--threads", opts.show_threads, "Show per-thread event counters");
   app.add_option("--socket-filter", opts.socket_filter,
                  "only show processor socket that match with this filter");

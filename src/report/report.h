@@ -145,6 +145,9 @@ struct ReportOptions {
   // in perf's raw listing with --pretty raw (raw_thread_counts).
   bool show_threads = false;
   bool raw_thread_counts = false;
+  // --raw-trace: the trace key shows the tracepoint's fields, not its
+  // print format.
+  bool raw_trace = false;
   // --symbol-filter: entries whose symbol does not contain this text (and
   // those in no symbol) are filtered, each entry by its own symbol.
   std::string symbol_filter;

@@ -38,6 +38,7 @@ Status ExtKeys::setup(session::Session& session, const ReportOptions& o,
   for (SortKey k : o.sort) branch_ |= is_branch_key(k);
   active_ = time_ || socket_ || parent_ || srcline_ || srcfile_ || symoff_ || trace_ || branch_;
   quantum_ = o.time_quantum;
+  raw_trace_ = o.raw_trace;
   lines_ = std::move(lines);
   keys_.assign(1, ExtKey{});
   key_index_.insert(ExtKey{}, 0);
@@ -90,7 +91,7 @@ const std::string* ExtKeys::trace_of(const session::ResolvedSample& s) {
   }
   trace_text_.clear();
   if (tracepoints_ && (smp.sample_type & abi::kSampleRaw))
-    tracepoints_->format(attr.config, static_cast<int>(smp.cpu), smp.raw, trace_text_);
+    tracepoints_->format(attr.config, static_cast<int>(smp.cpu), smp.raw, trace_text_, raw_trace_);
   return session_->machine().intern(std::string_view(trace_text_.data(), trace_text_.size()));
 }
 

@@ -116,6 +116,7 @@ class ExtKeys {
   // The tracing data's formats, made at the first tracepoint sample.
   std::unique_ptr<session::TracepointFormatter> tracepoints_;
   bool tracepoints_tried_ = false;
+  bool raw_trace_ = false;  // --raw-trace
   fmt::memory_buffer trace_text_;
   std::uint64_t quantum_ = 0;
   std::vector<std::int32_t> sockets_;  // by cpu

@@ -3,7 +3,9 @@
 #include <event-parse.h>
 #include <trace-seq.h>
 
+#include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -187,7 +189,78 @@ std::vector<std::string> TracepointFormatter::field_names(std::uint64_t id) cons
   return names;
 }
 
-void TracepointFormatter::format(std::uint64_t id, int cpu, Bytes raw, fmt::memory_buffer& out) {
+namespace {
+
+// One field's value as perf's own (bundled) traceevent printed it for
+// --raw-trace, whatever the print format says: a printable string array
+// as text, other arrays as bytes in hex, pointers and longs in hex, other
+// numbers in decimal by their signedness and size.
+void print_field(tep_handle* tep, Bytes data, tep_format_field* f, trace_seq& s) {
+  if (f->flags & TEP_FIELD_IS_ARRAY) {
+    unsigned offset = static_cast<unsigned>(f->offset), len = static_cast<unsigned>(f->size);
+    if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+      const auto v = static_cast<unsigned>(tep_read_number(tep, data.data() + f->offset, f->size));
+      offset = v & 0xffff;
+      len = v >> 16;
+      if (f->flags & TEP_FIELD_IS_RELATIVE) offset += static_cast<unsigned>(f->offset + f->size);
+    }
+    if (offset > data.size() || len > data.size() - offset) return;
+    const std::uint8_t* p = data.data() + offset;
+    const bool printable = len > 0 &&
+                           std::all_of(p, p + len - 1,
+                                       [](std::uint8_t c) {
+                                         return std::isprint(c) || c == '\n' || c == '\t' || c == 0;
+                                       }) &&
+                           p[len - 1] == 0;
+    if ((f->flags & TEP_FIELD_IS_STRING) && printable) {
+      trace_seq_printf(&s, "%s", reinterpret_cast<const char*>(p));
+      return;
+    }
+    trace_seq_puts(&s, "ARRAY[");
+    for (unsigned i = 0; i < len; ++i) trace_seq_printf(&s, i ? ", %02x" : "%02x", p[i]);
+    trace_seq_putc(&s, ']');
+    return;
+  }
+  if (static_cast<std::size_t>(f->offset) + static_cast<std::size_t>(f->size) > data.size()) return;
+  const unsigned long long v = tep_read_number(tep, data.data() + f->offset, f->size);
+  if (f->flags & TEP_FIELD_IS_POINTER) {
+    trace_seq_printf(&s, "0x%llx", v);
+  } else if (f->flags & TEP_FIELD_IS_SIGNED) {
+    switch (f->size) {
+      case 4:
+        if (f->flags & TEP_FIELD_IS_LONG)
+          trace_seq_printf(&s, "0x%x", static_cast<int>(v));
+        else
+          trace_seq_printf(&s, "%d", static_cast<int>(v));
+        break;
+      case 2:
+        trace_seq_printf(&s, "%2d", static_cast<short>(v));
+        break;
+      case 1:
+        trace_seq_printf(&s, "%1d", static_cast<signed char>(v));
+        break;
+      default:
+        trace_seq_printf(&s, "%lld", static_cast<long long>(v));
+    }
+  } else if (f->flags & TEP_FIELD_IS_LONG) {
+    trace_seq_printf(&s, "0x%llx", v);
+  } else {
+    trace_seq_printf(&s, "%llu", v);
+  }
+}
+
+// Each field as " name=value".
+void print_fields(tep_handle* tep, tep_event* e, Bytes data, trace_seq& s) {
+  for (tep_format_field* f = e->format.fields; f; f = f->next) {
+    trace_seq_printf(&s, " %s=", f->name);
+    print_field(tep, data, f, s);
+  }
+}
+
+}  // namespace
+
+void TracepointFormatter::format(std::uint64_t id, int cpu, Bytes raw, fmt::memory_buffer& out,
+                                 bool fields_only) {
   tep_event* e = tep_find_event(tep_, static_cast<int>(id));
   if (!e) return;
   tep_record record;
@@ -197,7 +270,10 @@ void TracepointFormatter::format(std::uint64_t id, int cpu, Bytes raw, fmt::memo
   record.data = const_cast<std::uint8_t*>(raw.data());
   trace_seq s;
   trace_seq_init(&s);
-  tep_print_event(tep_, &s, &record, "%s", TEP_PRINT_INFO);
+  if (fields_only)
+    print_fields(tep_, e, raw, s);
+  else
+    tep_print_event(tep_, &s, &record, "%s", TEP_PRINT_INFO);
   out.append(s.buffer, s.buffer + s.len);
   trace_seq_destroy(&s);
 }

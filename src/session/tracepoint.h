@@ -49,7 +49,10 @@ class TracepointFormatter {
   // empty when it has no format.
   std::vector<std::string> field_names(std::uint64_t id) const;
   // Appends the formatted payload of a sample of event `id` on `cpu`.
-  void format(std::uint64_t id, int cpu, Bytes raw, fmt::memory_buffer& out);
+  // With `fields_only`, each field as " name=value" without the event's
+  // print format (perf report --raw-trace).
+  void format(std::uint64_t id, int cpu, Bytes raw, fmt::memory_buffer& out,
+              bool fields_only = false);
 
  private:
   TracepointFormatter();

@@ -390,6 +390,25 @@ TEST(ReportThreads, SameAsPerf) {
   EXPECT_NE(k.out.find("  cpu-clock  task-clock\n"), std::string::npos) << k.out;
 }
 
+// --raw-trace: the trace key as each field's " name=value", values printed
+// as perf's own traceevent printed them (not by the print format).
+TEST(ReportRawTrace, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"tracepoint.data", "tponly.data"}) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* args :
+         {"--raw-trace --sort trace -g none", "--raw-trace --sort comm,trace -g none",
+          "--raw-trace -F overhead,trace,sym"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 6);
+}
+
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");

@@ -85,6 +85,9 @@ struct Args {
   std::string percent_type = "global-period", pretty = "normal";
   int samples = 0;
   bool demangle = true;
+  std::string objdump, disassembler_style, prefix, prefix_strip;
+  bool asm_raw = false, source = true, tui = false, modules = false, ref_call_graph = false;
+  bool ignore_vmlinux = false, stitch_lbr = false;
   bool stdio = false, force = false, quiet = false, show_info = false, dump_raw = false;
   bool inline_flag = false, no_inline = false, group = false, no_group = false;
   bool branch_stack = false, no_branch_stack = false, no_itrace = false;
@@ -123,6 +126,23 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
   app.add_option("--pretty", a.pretty,
                  "pretty printing style key: normal raw (no change to --stdio)");
   app.add_flag("--demangle", a.demangle, "Demangle symbol names (the default)");
+  // annotate's and the TUI's: --stdio prints the same with them, as perf's
+  app.add_option("--objdump", a.objdump, "objdump binary to use for disassembly and annotations");
+  app.add_flag("--asm-raw", a.asm_raw, "Display raw encoding of assembly instructions (default)");
+  app.add_option("-M,--disassembler-style", a.disassembler_style,
+                 "Specify disassembler style (e.g. -M intel for intel syntax)");
+  app.add_option("--prefix", a.prefix,
+                 "Add prefix to source file path names in programs (with --prefix-strip)");
+  app.add_option("--prefix-strip", a.prefix_strip,
+                 "Strip first N entries of source file path name in programs (with --prefix)");
+  app.add_flag("--source,!--no-source", a.source,
+               "Interleave source code with assembly code (default)");
+  app.add_flag("--tui", a.tui, "Use the TUI interface (this build has none: --stdio)");
+  app.add_flag("-m,--modules", a.modules,
+               "load module symbols - WARNING: use only with -k and LIVE kernel");
+  app.add_flag("--show-ref-call-graph", a.ref_call_graph, "Show callgraph from reference event");
+  app.add_flag("--ignore-vmlinux", a.ignore_vmlinux, "don't load vmlinux even if found");
+  app.add_flag("--stitch-lbr", a.stitch_lbr, "Enable LBR callgraph stitching approach");
   app.add_option("--stdio-color", a.stdio_color,
                  "'always' (default), 'never' or 'auto' only applicable to --stdio mode");
   app.add_flag("--skip-empty,!--no-skip-empty", opts.skip_empty,
@@ -468,6 +488,10 @@ int cmd_report(int argc, char** argv) {
   if (!a.html.empty()) return html_report(a, opts);
   opts.color = use_color(a.stdio_color);
   opts.raw_thread_counts = a.pretty == "raw";
+  if (!a.prefix_strip.empty() && a.prefix.empty()) {
+    fmt::print(stderr, "--prefix-strip requires --prefix\n");
+    return 234;  // perf's -EINVAL
+  }
   if (!std::set<std::string>{"global-period", "local-period", "global-hits", "local-hits"}.count(
           a.percent_type)) {
     fmt::print(stderr,
@@ -505,6 +529,7 @@ int cmd_report(int argc, char** argv) {
   for (const std::string* f : {&a.lookup.vmlinux, &a.lookup.kallsyms})
     if (!f->empty() && access(f->c_str(), R_OK) != 0)
       return fail("report", make_error("Invalid file: {}", *f));
+  if (a.ignore_vmlinux) a.lookup.vmlinux.clear();  // perf then reads no vmlinux, -k's neither
 
   const bool tty_err = isatty(STDERR_FILENO) && !a.quiet;
   session::SessionOptions so = session_options(a, peek, tty_err);
@@ -520,6 +545,17 @@ int cmd_report(int argc, char** argv) {
   if (a.stats || a.dump_raw) {
     auto st = print_records(a, s);
     return st ? 0 : fail("report", st.error().with_context(s.reader().name()));
+  }
+  if (a.stitch_lbr) {
+    bool lbr = false;
+    for (const auto& ev : s.reader().events().events())
+      lbr |= (ev.attr.branch_sample_type & abi::kBranchCallStack) != 0;
+    // perf stitches LBR call stacks across samples; perfkit does not (yet)
+    if (lbr)
+      return fail("report", make_error("--stitch-lbr: stitching LBR call stacks is not supported"));
+    fmt::print(stderr,
+               "Warning:\nCan't find LBR callchain. Switch off --stitch-lbr.\nPlease apply "
+               "--call-graph lbr when recording.\n");
   }
   if (a.tasks || a.mmaps) {
     auto st = print_tasks(a, s);

@@ -320,7 +320,9 @@ TEST(ReportAcceptedOptions, ChangeNothingAsInPerf) {
   std::string f = test::fixture("fp.data");
   if (f.empty()) GTEST_SKIP() << "fixture missing";
   for (const char* args :
-       {"--percent-type local-hits", "--samples 5", "--pretty raw", "--demangle"}) {
+       {"--percent-type local-hits", "--samples 5", "--pretty raw", "--demangle",
+        "--objdump /usr/bin/objdump --asm-raw -M intel", "--prefix /x --prefix-strip 2 --no-source",
+        "--tui", "-m --show-ref-call-graph", "--ignore-vmlinux"}) {
     std::string d = diff_report(f, args);
     EXPECT_TRUE(d.empty()) << args << ":\n" << d;
   }
@@ -328,6 +330,15 @@ TEST(ReportAcceptedOptions, ChangeNothingAsInPerf) {
       test::run(test::perfkit_bin() + " report --stdio --percent-type bogus -i " + test::sh(f));
   EXPECT_EQ(bad.status, 129);
   EXPECT_NE(bad.err.find("--percent-type 'bogus'"), std::string::npos) << bad.err;
+  auto strip =
+      test::run(test::perfkit_bin() + " report --stdio --prefix-strip 2 -i " + test::sh(f));
+  EXPECT_EQ(strip.status, 234);
+  EXPECT_EQ(strip.err, "--prefix-strip requires --prefix\n");
+  // --stitch-lbr without LBR call stacks: perf's warning, the same report
+  auto lbr = test::run(test::perfkit_bin() + " report --stdio --stitch-lbr -i " + test::sh(f));
+  EXPECT_EQ(lbr.status, 0);
+  EXPECT_NE(lbr.err.find("Can't find LBR callchain. Switch off --stitch-lbr."), std::string::npos);
+  EXPECT_TRUE(diff_report(f, "--stitch-lbr").empty());
 }
 
 // --socket-filter: entries of samples on other sockets' CPUs filtered

@@ -6,10 +6,12 @@
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <clocale>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 
@@ -196,6 +198,9 @@ int run_live(int argc, char** argv, bool record) {
   add_target_options(app, a);
   app.add_option("-o,--output", a.output,
                  record ? "output file name (perf.data by default)" : "output file name");
+  std::string pre, post;
+  app.add_option("--pre", pre, "command to run prior to the measured command");
+  app.add_option("--post", post, "command to run after to the measured command");
   if (!record) app.add_flag("--append", a.append, "append to the output file");
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
@@ -230,6 +235,18 @@ int run_live(int argc, char** argv, bool record) {
     each.target = {stat::StatTargetDesc::kWorkload, o.workload, {}};
     if (print) out.put(stat::StatPrinter(e, each).final_report());
   };
+  // --pre, --post: through the shell, as perf's system(); one that fails
+  // ends the measurement (perf would count on regardless).
+  auto shell = [](const std::string& cmd, const char* which) -> Status {
+    if (cmd.empty()) return ok();
+    std::fflush(stdout);
+    const int st = std::system(cmd.c_str());
+    if (st == 0) return ok();
+    return make_error("--{} command '{}' failed (status {})", which, cmd,
+                      WIFEXITED(st) ? WEXITSTATUS(st) : st);
+  };
+  hooks.before_run = [&] { return shell(pre, "pre"); };
+  hooks.after_run = [&] { return shell(post, "post"); };
   auto result = recorder::run_stat(o, hooks);
   if (!result) return fail(cmd, result.error());
   auto& r = *result;

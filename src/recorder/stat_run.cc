@@ -417,7 +417,9 @@ Expected<StatOutcome> run_stat(const StatRunOptions& o, const StatRunHooks& hook
   Runner runner(o, hooks, t, out);
   const bool forever = o.repeat == 0;
   for (int run = 0; forever || run < o.repeat; ++run) {
+    if (hooks.before_run) PK_TRY(hooks.before_run());
     PK_TRY(runner.run_once(run, events));
+    if (hooks.after_run) PK_TRY(hooks.after_run());
     if (forever && hooks.forever_run && !o.interval_ms) {
       hooks.forever_run(*out.engine);
       out.engine = std::make_unique<stat::StatEngine>(out.engine->setup(), o.aggr, o.scale);

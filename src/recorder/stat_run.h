@@ -58,6 +58,9 @@ struct StatRunHooks {
   // Called after every run of a repeated measurement that goes on until
   // interrupted (-r 0), with that run's counts.
   std::function<void(const stat::StatEngine&)> forever_run;
+  // Called before and after each run (--pre, --post); an error ends the
+  // measurement with it.
+  std::function<Status()> before_run, after_run;
   int signal_fd = -1;  // signalfd for SIGINT/SIGTERM/SIGHUP/SIGCHLD (-1: poll the workload)
   std::optional<sigset_t> child_sigmask;
 };

@@ -290,6 +290,20 @@ TEST(StatCli, CtrlCPrintsTheCountsSoFar) {
   EXPECT_NE(r.out.find("status=0"), std::string::npos) << r.out;
 }
 
+// --pre and --post run through the shell around each run, as perf's do
+// (their output on stdout, in the same order); a failing one is an error.
+TEST(StatCli, PreAndPostCommandsAroundEachRun) {
+  PK_SKIP_WITHOUT_PERF();
+  auto p = both("--pre 'echo pre' --post 'echo post' -r 3 -e task-clock -- true");
+  EXPECT_EQ(p.ours.status, 0) << p.ours.err;
+  EXPECT_EQ(p.ours.out, "pre\npost\npre\npost\npre\npost\n");
+  EXPECT_EQ(p.ours.out, p.perf.out);
+  EXPECT_NE(p.ours.err.find("( +-"), std::string::npos) << p.ours.err;  // 3 runs' spread
+  auto bad = run(sh(perfkit_bin()) + " stat --pre false -e task-clock -- true");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("--pre command 'false' failed"), std::string::npos) << bad.err;
+}
+
 TEST(StatCli, OutputFileStartsWithTheDate) {
   TempDir dir;
   auto r = run(sh(perfkit_bin()) + " stat -o " + sh(dir.path("out")) + " -e task-clock -- true");

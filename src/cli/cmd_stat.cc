@@ -48,6 +48,7 @@ void add_target_options(CLI::App& app, Args& a) {
                  "event selector. use 'perfkit list' to list available events")
       ->allow_extra_args(false);
   app.add_flag("-i,--no-inherit", o.no_inherit, "child tasks do not inherit counters");
+  app.add_flag("-n,--null", o.null_run, "null run - dont start any counters");
   app.add_option("-p,--pid", o.pids, "stat events on existing process id");
   app.add_option("-t,--tid", o.tids, "stat events on existing thread id");
   app.add_flag("-a,--all-cpus", o.system_wide, "system-wide collection from all CPUs");

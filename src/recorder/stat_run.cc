@@ -163,6 +163,7 @@ Expected<std::vector<capture::CounterEvent>> stat_events(const StatRunOptions& o
   if (auto tf = capture::Tracefs::locate(o.paths)) tracefs = std::move(*tf);
   capture::EventSources sources{&pmus, tracefs ? &*tracefs : nullptr};
   std::vector<capture::CounterEvent> out;
+  if (o.null_run) return out;
   auto add_parsed = [&](const std::string& text) -> Status {
     capture::EventList list;
     PK_TRY(capture::parse_events(text, sources, list));

@@ -42,6 +42,7 @@ struct StatRunOptions {
   int interval_count = 0;         // --interval-count
   int repeat = 1;                 // -r (0: until interrupted)
   bool no_inherit = false;        // -i
+  bool null_run = false;          // --null: no counter, the run's times only
   bool scale = true;              // --no-scale clears it
   bool all_user = false, all_kernel = false;
   std::string record_path;           // stat record: the output ("" when not recording)

@@ -500,7 +500,7 @@ std::string StatPrinter::footer() const {
   if (opts_.format != StatFormat::kStd) return o;
   const auto& wall = engine_.walltime();
   const double avg = wall.mean / 1e9;
-  o += "\n";
+  if (!engine_.setup().events.empty()) o += "\n";  // (perf stat --null has none)
   if (opts_.run_count == 1) {
     cprintf(o, " %17.9f seconds time elapsed", avg);
     if (opts_.ru_display) {

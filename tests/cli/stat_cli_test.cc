@@ -290,6 +290,19 @@ TEST(StatCli, CtrlCPrintsTheCountsSoFar) {
   EXPECT_NE(r.out.find("status=0"), std::string::npos) << r.out;
 }
 
+// -n/--null: no counter, only the run's times, in perf's layout.
+TEST(StatCli, NullRunPrintsOnlyTheTimes) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* args : {"-n -- true", "--null -r 3 -- true", "-n -x, -- true"}) {
+    auto p = both(args);
+    ASSERT_EQ(p.ours.status, 0) << p.ours.err;
+    expect_same_layout(p.ours.err, p.perf.err, std::string("perf stat ") + args);
+  }
+  auto r = run(sh(perfkit_bin()) + " stat -n -- true");
+  EXPECT_NE(r.err.find("seconds time elapsed"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("task-clock"), std::string::npos) << r.err;
+}
+
 // --pre and --post run through the shell around each run, as perf's do
 // (their output on stdout, in the same order); a failing one is an error.
 TEST(StatCli, PreAndPostCommandsAroundEachRun) {

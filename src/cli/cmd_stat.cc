@@ -39,6 +39,7 @@ struct Args {
   std::string output;
   bool append = false;
   bool quiet = false;
+  bool table = false;  // --table
   int verbose = 0;
 };
 
@@ -49,6 +50,7 @@ void add_target_options(CLI::App& app, Args& a) {
       ->allow_extra_args(false);
   app.add_flag("-i,--no-inherit", o.no_inherit, "child tasks do not inherit counters");
   app.add_flag("-n,--null", o.null_run, "null run - dont start any counters");
+  app.add_flag("--table", a.table, "display details about each run (only with -r option)");
   app.add_option("-p,--pid", o.pids, "stat events on existing process id");
   app.add_option("-t,--tid", o.tids, "stat events on existing thread id");
   app.add_flag("-a,--all-cpus", o.system_wide, "system-wide collection from all CPUs");
@@ -207,6 +209,12 @@ int run_live(int argc, char** argv, bool record) {
   if (!parse_options(app, argc, argv, code)) return code;
   finish_run_options(a, app, argc, argv, record);
   const auto& o = a.run;
+  if (a.table && o.repeat == 1) {
+    fmt::print(stderr,
+               "--table is only supported with -r\n\n Usage: perfkit stat [<options>] "
+               "[<command>]\n\n");
+    return 234;  // perf's -EINVAL
+  }
   std::setlocale(LC_ALL, "");
   auto popts = print_options(a);
   if (!popts) return fail(cmd, popts.error());
@@ -217,6 +225,7 @@ int run_live(int argc, char** argv, bool record) {
   stat::StatPrintOptions live = *popts;
   live.interval_ms = o.interval_ms;
   live.run_count = o.repeat > 0 ? o.repeat : 1;
+  live.table = a.table;
   live.nmi_watchdog = nmi_watchdog_enabled();
   const bool print = !a.quiet && o.record_path != "-";
   std::optional<stat::StatPrinter> interval_printer;

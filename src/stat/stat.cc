@@ -291,6 +291,7 @@ void StatEngine::add_run(const StatReading& reading, std::uint64_t wall_ns) {
     shadow_.clear();
   process(reading, nullptr);
   walltime_.update(wall_ns);
+  run_walltimes_.push_back(wall_ns);
   ++runs_;
 }
 

@@ -142,6 +142,8 @@ class StatEngine {
   double noise_stddev(std::size_t ev) const;
   // Mean and stddev of the elapsed time over runs, in ns.
   const RunningStats& walltime() const { return walltime_; }
+  // Each run's elapsed time, in ns (stat --table).
+  const std::vector<std::uint64_t>& run_walltimes() const { return run_walltimes_; }
 
   // Shadow statistics of aggregation id `aggr` (0 in global mode).
   // Average of `kind` for events in context `ctx`, and how many updates it had.
@@ -162,6 +164,7 @@ class StatEngine {
   std::vector<std::array<RunningStats, 3>> res_stats_;  // global: val, ena, run per event
   std::map<std::tuple<int, int, std::size_t>, RunningStats> shadow_;
   RunningStats walltime_;
+  std::vector<std::uint64_t> run_walltimes_;
   std::optional<StatReading> previous_;
   int runs_ = 0;
 };

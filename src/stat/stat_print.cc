@@ -495,6 +495,24 @@ std::string StatPrinter::header() const {
   return o;
 }
 
+// --table: each run's elapsed time, its difference from the mean and a bar
+// of one '#' plus one per 5% of the run the difference is, indented as the
+// mean's digits will be; then the "Final result" heading.
+void StatPrinter::run_table(std::string& o, int precision, double avg) const {
+  std::string mean;
+  cprintf(mean, " %17.*f", precision, avg);
+  const int indent = static_cast<int>(mean.find_first_not_of(' '));
+  cprintf(o, "%*s# Table of individual measurements:\n", indent, "");
+  for (std::uint64_t ns : engine_.run_walltimes()) {
+    const double run = static_cast<double>(ns) / 1e9;
+    const int pct = run != 0 ? static_cast<int>(100.0 * (run - avg) / run) : 0;
+    cprintf(o, " %17.*f (%+.*f) ", precision, run, precision, run - avg);
+    o.append(static_cast<std::size_t>(1 + std::abs(pct) / 5), '#');
+    o += "\n";
+  }
+  cprintf(o, "\n%*s# Final result:\n", indent, "");
+}
+
 std::string StatPrinter::footer() const {
   std::string o;
   if (opts_.format != StatFormat::kStd) return o;
@@ -511,6 +529,7 @@ std::string StatPrinter::footer() const {
   } else {
     const double sd = wall.stddev() / 1e9;
     const int precision = precision_for(sd) + 2;
+    if (opts_.table) run_table(o, precision, avg);
     cprintf(o, " %17.*f +- %.*f seconds time elapsed", precision, avg, precision, sd);
     const double pct = rel_stddev(sd, avg);
     if (pct != 0) cprintf(o, "  ( +-%6.2f%% )", pct);

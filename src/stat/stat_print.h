@@ -34,6 +34,7 @@ struct StatPrintOptions {
   bool big_num = true;
   std::string thousands_sep;
   int run_count = 1;              // -r
+  bool table = false;             // --table: each run's time before the result
   std::uint64_t interval_ms = 0;  // -I
   StatTargetDesc target;
   // The user/sys lines (one run of a workload): the child's rusage, seconds.
@@ -61,6 +62,7 @@ class StatPrinter {
   // The counters alone, each line prefixed with `prefix`.
   std::string counters(const std::string& prefix) const;
   std::string footer() const;
+  void run_table(std::string& o, int precision, double avg) const;
 
  private:
   struct Line;

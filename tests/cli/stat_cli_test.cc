@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <regex>
@@ -301,6 +302,40 @@ TEST(StatCli, NullRunPrintsOnlyTheTimes) {
   auto r = run(sh(perfkit_bin()) + " stat -n -- true");
   EXPECT_NE(r.err.find("seconds time elapsed"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("task-clock"), std::string::npos) << r.err;
+}
+
+// --table: each run's time, its difference from the mean and a bar of
+// 1 + |difference|/5% '#', then the result; refused without -r.
+TEST(StatCli, TableOfEachRunAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  auto p = both("--table -r 4 -e task-clock -- true");
+  ASSERT_EQ(p.ours.status, 0) << p.ours.err;
+  static const std::regex row(R"( +([0-9.]+) \(([+-][0-9.]+)\) (#+))");
+  auto rows = [](const std::string& err) {
+    std::vector<std::string> v;
+    for (const std::string& l : lines_of(err))
+      if (std::regex_match(l, row)) v.push_back(l);
+    return v;
+  };
+  const auto ours = rows(p.ours.err);
+  EXPECT_EQ(ours.size(), 4u) << p.ours.err;
+  EXPECT_EQ(rows(p.perf.err).size(), 4u) << p.perf.err;
+  for (const std::string& l : ours) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(l, m, row));
+    const double run = std::stod(m[1]), diff = std::stod(m[2]);
+    const int pct = static_cast<int>(100.0 * diff / run);
+    // (printed digits: the bar may differ by one at a 5% boundary)
+    EXPECT_NEAR(static_cast<double>(m[3].length()), 1 + std::abs(pct) / 5, 1.0) << l;
+  }
+  for (const char* heading : {"# Table of individual measurements:", "# Final result:"}) {
+    EXPECT_NE(p.ours.err.find(heading), std::string::npos) << p.ours.err;
+    EXPECT_NE(p.perf.err.find(heading), std::string::npos) << p.perf.err;
+  }
+  auto bad = both("--table -e task-clock -- true");
+  EXPECT_EQ(bad.ours.status, 234);
+  EXPECT_EQ(bad.ours.status, bad.perf.status);
+  EXPECT_EQ(lines_of(bad.ours.err).front(), "--table is only supported with -r");
 }
 
 // --pre and --post run through the shell around each run, as perf's do

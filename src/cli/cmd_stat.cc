@@ -40,6 +40,7 @@ struct Args {
   bool append = false;
   bool quiet = false;
   bool table = false;  // --table
+  bool interval_clear = false;
   int verbose = 0;
 };
 
@@ -51,6 +52,7 @@ void add_target_options(CLI::App& app, Args& a) {
   app.add_flag("-i,--no-inherit", o.no_inherit, "child tasks do not inherit counters");
   app.add_flag("-n,--null", o.null_run, "null run - dont start any counters");
   app.add_flag("--table", a.table, "display details about each run (only with -r option)");
+  app.add_flag("--interval-clear", a.interval_clear, "clear screen in between new interval");
   app.add_option("-p,--pid", o.pids, "stat events on existing process id");
   app.add_option("-t,--tid", o.tids, "stat events on existing thread id");
   app.add_flag("-a,--all-cpus", o.system_wide, "system-wide collection from all CPUs");
@@ -226,6 +228,7 @@ int run_live(int argc, char** argv, bool record) {
   live.interval_ms = o.interval_ms;
   live.run_count = o.repeat > 0 ? o.repeat : 1;
   live.table = a.table;
+  live.interval_clear = a.interval_clear;
   live.nmi_watchdog = nmi_watchdog_enabled();
   const bool print = !a.quiet && o.record_path != "-";
   std::optional<stat::StatPrinter> interval_printer;
@@ -236,6 +239,8 @@ int run_live(int argc, char** argv, bool record) {
   hooks.message = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
   hooks.interval = [&](const stat::StatEngine& e, std::uint64_t ts) {
     if (!interval_printer) interval_printer.emplace(e, live);
+    // --interval-clear: the terminal cleared on stdout first, as perf does
+    if (a.interval_clear) std::fputs("\033[H\033[2J\n", stdout);
     if (print) out.put(interval_printer->interval(ts));
   };
   // -r 0: every run is printed as it ends, until interrupted.

@@ -594,7 +594,8 @@ std::string StatPrinter::interval(std::uint64_t ts_ns) {
   else
     cprintf(prefix, "%6lu.%09lu%s", sec, nsec, sep_of(opts_));
   std::string out;
-  if (intervals_printed_ == 0 && opts_.format == StatFormat::kStd) out += interval_header();
+  if ((intervals_printed_ == 0 || opts_.interval_clear) && opts_.format == StatFormat::kStd)
+    out += interval_header();
   if (++intervals_printed_ == 25) intervals_printed_ = 0;
   out += counters(prefix);
   return out;

@@ -35,6 +35,7 @@ struct StatPrintOptions {
   std::string thousands_sep;
   int run_count = 1;              // -r
   bool table = false;             // --table: each run's time before the result
+  bool interval_clear = false;    // --interval-clear: the header before every interval
   std::uint64_t interval_ms = 0;  // -I
   StatTargetDesc target;
   // The user/sys lines (one run of a workload): the child's rusage, seconds.

@@ -338,6 +338,26 @@ TEST(StatCli, TableOfEachRunAsPerf) {
   EXPECT_EQ(lines_of(bad.ours.err).front(), "--table is only supported with -r");
 }
 
+// --interval-clear: the terminal cleared on stdout and the header again
+// before every interval, as perf does.
+TEST(StatCli, IntervalClearAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  auto p = both("-I 100 --interval-clear -e task-clock -- sleep 0.35");
+  ASSERT_EQ(p.ours.status, 0) << p.ours.err;
+  const std::string clear = "\033[H\033[2J\n";
+  auto count = [](const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const auto* r : {&p.ours, &p.perf}) {
+    const std::size_t clears = count(r->out, clear);
+    EXPECT_GE(clears, 3u) << r->out;
+    EXPECT_EQ(r->out.size(), clears * clear.size()) << r->out;  // nothing else on stdout
+    EXPECT_EQ(count(r->err, "#           time"), clears) << r->err;
+  }
+}
+
 // --pre and --post run through the shell around each run, as perf's do
 // (their output on stdout, in the same order); a failing one is an error.
 TEST(StatCli, PreAndPostCommandsAroundEachRun) {

@@ -11,14 +11,16 @@
 namespace perfkit::test {
 namespace {
 
-// "" when both print the same; else what differs.
-std::string compare(const std::string& file, const std::string& opt) {
+// "" when both print the same (or perf printed nothing to compare); else
+// what differs. Counts the files compared in `compared`.
+std::string compare(const std::string& file, const std::string& opt, int& compared) {
   auto theirs = run("perf report -i " + sh(file) + " " + opt);
   // perf fails on some corpus files (and prints nothing for others); on a
   // stream cut short it never delivers the records it still held in order.
   if (theirs.status != 0 || theirs.out.empty() ||
       theirs.err.find("unexpected end of event stream") != std::string::npos)
     return "";
+  ++compared;
   auto ours = run(perfkit_bin() + " report -i " + sh(file) + " " + opt + " 2>&1");
   if (ours.status != 0) return "status " + std::to_string(ours.status) + ": " + ours.out;
   return ours.out == theirs.out ? "" : "ours:\n" + ours.out + "theirs:\n" + theirs.out;
@@ -48,10 +50,12 @@ TEST(ReportTasks, SameAsPerf) {
     }
     files.push_back(f);
   }
+  int compared = 0;
   for (const std::string& f : files)
     for (const char* opt : {"--tasks", "--mmaps"})
-      EXPECT_EQ(compare(f, opt), "") << f << " " << opt;
+      EXPECT_EQ(compare(f, opt, compared), "") << f << " " << opt;
   // the suite's own recordings are all read by perf: each was compared
+  EXPECT_GE(compared, 9 * 2);
   for (const char* name : {"syswide.data", "faults.data"}) {
     auto r = run(perfkit_bin() + " report --mmaps -i " + sh(fixture(name)));
     EXPECT_NE(r.out.find("|swapper"), std::string::npos) << r.out;

@@ -26,6 +26,12 @@ std::uint32_t sample_cpu(const record::Sample& s) {
   return (s.sample_type & kSampleCpu) ? s.cpu : ~0u;
 }
 
+// Whether two entries agree on every key but the less common ones.
+bool same_but_ext(EntryKey a, EntryKey b) {
+  a.ext = b.ext = 0;
+  return a == b;
+}
+
 }  // namespace
 
 // ---- aggregation ----
@@ -419,14 +425,21 @@ void Report::add_children(Hists& h, const session::ResolvedSample& s,
     // with those keys a frame is (almost) never a duplicate.
     EntryKey probe = key;
     if (ext_->dedup_differs()) probe.ext = ext_->dedup_key(key.ext);
+    // (The check compares up to the srcline key where the others agree:
+    // perf then knows those entries' source lines.)
     bool dup = false;
-    for (std::uint32_t j : seen_)
-      if (h.entries[j].key == probe) {
-        dup = true;
+    for (std::uint32_t j : seen_) {
+      Entry& seen = h.entries[j];
+      if (seen.key == probe) {
+        seen.srcline_known = dup = true;
         break;
       }
+      seen.srcline_known |= same_but_ext(seen.key, probe);
+    }
     if (dup) continue;
+    const bool found = ext_->active() && ext_->last_found();
     std::uint32_t k = add_entry(h, key, s, loc, level, filtered, false, period, count);
+    h.entries[k].srcline_known |= found;
     seen_.push_back(k);
     if (!use_callchain_) continue;
     Entry& x = h.entries[k];
@@ -712,6 +725,7 @@ void Report::collapse_merge(Hists& h, std::uint32_t kept, std::uint32_t merged) 
   Entry& k = h.entries[kept];
   const Entry& m = h.entries[merged];
   k.add_counts(m);
+  k.srcline_known |= m.srcline_known;
   if (k.chain != UINT32_MAX && m.chain != UINT32_MAX) arena_.merge(k.chain, m.chain);
 }
 
@@ -769,7 +783,7 @@ std::uint64_t Report::prefix_signature(const Entry& e) const {
 // column; the others print cut to its width.
 bool Report::srcline_sized(const Hists& h, const Entry& e) const {
   std::uint64_t hits = children_ ? e.acc_nr_events : e.nr_events;
-  if (hits >= 2) return true;
+  if (hits >= 2 || e.srcline_known) return true;
   if (sized_for_ != &h) {
     sized_for_ = &h;
     prefix_counts_.clear();

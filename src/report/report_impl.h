@@ -99,6 +99,10 @@ struct alignas(64) Entry {
   // perf formats a tracepoint entry's trace output when a comparison first
   // reaches the trace key; only then does the entry widen the column.
   bool trace_formatted = false;
+  // perf knows the entry's source line before printing it: a callchain
+  // frame brought it (the frame's inline records), or a duplicate check
+  // compared the entry up to its srcline key. It then sizes the column.
+  bool srcline_known = false;
   // Branch-stack mode: the entry's first branch (BranchTable::at).
   std::uint32_t branch = UINT32_MAX;
   // With --group, the leader's entries carry each member's values in

@@ -171,6 +171,7 @@ const std::string* ExtKeys::source(const machine::Location& loc, const char* inl
 std::uint32_t ExtKeys::key(const machine::Location& loc, const char* inlined, int lookups,
                            const char* srcline) {
   ExtKey k = sample_;
+  last_found_ = srcline_ && (srcline || (loc.map && loc.dso && answer(loc, inlined).found));
   if (srcline_ && srcline) {
     auto p = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(srcline));
     std::uint32_t at = preset_index_.find(p);

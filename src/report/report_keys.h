@@ -70,6 +70,9 @@ class ExtKeys {
   std::uint32_t key(const machine::Location& loc, const char* inlined, int lookups,
                     const char* srcline = nullptr);
   const ExtKey& at(std::uint32_t id) const { return keys_[id]; }
+  // Whether the last key()'s srcline came from the DWARF line table (or
+  // the frame's own records): perf's callchain frames carry such a line.
+  bool last_found() const { return last_found_; }
   // The key perf's duplicate check of a callchain entry compares: its
   // template leaves time and socket at 0.
   std::uint32_t dedup_key(std::uint32_t id);
@@ -117,6 +120,7 @@ class ExtKeys {
   std::unique_ptr<session::TracepointFormatter> tracepoints_;
   bool tracepoints_tried_ = false;
   bool raw_trace_ = false;  // --raw-trace
+  bool last_found_ = false;
   fmt::memory_buffer trace_text_;
   std::uint64_t quantum_ = 0;
   std::vector<std::int32_t> sockets_;  // by cpu

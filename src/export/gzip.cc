@@ -57,24 +57,38 @@ void GzipWriter::write(const void* data, std::size_t n) {
   }
 }
 
-void GzipWriter::submit() {
-  // At most `jobs_` chunks in flight: the oldest is written first.
+// At most `jobs_` members in flight: the oldest is written first.
+void GzipWriter::wait_for_room() {
   while (pending_.size() >= jobs_) {
     if (!write_oldest()) failed_ = true;
   }
-  // The chunk is handed over, not copied; it stays whole for this thread
-  // when no worker takes it (std::async throws then: the library does not).
-  auto data = std::make_shared<const std::string>(std::move(current_));
+}
+
+// `task` on a worker, or on this thread when no worker can start
+// (std::async throws then: the library does not).
+void GzipWriter::run_member(std::function<Expected<std::string>()> task) {
   try {
-    pending_.push_back(std::async(std::launch::async,
-                                  [data, level = level_] { return gzip_member(*data, level); }));
+    pending_.push_back(std::async(std::launch::async, task));
   } catch (...) {
     std::promise<Expected<std::string>> done;
-    done.set_value(gzip_member(*data, level_));
+    done.set_value(task());
     pending_.push_back(done.get_future());
   }
+}
+
+void GzipWriter::submit() {
+  wait_for_room();
+  // The chunk is handed over, not copied.
+  auto data = std::make_shared<const std::string>(std::move(current_));
+  run_member([data, level = level_] { return gzip_member(*data, level); });
   current_ = std::string();
   current_.reserve(chunk_);
+}
+
+void GzipWriter::write_deferred(std::function<std::string()> make) {
+  if (!current_.empty()) submit();
+  wait_for_room();
+  run_member([make = std::move(make), level = level_] { return gzip_member(make(), level); });
 }
 
 Status GzipWriter::write_oldest() {

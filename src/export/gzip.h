@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <future>
 #include <string>
 
@@ -27,12 +28,18 @@ class GzipWriter {
   GzipWriter& operator=(const GzipWriter&) = delete;
 
   void write(const void* data, std::size_t n);
+  // Bytes made on a worker: what was written so far becomes a member, then
+  // `make`'s result (made and compressed off this thread) another, in
+  // order. `make` must only read what stays unchanged until finish().
+  void write_deferred(std::function<std::string()> make);
   // Compresses what is left and writes every member. Errors: the compressor's, the
   // output's.
   Status finish();
 
  private:
   void submit();
+  void wait_for_room();
+  void run_member(std::function<Expected<std::string>()> task);
   Status write_oldest();
 
   FdWriter& out_;

@@ -1,6 +1,7 @@
 // GzipWriter: members compressed on worker threads, written in order: the
 // output gunzips to the input (every member), is the same whatever the
-// number of threads, and an empty input is a valid empty gzip file.
+// number of threads, with pieces made on the workers in their place, and an
+// empty input is a valid empty gzip file.
 #include "export/gzip.h"
 
 #include <gtest/gtest.h>
@@ -40,6 +41,36 @@ TEST(GzipWriter, MembersGunzipToTheInputWhateverTheThreads) {
   EXPECT_TRUE(r.out == input);
   // Several members: the chunk is smaller than the input.
   EXPECT_GT(input.size(), std::size_t{64 << 10} * 10);
+}
+
+// Deferred pieces (made on the workers) land where they were written
+// among the direct ones, whatever the number of threads.
+TEST(GzipWriter, DeferredPiecesKeepTheirPlace) {
+  test::TempDir tmp;
+  std::string expected;
+  auto run = [&](unsigned jobs, const std::string& path) {
+    auto w = FdWriter::create(path);
+    EXPECT_TRUE(w.has_value());
+    expected.clear();
+    GzipWriter zip(*w, 1, 4096, jobs);
+    for (int i = 0; i < 40; ++i) {
+      const std::string direct = "direct " + std::to_string(i) + ";";
+      zip.write(direct.data(), direct.size());
+      expected += direct;
+      std::string made;
+      for (int j = 0; j < 500 * (i % 3); ++j) made += std::to_string(i * j) + ",";
+      expected += made;
+      zip.write_deferred([made] { return made; });
+    }
+    EXPECT_TRUE(zip.finish().has_value());
+    EXPECT_TRUE(w->close().has_value());
+    return test::read_file(path);
+  };
+  const std::string one = run(1, tmp.path("one.gz"));
+  EXPECT_EQ(one, run(3, tmp.path("three.gz")));
+  auto r = test::run("gunzip -c " + test::sh(tmp.path("three.gz")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out == expected);
 }
 
 TEST(GzipWriter, EmptyInputIsAnEmptyGzipFile) {

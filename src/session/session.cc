@@ -212,16 +212,19 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
         record::U64Array(reinterpret_cast<const std::uint8_t*>(chain.data()), chain.size(), false);
     sample_.sample_type |= kSampleCallchain;
   }
-  ResolvedSample rs;
-  rs.event = static_cast<std::size_t>(idx);
-  rs.sample = &sample_;
-  rs.cpumode = static_cast<std::uint8_t>(r.cpumode());
+  const auto event = static_cast<std::size_t>(idx);
+  const auto cpumode = static_cast<std::uint8_t>(r.cpumode());
   std::int32_t pid =
       (sample_.sample_type & kSampleTid) ? static_cast<std::int32_t>(sample_.pid) : -1;
   std::int32_t tid =
       (sample_.sample_type & kSampleTid) ? static_cast<std::int32_t>(sample_.tid) : -1;
   machine::Thread& t = machine_->findnew_thread(pid, tid);
-  if (v.take_raw(RawSample{rs.event, &sample_, rs.cpumode, &t})) return ok();
+  if (v.take_raw(RawSample{event, &sample_, cpumode, &t})) return ok();
+  // (Made only for a sample the visitor did not take: most are repeats.)
+  ResolvedSample rs;
+  rs.event = event;
+  rs.sample = &sample_;
+  rs.cpumode = cpumode;
   rs.thread = &t;
   rs.comm = t.comm;
   const bool defer = v.defers_kernel_symbols() && machine_->kernel_symbols_pending();

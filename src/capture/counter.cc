@@ -95,6 +95,15 @@ std::string default_stat_events(bool cpu_target, const PmuCatalog& pmus) {
   return s;
 }
 
+std::string detailed_stat_events(int level) {
+  std::string s = "L1-dcache-loads,L1-dcache-load-misses,LLC-loads,LLC-load-misses";
+  if (level >= 2)
+    s += ",L1-icache-loads,L1-icache-load-misses,dTLB-loads,dTLB-load-misses,iTLB-loads,"
+         "iTLB-load-misses";
+  if (level >= 3) s += ",L1-dcache-prefetches,L1-dcache-prefetch-misses";
+  return s;
+}
+
 Status CounterSet::open_one(std::size_t ev, const OpenErrorContext& ctx,
                             std::vector<std::string>& notes, bool& skipped) {
   CounterEvent& e = events_[ev];

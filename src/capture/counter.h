@@ -73,6 +73,9 @@ std::vector<CounterEvent> counting_events(const EventList& list, const CountingO
 // stalled-cycles-frontend/backend when the core PMU lists them,
 // instructions, branches, branch-misses.
 std::string default_stat_events(bool cpu_target, const PmuCatalog& pmus);
+// perf stat -d's events (`level` 1-3 for -d, -dd, -ddd): the cache and TLB
+// events perf appends to the others.
+std::string detailed_stat_events(int level);
 
 // Where the events are opened. cpus {-1} counts the threads wherever they
 // run; threads {-1} counts every task on the cpus.

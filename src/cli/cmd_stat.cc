@@ -42,6 +42,9 @@ struct Args {
   bool table = false;  // --table
   bool interval_clear = false;
   int verbose = 0;
+  bool no_csv_summary = false;
+  int log_fd = 0;         // perf's "not given"
+  bool accepted = false;  // options without an effect on this machine
 };
 
 void add_target_options(CLI::App& app, Args& a) {
@@ -78,6 +81,74 @@ void add_target_options(CLI::App& app, Args& a) {
   app.add_flag("--no-big-num", a.no_big_num, "print large numbers without thousands' separators");
   app.add_flag("--quiet", a.quiet, "don't print any output, messages or warnings");
   app.add_flag("-v,--verbose", a.verbose, "be more verbose");
+  app.add_option("--timeout", o.timeout_ms,
+                 "stop workload and print counts after a timeout period in ms (>= 10ms)");
+  app.add_option("-D,--delay", o.delay_ms,
+                 "ms to wait before starting measurement after program start (-1: start with "
+                 "events disabled)");
+  app.add_flag("-d,--detailed", o.detailed,
+               "detailed run - start a lot of events (repeat: -dd, -ddd)");
+  app.add_flag("-g,--group", o.group, "put the counters into a counter group");
+  app.add_flag("--summary", o.summary, "print summary for interval mode");
+  app.add_flag("--no-csv-summary", a.no_csv_summary,
+               "don't print 'summary' for CSV summary output");
+  app.add_flag("--sync", o.sync, "call sync() before starting a run");
+  app.add_option("--log-fd", a.log_fd, "log output to fd, instead of stderr");
+  app.add_flag("-c,--scale", a.accepted, "scale/normalize counters (the default)");
+  // No uncore PMU, hybrid core or metric is on this machine's list: these
+  // change nothing perf would print here.
+  app.add_flag("--no-merge", a.accepted, "Do not merge identical named events");
+  app.add_flag("--hybrid-merge", a.accepted, "Merge identical named hybrid events");
+  app.add_flag("--percore-show-thread", a.accepted,
+               "Use with 'percore' event qualifier to show the event counts of one hardware "
+               "thread by sum up total hardware threads of same physical core");
+  app.add_flag("--metric-no-group", a.accepted, "don't group metric events, impacts multiplexing");
+  app.add_flag("--metric-no-merge", a.accepted,
+               "don't try to share events between metrics in a group");
+}
+
+// perf's usage error: the message, the usage line and the help lines of
+// the options at fault (each group after its own usage line), status 234.
+int usage_error(const std::string& msg, std::initializer_list<std::string_view> groups) {
+  fmt::print(stderr, "{}\n", msg);
+  for (std::string_view g : groups)
+    fmt::print(stderr, "\n Usage: perfkit stat [<options>] [<command>]\n\n{}\n", g);
+  return 234;  // perf's -EINVAL
+}
+
+constexpr std::string_view kRepeatHelp =
+    "    -r, --repeat <n>      repeat command and print average + stddev (max: 100, forever: 0)";
+constexpr std::string_view kTimeoutHelp =
+    "        --timeout <n>     stop workload and print counts after a timeout period in ms (>= "
+    "10ms)";
+constexpr std::string_view kIntervalHelp =
+    "    -I, --interval-print <n>\n                          print counts at regular interval in "
+    "ms (overhead is possible for values <= 100ms)";
+
+// perf's checks of --table, --timeout and --log-fd; 0 when they pass.
+int check_options(const Args& a) {
+  const auto& o = a.run;
+  if (a.table && o.repeat == 1)
+    return usage_error("--table is only supported with -r",
+                       {fmt::format("{}\n        --table           display details about each "
+                                    "run (only with -r option)",
+                                    kRepeatHelp)});
+  if (o.timeout_ms && o.timeout_ms < 10)
+    return usage_error("timeout must be >= 10ms.", {kTimeoutHelp});
+  if (o.timeout_ms && o.interval_ms)
+    return usage_error("timeout option is not supported with interval-print.",
+                       {kTimeoutHelp, kIntervalHelp});
+  if (o.timeout_ms && o.timeout_ms < 100)
+    fmt::print(stderr,
+               "timeout < 100ms. The overhead percentage could be high in some cases. Please "
+               "proceed with caution.\n");
+  constexpr std::string_view kLogFdHelp =
+      "        --log-fd <n>      log output to fd, instead of stderr";
+  if (a.log_fd && !a.output.empty())
+    return usage_error("cannot use both --output and --log-fd",
+                       {fmt::format("    -o, --output <file>   output file name\n{}", kLogFdHelp)});
+  if (a.log_fd < 0) return usage_error("argument to --log-fd must be a > 0", {kLogFdHelp});
+  return 0;
 }
 
 AggrMode aggr_of(const Args& a) {
@@ -122,6 +193,13 @@ struct Output {
 };
 
 Status open_output(const Args& a, Output& out) {
+  if (a.log_fd > 0) {
+    FILE* f = fdopen(a.log_fd, a.append ? "a" : "w");
+    if (!f) return make_error("Failed opening logfd {}: {}", a.log_fd, std::strerror(errno));
+    out.f = f;
+    out.owned = true;
+    return ok();
+  }
   if (a.output.empty() || a.output == "-") return ok();
   out.f = std::fopen(a.output.c_str(), a.append ? "a" : "w");
   if (!out.f) {
@@ -211,12 +289,7 @@ int run_live(int argc, char** argv, bool record) {
   if (!parse_options(app, argc, argv, code)) return code;
   finish_run_options(a, app, argc, argv, record);
   const auto& o = a.run;
-  if (a.table && o.repeat == 1) {
-    fmt::print(stderr,
-               "--table is only supported with -r\n\n Usage: perfkit stat [<options>] "
-               "[<command>]\n\n");
-    return 234;  // perf's -EINVAL
-  }
+  if (int bad = check_options(a)) return bad;
   std::setlocale(LC_ALL, "");
   auto popts = print_options(a);
   if (!popts) return fail(cmd, popts.error());
@@ -265,8 +338,14 @@ int run_live(int argc, char** argv, bool record) {
   auto result = recorder::run_stat(o, hooks);
   if (!result) return fail(cmd, result.error());
   auto& r = *result;
-  if (r.has_workload && r.exit.signaled)
-    fmt::print(stderr, "{}: {}\n", o.workload[0], strsignal(r.exit.signal));
+  if (r.summary && print) {
+    stat::StatPrintOptions whole = live;
+    whole.interval_ms = 0;
+    whole.target = r.target;
+    whole.ru_display = r.ru_display;
+    whole.csv_summary = !a.no_csv_summary;
+    out.put(stat::StatPrinter(*r.summary, whole).final_report());
+  }
   if (o.interval_ms == 0 && o.repeat != 0 && print) {
     live.target = r.target;
     live.ru_display = r.ru_display;

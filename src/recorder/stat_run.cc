@@ -174,20 +174,39 @@ Expected<std::vector<capture::CounterEvent>> stat_events(const StatRunOptions& o
     }
     return ok();
   };
-  if (o.events.empty()) {
-    PK_TRY(add_parsed(capture::default_stat_events(cpu_target, pmus)));
-    return out;
-  }
+  // -g: the parsed events (perf's defaults and -d's too) in one group,
+  // the tool events after it.
+  std::string grouped;
+  std::vector<capture::ToolEvent> tools;
+  auto add = [&](const std::string& text) -> Status {
+    if (!o.group) return add_parsed(text);
+    for (char c : text)
+      if (c != '{' && c != '}') grouped += c;
+    grouped += ',';
+    return ok();
+  };
+  if (o.events.empty()) PK_TRY(add(capture::default_stat_events(cpu_target, pmus)));
   for (const auto& arg : o.events) {
     for (const auto& tok : top_level_events(arg)) {
       auto tool = capture::tool_event(tok);
       if (tool == capture::ToolEvent::kNone) {
-        PK_TRY(add_parsed(tok));
+        PK_TRY(add(tok));
+      } else if (o.group) {
+        tools.push_back(tool);
       } else {
         out.push_back(capture::tool_counter_event(tool));
         out.back().leader = out.size() - 1;
       }
     }
+  }
+  if (o.detailed > 0) PK_TRY(add(capture::detailed_stat_events(o.detailed)));
+  if (!grouped.empty()) {
+    grouped.pop_back();
+    PK_TRY(add_parsed("{" + grouped + "}"));
+  }
+  for (capture::ToolEvent tool : tools) {
+    out.push_back(capture::tool_counter_event(tool));
+    out.back().leader = out.size() - 1;
   }
   return out;
 }
@@ -264,6 +283,7 @@ class Runner {
  private:
   Status do_interval(std::uint64_t ref);
   Status wait_loop(std::uint64_t ref);
+  Status delayed_enable();
 
   const StatRunOptions& o_;
   const StatRunHooks& h_;
@@ -273,6 +293,7 @@ class Runner {
   std::optional<capture::Workload> workload_;
   std::unique_ptr<StatRecordWriter> writer_;
   int intervals_left_ = 0;
+  std::optional<capture::CounterReadings> last_reading_;  // --summary
   bool stop_all_ = false;
 };
 
@@ -281,6 +302,7 @@ Status Runner::do_interval(std::uint64_t ref) {
   auto r = set_.read();
   fill_tool_events(set_, r, ts, nullptr);
   out_.engine->add_interval(to_reading(r), o_.interval_ms * 1000000ULL);
+  if (o_.summary) last_reading_ = r;
   if (writer_) {
     PK_TRY(writer_->write_counts(set_, r));
     PK_TRY(writer_->write_round(stat::kStatRoundInterval, ts));
@@ -291,6 +313,8 @@ Status Runner::do_interval(std::uint64_t ref) {
 
 Status Runner::wait_loop(std::uint64_t ref) {
   const bool interval = o_.interval_ms != 0;
+  const std::uint64_t deadline =
+      o_.timeout_ms > 0 ? now_ns() + static_cast<std::uint64_t>(o_.timeout_ms) * 1000000ULL : 0;
   intervals_left_ = o_.interval_count;
   std::uint64_t next_tick = now_ns() + o_.interval_ms * 1000000ULL;
   for (;;) {
@@ -307,6 +331,16 @@ Status Runner::wait_loop(std::uint64_t ref) {
       timeout = next_tick > now ? static_cast<int>((next_tick - now + 999999) / 1000000) : 0;
     } else if (!workload_ || h_.signal_fd < 0) {
       timeout = workload_ ? 50 : 1000;
+    }
+    if (deadline) {
+      // --timeout: the workload is told to end; counting ends with it.
+      const std::uint64_t now = now_ns();
+      if (now >= deadline) {
+        if (workload_) PK_TRY(workload_->signal(SIGTERM));
+        return ok();
+      }
+      const int left = static_cast<int>((deadline - now + 999999) / 1000000);
+      timeout = timeout < 0 ? left : std::min(timeout, left);
     }
     pollfd p{h_.signal_fd, POLLIN, 0};
     int n = ::poll(&p, h_.signal_fd >= 0 ? 1 : 0, timeout);
@@ -353,7 +387,8 @@ Status Runner::run_once(int run_idx, const std::vector<capture::CounterEvent>& e
     // just sets how long the target is counted.
     if (!t_.has_task && !t_.has_cpu) t_.threads = {workload_->pid()};
   }
-  const bool enable_on_exec = !o_.workload.empty() && !t_.has_task && !t_.has_cpu;
+  const bool enable_on_exec =
+      !o_.workload.empty() && !t_.has_task && !t_.has_cpu && o_.delay_ms == 0;
   auto ctx = capture::OpenErrorContext::read(o_.paths);
   std::vector<std::string> notes;
   capture::CounterTarget where{t_.cpus, t_.threads};
@@ -371,13 +406,15 @@ Status Runner::run_once(int run_idx, const std::vector<capture::CounterEvent>& e
     std::vector<std::string> comms = t_.comms;
     PK_TRY(writer_->begin(set_, comms));
   }
-  if (!enable_on_exec) PK_TRY(set_.enable());
+  if (!enable_on_exec && o_.delay_ms == 0) PK_TRY(set_.enable());
+  if (o_.sync) ::sync();
   // perf starts the clock when it lets the workload go, before its exec.
   const std::uint64_t t0 = now_ns();
   if (workload_) {
     auto st = workload_->start();
     if (!st) return make_error("Workload failed: {}", st.error().message());
   }
+  PK_TRY(delayed_enable());
   PK_TRY(wait_loop(t0));
   if (workload_) {
     PK_ASSIGN(out_.exit, workload_->wait());
@@ -389,7 +426,28 @@ Status Runner::run_once(int run_idx, const std::vector<capture::CounterEvent>& e
     fill_tool_events(set_, r, t1 - t0, workload_ ? &out_.exit.usage : nullptr);
     out_.engine->add_run(to_reading(r), t1 - t0);
     if (writer_) PK_TRY(writer_->write_counts(set_, r));
+  } else if (o_.summary && last_reading_) {
+    // perf's summary: the counts its last interval read, over the whole
+    // run's time, without the workload's rusage.
+    out_.summary = std::make_unique<stat::StatEngine>(out_.engine->setup(), o_.aggr, o_.scale);
+    out_.summary->add_run(to_reading(*last_reading_), t1 - t0);
   }
+  if (workload_ && out_.exit.signaled && h_.message)
+    h_.message(fmt::format("{}: {}", o_.workload[0], strsignal(out_.exit.signal)));
+  return ok();
+}
+
+// -D/--delay: perf says the events are disabled, waits, enables them and
+// says so (a negative delay leaves them disabled).
+Status Runner::delayed_enable() {
+  if (o_.delay_ms == 0) return ok();
+  if (h_.message) h_.message("Events disabled");
+  if (o_.delay_ms < 0) return ok();
+  timespec ts{o_.delay_ms / 1000, static_cast<long>(o_.delay_ms % 1000) * 1000000L};
+  while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+  PK_TRY(set_.enable());
+  if (h_.message) h_.message("Events enabled");
   return ok();
 }
 
@@ -406,7 +464,7 @@ Expected<StatOutcome> run_stat(const StatRunOptions& o, const StatRunHooks& hook
   capture::CountingOptions co;
   co.inherit = !o.no_inherit;
   co.identifier = o.record_path != "-";
-  co.enable_on_exec = !o.workload.empty() && !t.has_task && !t.has_cpu;
+  co.enable_on_exec = !o.workload.empty() && !t.has_task && !t.has_cpu && o.delay_ms == 0;
   co.all_user = o.all_user;
   co.all_kernel = o.all_kernel;
   PK_ASSIGN(auto events, stat_events(o, t.has_cpu, pmus, co));

@@ -45,6 +45,13 @@ struct StatRunOptions {
   bool null_run = false;          // --null: no counter, the run's times only
   bool scale = true;              // --no-scale clears it
   bool all_user = false, all_kernel = false;
+  int timeout_ms = 0;  // --timeout: counting ends (the workload gets SIGTERM) after it
+  // -D/--delay: counting starts this long after the workload (-1: never).
+  int delay_ms = 0;
+  int detailed = 0;                  // -d, -dd, -ddd: perf's detailed events after the others
+  bool group = false;                // -g/--group: every counter in one group
+  bool summary = false;              // --summary: with -I, the whole run's counts too
+  bool sync = false;                 // --sync: sync() before counting
   std::string record_path;           // stat record: the output ("" when not recording)
   std::vector<std::string> cmdline;  // argv, for the record's CMDLINE
   std::string version;               // for the record's VERSION
@@ -74,6 +81,9 @@ struct StatOutcome {
   int stop_signal = 0;             // the signal that interrupted counting (0: none)
   bool skip_zero_threads = false;  // system-wide --per-thread
   bool ru_display = false;         // one run of a workload: print user/sys
+  // --summary with -I: the counts of the whole run (the last interval's
+  // cumulative ones) over its elapsed time.
+  std::unique_ptr<stat::StatEngine> summary;
 };
 
 // Runs the measurement. Errors: bad options (perf's messages: --per-thread

@@ -547,7 +547,12 @@ std::string StatPrinter::footer() const {
   return o;
 }
 
-std::string StatPrinter::final_report() { return header() + counters("") + footer(); }
+std::string StatPrinter::final_report() {
+  std::string prefix;
+  if (opts_.csv_summary && opts_.format == StatFormat::kCsv)
+    cprintf(prefix, "%16s%s", "summary", opts_.csv_sep.c_str());
+  return header() + counters(prefix) + footer();
+}
 
 std::string StatPrinter::interval_header() const {
   std::string o;

@@ -45,6 +45,8 @@ struct StatPrintOptions {
   bool skip_zero_threads = false;
   // /proc/sys/kernel/nmi_watchdog is on: hint when an event was not counted.
   bool nmi_watchdog = false;
+  // --summary's CSV lines start with "summary" (not with --no-csv-summary).
+  bool csv_summary = false;
 };
 
 class StatPrinter {

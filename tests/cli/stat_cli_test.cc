@@ -372,6 +372,51 @@ TEST(StatCli, PreAndPostCommandsAroundEachRun) {
   EXPECT_NE(bad.err.find("--pre command 'false' failed"), std::string::npos) << bad.err;
 }
 
+// --timeout, -D/--delay, -d/-dd/-ddd, -g, --summary (-x with and without
+// --no-csv-summary), --log-fd: perf's layout, messages and statuses.
+TEST(StatCli, TimeoutDelayDetailedGroupSummaryAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* args :
+       {"--timeout 100 -e task-clock -- sleep 1", "--timeout 100 -e cpu-clock -a",
+        "-D 100 -e task-clock -- sleep 0.3", "-D -1 -e task-clock,page-faults -- sleep 0.1",
+        "-ddd -e task-clock -- true", "-d -- true", "-g -- true",
+        "-g -e task-clock,page-faults -- true",
+        "-I 100 --interval-count 2 --summary -e task-clock -- sleep 1"}) {
+    auto p = both(args);
+    ASSERT_EQ(p.ours.status, p.perf.status) << args << ": " << p.ours.err;
+    expect_same_layout(p.ours.err, p.perf.err, args);
+  }
+  for (const char* args : {"-I 100 --interval-count 2 --summary -x, -e task-clock -- sleep 1",
+                           "-I 100 --interval-count 2 --summary --no-csv-summary -x, -e "
+                           "task-clock -- sleep 1"}) {
+    auto p = both(args);
+    auto a = lines_of(p.ours.err), b = lines_of(p.perf.err);
+    ASSERT_EQ(a.size(), b.size()) << args << "\n" << p.ours.err << "---\n" << p.perf.err;
+    for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(mask(a[i]), mask(b[i])) << args;
+  }
+  auto t = run(sh(perfkit_bin()) + " stat --timeout 100 -e task-clock -- sleep 1");
+  EXPECT_EQ(lines_of(t.err).front(), "sleep: Terminated") << t.err;
+  auto d = run(sh(perfkit_bin()) + " stat -D 50 -e task-clock -- true");
+  EXPECT_EQ(d.err.rfind("Events disabled\nEvents enabled\n", 0), 0u) << d.err;
+  // The counts on the descriptor given, nothing on stderr.
+  TempDir dir;
+  auto l =
+      run(sh(perfkit_bin()) + " stat --log-fd 3 -e task-clock -- true 3>" + sh(dir.path("log")));
+  EXPECT_EQ(l.err, "");
+  EXPECT_NE(read_file(dir.path("log")).find("msec task-clock"), std::string::npos);
+  // perf's refusals: the message, then its usage with the options' help.
+  for (const char* args : {"--timeout 5 -- true", "--timeout 200 -I 100 -- true",
+                           "--log-fd -2 -- true", "-o /dev/null --log-fd 3 -- true"}) {
+    auto p = both(args);
+    EXPECT_EQ(p.ours.status, 234) << args;
+    EXPECT_EQ(p.ours.status, p.perf.status) << args;
+    auto a = lines_of(p.ours.err), b = lines_of(p.perf.err);
+    ASSERT_EQ(a.size(), b.size()) << args << "\n" << p.ours.err << "---\n" << p.perf.err;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i].find("Usage:") == std::string::npos) EXPECT_EQ(a[i], b[i]) << args;
+  }
+}
+
 TEST(StatCli, OutputFileStartsWithTheDate) {
   TempDir dir;
   auto r = run(sh(perfkit_bin()) + " stat -o " + sh(dir.path("out")) + " -e task-clock -- true");

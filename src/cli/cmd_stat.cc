@@ -14,7 +14,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <optional>
 
+#include "capture/pmu.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "perfdata/reader.h"
@@ -45,6 +48,12 @@ struct Args {
   bool no_csv_summary = false;
   int log_fd = 0;         // perf's "not given"
   bool accepted = false;  // options without an effect on this machine
+  bool metric_only = false;
+  bool topdown = false, smi_cost = false, transaction = false;
+  int td_level = 0;
+  std::vector<std::string> metrics;  // -M
+  std::string cputype;
+  std::optional<std::string> iostat;
 };
 
 void add_target_options(CLI::App& app, Args& a) {
@@ -105,6 +114,21 @@ void add_target_options(CLI::App& app, Args& a) {
   app.add_flag("--metric-no-group", a.accepted, "don't group metric events, impacts multiplexing");
   app.add_flag("--metric-no-merge", a.accepted,
                "don't try to share events between metrics in a group");
+  app.add_flag("--metric-only", a.metric_only, "Only print computed metrics. No raw values");
+  app.add_flag("--topdown", a.topdown,
+               "measure top-down statistics; the metrics' level follows --td-level");
+  app.add_option("--td-level", a.td_level,
+                 "Set the metrics level for the top-down statistics (0: max level)");
+  app.add_flag("--smi-cost", a.smi_cost, "measure SMI cost");
+  app.add_flag("-T,--transaction", a.transaction, "hardware transaction statistics");
+  app.add_option("-M,--metrics", a.metrics,
+                 "monitor specified metrics or metric groups (separated by ,)")
+      ->allow_extra_args(false);
+  app.add_option("--cputype", a.cputype,
+                 "Only enable events on applying cpu with this type for hybrid platform (e.g. "
+                 "core or atom)");
+  app.add_option("--iostat", a.iostat, "measure I/O performance metrics provided by arch/platform")
+      ->expected(0, 1);
 }
 
 // perf's usage error: the message, the usage line and the help lines of
@@ -148,6 +172,76 @@ int check_options(const Args& a) {
     return usage_error("cannot use both --output and --log-fd",
                        {fmt::format("    -o, --output <file>   output file name\n{}", kLogFdHelp)});
   if (a.log_fd < 0) return usage_error("argument to --log-fd must be a > 0", {kLogFdHelp});
+  return 0;
+}
+
+// What perf says of the options that need a PMU or a platform this
+// machine may lack (a hybrid cpu, uncore I/O counters, SMI freezing,
+// TSX, top-down slots); 0 when the machine has it. perf's status: 129 for
+// the option parser's refusals, 234 for the rest.
+int check_platform(Args& a) {
+  const auto& paths = a.run.paths;
+  auto pmus = capture::PmuCatalog::load(paths);
+  const capture::Pmu* cpu = pmus.find("cpu");
+  if (!a.cputype.empty() && !pmus.find("cpu_core") && !pmus.find("cpu_atom")) {
+    usage_error(fmt::format("--cputype {} is not supported!", a.cputype),
+                {"        --cputype <hybrid cpu type>\n                          Only enable "
+                 "events on applying cpu with this type for hybrid platform (e.g. core or "
+                 "atom)"});
+    return 129;
+  }
+  if (a.iostat) {
+    usage_error("Unsupported uncore pmu configuration",
+                {"        --iostat[=<default>]\n                          measure I/O "
+                 "performance metrics provided by arch/platform"});
+    return 129;
+  }
+  if (a.transaction && !(cpu && cpu->event("cycles-t") && cpu->event("tx-start"))) {
+    fmt::print(stderr,
+               "Cannot set up transaction events\nevent syntax error: "
+               "'task-clock,{{instructions,cycles,cpu/cycles-t/,cpu/tx-sta..'\n"
+               "                     \\___ Cannot find PMU `cpu'. Missing kernel support?\n");
+    return 234;
+  }
+  if (a.transaction) {
+    const bool full = cpu->event("cycles-ct") && cpu->event("el-start");
+    a.run.events = {std::string("task-clock,{instructions,cycles,cpu/cycles-t/,cpu/tx-start/,") +
+                    (full ? "cpu/el-start/," : "") + "cpu/cycles-ct/}"};
+  }
+  if (a.smi_cost) {
+    std::ifstream freeze(paths.sysfs + "/devices/cpu/freeze_on_smi");
+    int v = 0;
+    if (!(freeze >> v)) {
+      fmt::print(stderr, "freeze_on_smi is not supported.\n");
+      return 234;
+    }
+    fmt::print(stderr, "perfkit stat: --smi-cost is not supported by perfkit yet\n");
+    return 234;
+  }
+  if (a.topdown) {
+    const bool level2 = cpu && cpu->event("topdown-heavy-ops");
+    const int max_level = level2 ? 2 : 1;
+    if (a.td_level > max_level) {
+      fmt::print(stderr, "Invalid top-down metrics level. The max level is {}.\n", max_level);
+      return 234;
+    }
+    if (!a.run.system_wide && a.run.cpu_list.empty()) {
+      fmt::print(stderr, "top down event configuration requires system-wide mode (-a)\n");
+      return 234;
+    }
+    if (!(cpu && (cpu->event("topdown-total-slots") || cpu->event("slots")))) {
+      fmt::print(stderr, "System does not support topdown\n");
+      return 234;
+    }
+    fmt::print(stderr, "perfkit stat: --topdown is not supported by perfkit yet\n");
+    return 234;
+  }
+  // perf's metric definitions are compiled into perf; perfkit has none yet:
+  // perf's words for a name it does not know, and the counting goes on.
+  if (!a.metrics.empty()) {
+    const std::string& first = a.metrics.front();
+    fmt::print(stderr, "Cannot find metric or group `{}'\n", first.substr(0, first.find(',')));
+  }
   return 0;
 }
 
@@ -290,6 +384,7 @@ int run_live(int argc, char** argv, bool record) {
   finish_run_options(a, app, argc, argv, record);
   const auto& o = a.run;
   if (int bad = check_options(a)) return bad;
+  if (int bad = check_platform(a)) return bad;
   std::setlocale(LC_ALL, "");
   auto popts = print_options(a);
   if (!popts) return fail(cmd, popts.error());
@@ -302,6 +397,7 @@ int run_live(int argc, char** argv, bool record) {
   live.run_count = o.repeat > 0 ? o.repeat : 1;
   live.table = a.table;
   live.interval_clear = a.interval_clear;
+  live.metric_only = a.metric_only;
   live.nmi_watchdog = nmi_watchdog_enabled();
   const bool print = !a.quiet && o.record_path != "-";
   std::optional<stat::StatPrinter> interval_printer;

@@ -548,10 +548,92 @@ std::string StatPrinter::footer() const {
 }
 
 std::string StatPrinter::final_report() {
+  if (opts_.metric_only)
+    return header() + metric_only_header(nullptr, false) + metric_only_rows("") + footer();
   std::string prefix;
   if (opts_.csv_summary && opts_.format == StatFormat::kCsv)
     cprintf(prefix, "%16s%s", "summary", opts_.csv_sep.c_str());
   return header() + counters(prefix) + footer();
+}
+
+// perf's print_metric_headers: the aggregation columns' room (their names
+// in CSV), then each metric's unit (none on this machine's events).
+std::string StatPrinter::metric_only_header(const char* prefix, bool no_indent) const {
+  std::string o;
+  if (opts_.format == StatFormat::kJson) return "{}\n";
+  if (prefix) o += prefix;
+  const AggrMode mode = engine_.mode();
+  if (opts_.format == StatFormat::kCsv) {
+    if (opts_.interval_ms) o += "time,";
+    switch (mode) {
+      case AggrMode::kCore:
+        o += "core,cpus,";
+        break;
+      case AggrMode::kDie:
+        o += "die,cpus";
+        break;
+      case AggrMode::kSocket:
+        o += "socket,cpus";
+        break;
+      case AggrMode::kNone:
+        o += "cpu,";
+        break;
+      case AggrMode::kThread:
+        o += "comm-pid,";
+        break;
+      case AggrMode::kNode:
+        o += "node,";
+        break;
+      case AggrMode::kGlobal:
+        break;
+    }
+  } else if (!no_indent) {
+    int room = 0;
+    switch (mode) {
+      case AggrMode::kCore:
+      case AggrMode::kThread:
+        room = 24;
+        break;
+      case AggrMode::kDie:
+        room = 18;
+        break;
+      case AggrMode::kSocket:
+        room = 12;
+        break;
+      case AggrMode::kNone:
+      case AggrMode::kNode:
+        room = 6;
+        break;
+      case AggrMode::kGlobal:
+        break;
+    }
+    o.append(static_cast<std::size_t>(room), ' ');
+  }
+  return o + "\n";
+}
+
+// One line per aggregation id: its id, then each counter's metric column.
+std::string StatPrinter::metric_only_rows(const std::string& prefix) const {
+  std::string out;
+  const std::size_t nev = engine_.setup().events.size();
+  for (std::size_t i = 0; i < engine_.slots().size(); ++i) {
+    out += prefix;
+    Line ln{out, prefix, i, 0};
+    if (engine_.mode() != AggrMode::kGlobal && opts_.format != StatFormat::kJson)
+      print_aggr_id(ln, i);
+    for (std::size_t ev = 0; ev < nev; ++ev) {
+      const StatValue& v = engine_.value(ev, i);
+      if (v.counted && v.ena && v.run) continue;  // only rates, which perf leaves out
+      if (opts_.format == StatFormat::kCsv)
+        out += opts_.csv_sep;
+      else if (opts_.format == StatFormat::kJson)
+        out += "{\"metric-value\" : \"\"}";
+      else
+        out.append(21, ' ');  // an empty metric column ("%*s ", 20 wide)
+    }
+    out += '\n';
+  }
+  return out;
 }
 
 std::string StatPrinter::interval_header() const {
@@ -560,31 +642,31 @@ std::string StatPrinter::interval_header() const {
   switch (engine_.mode()) {
     case AggrMode::kNode:
       o += "#           time node   cpus";
-      cprintf(o, "             counts %*s events\n", w, "unit");
+      if (!opts_.metric_only) cprintf(o, "             counts %*s events\n", w, "unit");
       break;
     case AggrMode::kSocket:
       o += "#           time socket cpus";
-      cprintf(o, "             counts %*s events\n", w, "unit");
+      if (!opts_.metric_only) cprintf(o, "             counts %*s events\n", w, "unit");
       break;
     case AggrMode::kDie:
       o += "#           time die          cpus";
-      cprintf(o, "             counts %*s events\n", w, "unit");
+      if (!opts_.metric_only) cprintf(o, "             counts %*s events\n", w, "unit");
       break;
     case AggrMode::kCore:
       o += "#           time core            cpus";
-      cprintf(o, "             counts %*s events\n", w, "unit");
+      if (!opts_.metric_only) cprintf(o, "             counts %*s events\n", w, "unit");
       break;
     case AggrMode::kNone:
       o += "#           time CPU    ";
-      cprintf(o, "                counts %*s events\n", w, "unit");
+      if (!opts_.metric_only) cprintf(o, "                counts %*s events\n", w, "unit");
       break;
     case AggrMode::kThread:
       o += "#           time             comm-pid";
-      cprintf(o, "                  counts %*s events\n", w, "unit");
+      if (!opts_.metric_only) cprintf(o, "                  counts %*s events\n", w, "unit");
       break;
     case AggrMode::kGlobal:
       o += "#           time";
-      cprintf(o, "             counts %*s events\n", w, "unit");
+      if (!opts_.metric_only) cprintf(o, "             counts %*s events\n", w, "unit");
       break;
   }
   return o;
@@ -599,10 +681,11 @@ std::string StatPrinter::interval(std::uint64_t ts_ns) {
   else
     cprintf(prefix, "%6lu.%09lu%s", sec, nsec, sep_of(opts_));
   std::string out;
-  if ((intervals_printed_ == 0 || opts_.interval_clear) && opts_.format == StatFormat::kStd)
-    out += interval_header();
+  const bool head = intervals_printed_ == 0 || opts_.interval_clear;
+  if (head && opts_.format == StatFormat::kStd) out += interval_header();
+  if (head && opts_.metric_only) out += metric_only_header(" ", true);
   if (++intervals_printed_ == 25) intervals_printed_ = 0;
-  out += counters(prefix);
+  out += opts_.metric_only ? metric_only_rows(prefix) : counters(prefix);
   return out;
 }
 

@@ -47,6 +47,11 @@ struct StatPrintOptions {
   bool nmi_watchdog = false;
   // --summary's CSV lines start with "summary" (not with --no-csv-summary).
   bool csv_summary = false;
+  // --metric-only: each aggregation id's metrics on one line under a
+  // header of their units. perf leaves out the rates of software events
+  // ("CPUs utilized", "/sec"); a counter that did not count shows an empty
+  // column.
+  bool metric_only = false;
 };
 
 class StatPrinter {
@@ -79,6 +84,8 @@ class StatPrinter {
   void new_line(Line& ln) const;
   void print_event_lines(std::string& out, std::size_t ev, const std::string& prefix) const;
   std::string interval_header() const;
+  std::string metric_only_header(const char* prefix, bool no_indent) const;
+  std::string metric_only_rows(const std::string& prefix) const;
 
   const StatEngine& engine_;
   StatPrintOptions opts_;

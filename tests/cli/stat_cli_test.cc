@@ -417,6 +417,31 @@ TEST(StatCli, TimeoutDelayDetailedGroupSummaryAsPerf) {
   }
 }
 
+// --metric-only in each layout and aggregation (software events have no
+// metric perf shows there: empty columns for the counters that did not
+// count), and perf's words where the machine lacks what an option needs
+// (top-down slots, SMI freezing, TSX, a hybrid cpu, uncore I/O), or a
+// metric perfkit does not define.
+TEST(StatCli, MetricOnlyAndPlatformOptionsAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* args :
+       {"--metric-only -- true", "--metric-only -e task-clock -- true", "--metric-only -x, -- true",
+        "--metric-only -j -- true", "--metric-only -a -A -e cpu-clock -- sleep 0.1",
+        "--metric-only -x, -a --per-core -- sleep 0.1",
+        "--metric-only -a -I 100 --interval-count 2",
+        "--metric-only -x, -a -I 100 --interval-count 2 -e cpu-clock",
+        "--td-level 2 -e task-clock -- true", "-M foo,bar -e task-clock -- true",
+        "--topdown -a -- true", "--topdown -- true", "--topdown --td-level 3 -- true",
+        "--smi-cost -- true", "-T -- true", "--cputype atom -- true", "--iostat -- true"}) {
+    auto p = both(args);
+    EXPECT_EQ(p.ours.status, p.perf.status) << args << ": " << p.ours.err;
+    auto a = lines_of(p.ours.err), b = lines_of(p.perf.err);
+    ASSERT_EQ(a.size(), b.size()) << args << "\n" << p.ours.err << "---\n" << p.perf.err;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i].find("Usage:") == std::string::npos) EXPECT_EQ(mask(a[i]), mask(b[i])) << args;
+  }
+}
+
 TEST(StatCli, OutputFileStartsWithTheDate) {
   TempDir dir;
   auto r = run(sh(perfkit_bin()) + " stat -o " + sh(dir.path("out")) + " -e task-clock -- true");

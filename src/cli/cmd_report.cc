@@ -105,6 +105,7 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
                  "srcline, srcfile, time, period; with branch stacks dso_from, dso_to, "
                  "symbol_from, symbol_to, cycles");
   app.add_option("-F,--fields", a.fields, "Output fields: overhead, sample, period and sort keys");
+  app.add_flag("--hierarchy", opts.hierarchy, "Show entries in a hierarchy");
   app.add_flag("--children", a.children, "Accumulate callchains of children into parent entries");
   app.add_flag("--no-children", a.no_children, "Do not accumulate callchains of children");
   app.add_option("-g,--call-graph", a.callgraph,
@@ -485,6 +486,15 @@ int cmd_report(int argc, char** argv) {
     }
   }
   a.percent_limit_given = app.count("--percent-limit") > 0;
+  if (opts.hierarchy && !a.fields.empty()) {
+    // perf says so and leaves with status 0
+    fmt::print(stderr,
+               "Error: --hierarchy and --fields options cannot be used together\n\n Usage: "
+               "perfkit report [<options>]\n\n    -F, --fields <key[,keys...]>\n"
+               "                          output field(s): overhead period sample and the sort "
+               "keys\n        --hierarchy       Show entries in a hierarchy\n");
+    return 0;
+  }
   if (!a.html.empty()) return html_report(a, opts);
   opts.color = use_color(a.stdio_color);
   opts.raw_thread_counts = a.pretty == "raw";

@@ -494,7 +494,8 @@ void Report::settle_from_events() {
   }
   // perf decides --children before a stream's attrs are known: off for pipes.
   // perf's branch mode accumulates nothing and appends no callchains.
-  children_ = has_cg && !branch_mode_ && opts_.children != 0 && !session_->reader().is_pipe();
+  children_ = has_cg && !branch_mode_ && opts_.children != 0 && !session_->reader().is_pipe() &&
+              !opts_.hierarchy;
   mixed_chains_ = children_ && has_cg && without_cg;
   settle_columns();
   use_callchain_ = has_cg && !branch_mode_ && opts_.chain_mode != ChainMode::kNone;

@@ -95,6 +95,9 @@ struct ReportOptions {
   // default is absolute (of every sample).
   bool relative = false;
   bool show_nr_samples = false;
+  // --hierarchy: entries grouped by each sort key in turn (no children,
+  // no event groups), as perf's hierarchy mode.
+  bool hierarchy = false;
   bool show_period = false;
   bool show_cpu_utilization = false;  // sys and usr columns after Overhead
   bool inline_frames = true;          // --inline (the default) / --no-inline

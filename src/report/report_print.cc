@@ -9,150 +9,14 @@
 #include <cstdio>
 #include <cstring>
 
+#include "report/report_cells.h"
+#include "report/report_hierarchy.h"
 #include "report/report_impl.h"
 #include "report/report_keys.h"
 
 namespace perfkit::report {
 
 namespace {
-
-// printf-style formatting into the writer (perf's formats are printf's).
-template <class... A>
-void outf(FdWriter& out, const char* fmt, A... a) {
-  char buf[1024];
-  int n = std::snprintf(buf, sizeof buf, fmt, a...);
-  if (n < 0) return;
-  if (static_cast<std::size_t>(n) >= sizeof buf) {
-    std::string big(static_cast<std::size_t>(n) + 1, '\0');
-    std::snprintf(big.data(), big.size(), fmt, a...);
-    out.write(std::string_view(big.data(), static_cast<std::size_t>(n)));
-    return;
-  }
-  out.write(std::string_view(buf, static_cast<std::size_t>(n)));
-}
-
-// snprintf(buf, cap, "%-*.*s", w, w, s): left-aligned in `w`, cut at `w`,
-// at most cap - 1 bytes stored; returns the untruncated length, as snprintf.
-int put_left(char* buf, std::size_t cap, std::string_view s, int w) {
-  auto width = static_cast<std::size_t>(std::max(w, 0));
-  std::size_t stored = std::min(width, cap - 1);
-  std::size_t n = std::min(s.size(), stored);
-  std::memcpy(buf, s.data(), n);
-  std::memset(buf + n, ' ', stored - n);
-  return static_cast<int>(width);
-}
-
-// perf's get_percent_color: red from 5%, green above 0.5%, else none.
-const char* percent_color(double p) {
-  const double a = std::fabs(p);
-  return a >= 5.0 ? "\033[31m" : a > 0.5 ? "\033[32m" : nullptr;
-}
-
-// printf's "%*.2f%%" in `width` after `lead` (to_chars gives printf's
-// digits for a precision); with `color`, all of it in the percentage's
-// colour (perf's percent_color_snprintf).
-void put_percent(FdWriter& out, double p, const char* lead, int width = 6, bool color = false) {
-  const char* c = color ? percent_color(p) : nullptr;
-  if (c) out.write(c);
-  char buf[64];
-  char* end = std::to_chars(buf, buf + sizeof buf, p, std::chars_format::fixed, 2).ptr;
-  auto len = static_cast<std::size_t>(end - buf);
-  out.write(lead);
-  for (auto w = static_cast<std::size_t>(width); len < w; --w) out.write(" ");
-  out.write(std::string_view(buf, len));
-  out.write("%");
-  if (c) out.write("\033[m");
-}
-
-struct Column {
-  SortKey key;
-  std::size_t width;
-};
-
-const char* header_of(SortKey k) {
-  switch (k) {
-    case SortKey::kComm:
-      return "Command";
-    case SortKey::kPid:
-      return "    Pid:Command";
-    case SortKey::kDso:
-      return "Shared Object";
-    case SortKey::kSym:
-      return "Symbol";
-    case SortKey::kCpu:
-      return "CPU";
-    case SortKey::kSymoff:
-      return "Symbol Offset";
-    case SortKey::kSocket:
-      return "Socket";
-    case SortKey::kParent:
-      return "Parent symbol";
-    case SortKey::kTime:
-      return "Time";
-    case SortKey::kSrcline:
-      return "Source:Line";
-    case SortKey::kSrcfile:
-      return "Source File";
-    case SortKey::kTrace:
-      return "Trace output";
-    case SortKey::kPeriod:
-      return "Period";
-    case SortKey::kOverhead:
-      return "Overhead";
-    case SortKey::kOverheadChildren:
-      return "Children";
-    case SortKey::kOverheadSys:
-      return "sys";
-    case SortKey::kOverheadUs:
-      return "usr";
-    case SortKey::kOverheadGuestSys:
-      return "guest sys";
-    case SortKey::kOverheadGuestUs:
-      return "guest usr";
-    case SortKey::kSample:
-      return "Samples";
-    case SortKey::kDsoFrom:
-      return "Source Shared Object";
-    case SortKey::kDsoTo:
-      return "Target Shared Object";
-    case SortKey::kSymFrom:
-      return "Source Symbol";
-    case SortKey::kSymTo:
-      return "Target Symbol";
-    case SortKey::kCycles:
-      return "Basic Block Cycles";
-    case SortKey::kIpcLbr:
-    case SortKey::kIpcNull:
-      return "IPC   [IPC Coverage]";
-    default:
-      return "?";
-  }
-}
-
-// perf's _hist_entry__sym_snprintf: "[level] name" cut to the width (an
-// object's name with its offset from `ip`), or the address when there is
-// no symbol. Returns the untruncated length, as snprintf.
-int sym_cell(char* buf, std::size_t cap, char level, std::string_view name, std::uint8_t type,
-             bool inlined, std::uint64_t ip, std::uint64_t start_abs, int w) {
-  buf[0] = '[', buf[1] = level, buf[2] = ']', buf[3] = ' ';
-  int n = 4;
-  if (name.empty()) return n + std::snprintf(buf + n, cap - n, "%-#.*" PRIx64, 16, ip);
-  if (type == symbol::kTypeObject)
-    return n + std::snprintf(buf + n, cap - n, "%.*s+0x%" PRIx64, static_cast<int>(name.size()),
-                             name.data(), ip - start_abs);
-  int room = std::max(0, w - n);
-  // As snprintf: n counts what did not fit in buf.
-  auto len = std::min(static_cast<std::size_t>(room), name.size());
-  std::memcpy(buf + n, name.data(), std::min(len, cap - 1 - n));
-  n += static_cast<int>(len);
-  if (inlined) {
-    constexpr std::string_view kInl = " (inlined)";
-    if (static_cast<std::size_t>(n) < cap - 1)
-      std::memcpy(buf + n, kInl.data(), std::min(kInl.size(), cap - 1 - n));
-    n += static_cast<int>(kInl.size());
-  }
-  return n;
-}
 
 class Printer {
  public:
@@ -164,9 +28,14 @@ class Printer {
   void print_lead_rows(const LeadColumns& lead, bool headers);
 
  private:
-  void compute_widths();
+  // The columns' widths from `entries` (indexes into h_.entries).
+  void compute_widths(const std::vector<std::uint32_t>& entries);
   void print_headers();
   void print_entry(const Entry& e);
+  void print_hierarchy();
+  void print_hierarchy_headers(const Hierarchy& t);
+  void print_node(const Hierarchy& t, std::uint32_t n);
+  int key_cell(const Entry& e, const Column& c, char* buf, std::size_t cap) const;
   void hpp_cell(const Entry& e, SortKey k, std::size_t width, bool first, bool last);
   void hpp_cell_separated(const Entry& e, SortKey k, std::size_t width, bool first, bool last);
   template <class F>
@@ -202,34 +71,17 @@ class Printer {
   std::vector<std::uint64_t> member_totals_;
 };
 
-// perf's hpp column width of one event (perf_hpp__reset_width).
-std::size_t hpp_len(SortKey k) {
-  switch (k) {
-    case SortKey::kOverheadGuestSys:
-    case SortKey::kOverheadGuestUs:
-      return 9;
-    case SortKey::kSample:
-    case SortKey::kPeriod:
-      return 12;
-    default:
-      return 8;
-  }
-}
-
-bool is_percent(SortKey k) {
-  return is_hpp_key(k) && k != SortKey::kSample && k != SortKey::kPeriod;
-}
-
-void Printer::compute_widths() {
+void Printer::compute_widths(const std::vector<std::uint32_t>& entries) {
   for (SortKey k : r_.columns_) {
-    if (r_.elided(k)) continue;
+    // (perf's hierarchy keeps the column of a key one filter value names)
+    if (r_.elided(k) && !r_.opts_.hierarchy) continue;
     // perf's hpp__width_fn: the width of one event times the group members.
     std::size_t w = std::strlen(header_of(k));
     if (is_hpp_key(k)) w = std::max(w, hpp_len(k) * std::max<std::size_t>(1, h_.members.size()));
     cols_.push_back({k, w});
   }
   std::size_t comm_len = 0;
-  for (std::uint32_t i : h_.sorted) {
+  for (std::uint32_t i : entries) {
     const Entry& e = h_.entries[i];
     for (Column& c : cols_) {
       switch (c.key) {
@@ -449,6 +301,59 @@ void Printer::hpp_cell_separated(const Entry& e, SortKey k, std::size_t width, b
   out_.write(cell);
 }
 
+// The cell of sort key column `c` for entry `e`, as perf's se_snprintf
+// writes it into `buf` (at most cap - 1 bytes); returns its length as
+// snprintf does.
+int Printer::key_cell(const Entry& e, const Column& c, char* buf, std::size_t cap) const {
+  const int w = static_cast<int>(c.width);
+  int n = 0;
+  switch (c.key) {
+    case SortKey::kComm:
+      n = put_left(buf, cap, *e.comm, w);
+      break;
+    case SortKey::kPid: {
+      int cw = std::max(7, w) - 8;
+      n = std::snprintf(buf, cap, "%7d:%-*.*s", e.tid, cw, cw, e.thread->comm->c_str());
+      break;
+    }
+    case SortKey::kDso:
+      n = put_left(buf, cap, e.dso_name ? std::string_view(*e.dso_name) : "[unknown]", w);
+      break;
+    case SortKey::kCpu:
+      n = std::snprintf(buf, cap, "%*.*d", w, w, static_cast<int>(e.cpu));
+      break;
+    case SortKey::kSymoff:
+    case SortKey::kSocket:
+    case SortKey::kParent:
+    case SortKey::kTime:
+    case SortKey::kSrcline:
+    case SortKey::kSrcfile:
+    case SortKey::kTrace:
+      n = ext_column(e, c.key, w, buf, cap);
+      break;
+    case SortKey::kSym:
+      n = sym_cell(buf, cap, e.level, e.sym_name, e.sym_type, e.inlined, e.ip, e.sym_start_abs, w);
+      break;
+    case SortKey::kDsoFrom:
+    case SortKey::kDsoTo:
+    case SortKey::kSymFrom:
+    case SortKey::kSymTo:
+    case SortKey::kCycles:
+      n = branch_cell(e, c.key, w, buf, cap);
+      break;
+    case SortKey::kIpcNull:
+      n = std::snprintf(buf, cap, "%-*s", w, "-      -");
+      break;
+    case SortKey::kIpcLbr:
+      // perf's annotation IPC, never computed by its stdio report: 0
+      n = std::snprintf(buf, cap, "%-*s", w, e.sym_name.empty() ? "-" : "0.00  [  0.0%]");
+      break;
+    default:
+      break;
+  }
+  return n;
+}
+
 void Printer::print_entry(const Entry& e) {
   const std::string_view gap = sep_.empty() ? std::string_view("  ") : sep_;
   for (std::size_t i = 0; lead_ && i < lead_->headers.size(); ++i) {
@@ -472,52 +377,7 @@ void Printer::print_entry(const Entry& e) {
     const std::size_t cap = std::max<std::size_t>(1024, static_cast<std::size_t>(w) + 64);
     if (cell_.size() < cap) cell_.resize(cap);
     char* buf = cell_.data();
-    int n = 0;
-    switch (c.key) {
-      case SortKey::kComm:
-        n = put_left(buf, cap, *e.comm, w);
-        break;
-      case SortKey::kPid: {
-        int cw = std::max(7, w) - 8;
-        n = std::snprintf(buf, cap, "%7d:%-*.*s", e.tid, cw, cw, e.thread->comm->c_str());
-        break;
-      }
-      case SortKey::kDso:
-        n = put_left(buf, cap, e.dso_name ? std::string_view(*e.dso_name) : "[unknown]", w);
-        break;
-      case SortKey::kCpu:
-        n = std::snprintf(buf, cap, "%*.*d", w, w, static_cast<int>(e.cpu));
-        break;
-      case SortKey::kSymoff:
-      case SortKey::kSocket:
-      case SortKey::kParent:
-      case SortKey::kTime:
-      case SortKey::kSrcline:
-      case SortKey::kSrcfile:
-      case SortKey::kTrace:
-        n = ext_column(e, c.key, w, buf, cap);
-        break;
-      case SortKey::kSym:
-        n = sym_cell(buf, cap, e.level, e.sym_name, e.sym_type, e.inlined, e.ip, e.sym_start_abs,
-                     w);
-        break;
-      case SortKey::kDsoFrom:
-      case SortKey::kDsoTo:
-      case SortKey::kSymFrom:
-      case SortKey::kSymTo:
-      case SortKey::kCycles:
-        n = branch_cell(e, c.key, w, buf, cap);
-        break;
-      case SortKey::kIpcNull:
-        n = std::snprintf(buf, cap, "%-*s", w, "-      -");
-        break;
-      case SortKey::kIpcLbr:
-        // perf's annotation IPC, never computed by its stdio report: 0
-        n = std::snprintf(buf, cap, "%-*s", w, e.sym_name.empty() ? "-" : "0.00  [  0.0%]");
-        break;
-      default:
-        break;
-    }
+    int n = key_cell(e, c, buf, cap);
     n = std::min<int>(n, static_cast<int>(cap) - 1);
     if (!sep_.empty()) std::replace(buf, buf + n, sep_[0], '.');  // perf's repsep_snprintf
     out_.write(std::string_view(buf, static_cast<std::size_t>(n)));
@@ -719,13 +579,14 @@ void Printer::print_chain(const Entry& e) {
 }
 
 void Printer::print_block() {
-  compute_widths();
-  print_headers();
+  if (!r_.opts_.hierarchy) compute_widths(h_.sorted);
   total_ = r_.opts_.relative ? h_.total_non_filtered_period : h_.total_period;
   std::uint64_t cc_total =
       r_.opts_.relative ? h_.callchain_non_filtered_period : h_.callchain_period;
   min_hits_ = static_cast<std::uint64_t>(static_cast<double>(cc_total) *
                                          (r_.opts_.chain_min_percent / 100.0));
+  if (r_.opts_.hierarchy) return print_hierarchy();
+  print_headers();
   for (std::uint32_t i : h_.sorted) {
     const Entry& e = h_.entries[i];
     if (r_.opts_.percent_limit > 0) {
@@ -738,10 +599,99 @@ void Printer::print_block() {
   }
 }
 
+// --hierarchy: perf's hists__fprintf_hierarchy_headers. The overhead
+// headers after room for the deepest indent, the keys' headers joined by
+// " / ", and dots as wide as the widest level (its indent and width).
+void Printer::print_hierarchy_headers(const Hierarchy& t) {
+  // (no indent with -t's separator, which replaces the blanks between)
+  const std::size_t indent = sep_.empty() ? (t.levels.size() - 1) * 3 : 0;
+  const std::string_view gap = sep_.empty() ? std::string_view("  ") : sep_;
+  std::string names, dots = "# " + std::string(indent, '.');
+  out_.write("# ");
+  out_.write(std::string(indent, ' '));
+  bool first = true;
+  std::size_t widest = 0, depth = 0;
+  for (const Column& c : cols_) {
+    if (is_hpp_key(c.key)) {
+      outf(out_, "%*s", static_cast<int>(c.width), header_of(c.key));
+      out_.write(gap);
+      if (!first) dots += sep_.empty() ? std::string_view("..") : sep_;
+      dots.append(c.width, '.');
+      first = false;
+      continue;
+    }
+    std::string_view name = header_of(c.key);
+    name.remove_prefix(std::min(name.find_first_not_of(' '), name.size()));
+    if (!names.empty()) names += " / ";
+    names += name;
+    widest = std::max(widest, depth++ * 3 + c.width);
+  }
+  out_.write(names);
+  out_.write("\n");
+  out_.write(dots);
+  out_.write(gap);
+  out_.write(std::string(std::max(widest, names.size()), '.'));
+  out_.write("\n#\n");
+}
+
+// One node's line (its indent, the overhead cells, room for the deepest
+// indent, its key's value without leading blanks), then its children, or
+// a leaf's call graph.
+void Printer::print_node(const Hierarchy& t, std::uint32_t n) {
+  const HierarchyNode& node = t.nodes[n];
+  const Entry& e = node.sum;
+  if (node.hidden) return;
+  if (r_.opts_.percent_limit > 0) {
+    const double p =
+        total_ ? 100.0 * static_cast<double>(e.period) / static_cast<double>(total_) : 0.0;
+    if (p < r_.opts_.percent_limit) return;
+  }
+  out_.write(std::string(node.depth * 3, ' '));
+  const Column* key = nullptr;
+  std::uint32_t depth = 0;
+  bool first = true;
+  for (const Column& c : cols_) {
+    if (is_hpp_key(c.key))
+      hpp_cell(e, c.key, c.width, first, false), first = false;
+    else if (depth++ == node.depth)
+      key = &c;
+  }
+  if (sep_.empty()) {
+    out_.write(std::string((t.levels.size() - 1) * 3, ' '));
+    out_.write("  ");
+  } else {
+    out_.write(sep_);
+  }
+  const std::size_t cap = std::max<std::size_t>(1024, key->width + 64);
+  if (cell_.size() < cap) cell_.resize(cap);
+  int len = std::min<int>(key_cell(e, *key, cell_.data(), cap), static_cast<int>(cap) - 1);
+  std::string_view cell(cell_.data(), static_cast<std::size_t>(std::max(len, 0)));
+  cell.remove_prefix(std::min(cell.find_first_not_of(' '), cell.size()));
+  out_.write(cell);
+  out_.write("\n");
+  if (node.children.empty()) {
+    if (r_.use_callchain_) print_chain(h_.entries[node.entry]);
+    return;
+  }
+  for (std::uint32_t c : node.children) print_node(t, c);
+}
+
+void Printer::print_hierarchy() {
+  const Hierarchy t = build_hierarchy(r_, h_);
+  // perf sizes every column from each shown node's first entry.
+  std::vector<std::uint32_t> shown;
+  for (const HierarchyNode& n : t.nodes)
+    if (!n.hidden) shown.push_back(n.entry);
+  compute_widths(shown);
+  if (t.levels.empty()) return;
+  print_hierarchy_headers(t);
+  for (std::uint32_t n : t.roots) print_node(t, n);
+}
+
 void Printer::print_lead_rows(const LeadColumns& lead, bool headers) {
   lead_ = &lead;
   if (!lead.field_sep.empty()) sep_ = lead.field_sep;
-  compute_widths();
+  compute_widths(h_.sorted);
   if (headers) print_headers();
   for (row_ = 0; row_ < h_.sorted.size(); ++row_) print_entry(h_.entries[h_.sorted[row_]]);
 }

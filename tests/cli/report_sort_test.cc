@@ -471,4 +471,41 @@ TEST(ReportSortKeysSymoff, OffsetsMatchPerfScript) {
 }
 
 }  // namespace
+// --hierarchy: each sort key a level, siblings by overhead, a leaf's call
+// graph under it, filters per level (the nodes above a kept one shown,
+// nothing without the filter's level), group columns summed, -t.
+TEST(ReportHierarchy, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  const std::vector<std::pair<const char*, std::vector<const char*>>> cases = {
+      {"fp.data",
+       {"--hierarchy", "--hierarchy -g none -n --sort dso,sym", "--hierarchy -G",
+        "--hierarchy --comm cpuloop --sort pid,dso"}},
+      {"syswide.data",
+       {"--hierarchy", "--hierarchy --sort comm,dso", "--hierarchy --comm cpuloop",
+        "--hierarchy --dsos cpuloop", "--hierarchy --symbols spin",
+        "--hierarchy --comm cpuloop --sort dso,sym", "--hierarchy --percent-limit 1",
+        "--hierarchy -t ,", "--hierarchy --sort cpu,comm --show-total-period"}},
+      {"group.data", {"--hierarchy", "--hierarchy --dsos cpuloop"}},
+      {"dwarf.data", {"--hierarchy --sort sym,srcline"}},
+  };
+  for (const auto& [name, arg_sets] : cases) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* args : arg_sets) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 16);
+  auto k = test::run(test::perfkit_bin() + " report --stdio --hierarchy -g none -i " +
+                     test::sh(test::fixture("fp.data")));
+  EXPECT_NE(k.out.find("Command / Shared Object / Symbol"), std::string::npos) << k.out;
+  auto both = test::run(test::perfkit_bin() + " report --stdio --hierarchy -F overhead,sym -i " +
+                        test::sh(test::fixture("fp.data")));
+  EXPECT_NE(both.err.find("--hierarchy and --fields options cannot be used together"),
+            std::string::npos);
+}
+
 }  // namespace perfkit

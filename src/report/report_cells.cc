@@ -1,0 +1,149 @@
+#include "report/report_cells.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cinttypes>
+#include <cmath>
+#include <cstring>
+
+#include "symbol/symbol_table.h"
+
+namespace perfkit::report {
+
+// snprintf(buf, cap, "%-*.*s", w, w, s): left-aligned in `w`, cut at `w`,
+// at most cap - 1 bytes stored; returns the untruncated length, as snprintf.
+int put_left(char* buf, std::size_t cap, std::string_view s, int w) {
+  auto width = static_cast<std::size_t>(std::max(w, 0));
+  std::size_t stored = std::min(width, cap - 1);
+  std::size_t n = std::min(s.size(), stored);
+  std::memcpy(buf, s.data(), n);
+  std::memset(buf + n, ' ', stored - n);
+  return static_cast<int>(width);
+}
+
+// perf's get_percent_color: red from 5%, green above 0.5%, else none.
+const char* percent_color(double p) {
+  const double a = std::fabs(p);
+  return a >= 5.0 ? "\033[31m" : a > 0.5 ? "\033[32m" : nullptr;
+}
+
+// printf's "%*.2f%%" in `width` after `lead` (to_chars gives printf's
+// digits for a precision); with `color`, all of it in the percentage's
+// colour (perf's percent_color_snprintf).
+void put_percent(FdWriter& out, double p, const char* lead, int width, bool color) {
+  const char* c = color ? percent_color(p) : nullptr;
+  if (c) out.write(c);
+  char buf[64];
+  char* end = std::to_chars(buf, buf + sizeof buf, p, std::chars_format::fixed, 2).ptr;
+  auto len = static_cast<std::size_t>(end - buf);
+  out.write(lead);
+  for (auto w = static_cast<std::size_t>(width); len < w; --w) out.write(" ");
+  out.write(std::string_view(buf, len));
+  out.write("%");
+  if (c) out.write("\033[m");
+}
+
+const char* header_of(SortKey k) {
+  switch (k) {
+    case SortKey::kComm:
+      return "Command";
+    case SortKey::kPid:
+      return "    Pid:Command";
+    case SortKey::kDso:
+      return "Shared Object";
+    case SortKey::kSym:
+      return "Symbol";
+    case SortKey::kCpu:
+      return "CPU";
+    case SortKey::kSymoff:
+      return "Symbol Offset";
+    case SortKey::kSocket:
+      return "Socket";
+    case SortKey::kParent:
+      return "Parent symbol";
+    case SortKey::kTime:
+      return "Time";
+    case SortKey::kSrcline:
+      return "Source:Line";
+    case SortKey::kSrcfile:
+      return "Source File";
+    case SortKey::kTrace:
+      return "Trace output";
+    case SortKey::kPeriod:
+      return "Period";
+    case SortKey::kOverhead:
+      return "Overhead";
+    case SortKey::kOverheadChildren:
+      return "Children";
+    case SortKey::kOverheadSys:
+      return "sys";
+    case SortKey::kOverheadUs:
+      return "usr";
+    case SortKey::kOverheadGuestSys:
+      return "guest sys";
+    case SortKey::kOverheadGuestUs:
+      return "guest usr";
+    case SortKey::kSample:
+      return "Samples";
+    case SortKey::kDsoFrom:
+      return "Source Shared Object";
+    case SortKey::kDsoTo:
+      return "Target Shared Object";
+    case SortKey::kSymFrom:
+      return "Source Symbol";
+    case SortKey::kSymTo:
+      return "Target Symbol";
+    case SortKey::kCycles:
+      return "Basic Block Cycles";
+    case SortKey::kIpcLbr:
+    case SortKey::kIpcNull:
+      return "IPC   [IPC Coverage]";
+    default:
+      return "?";
+  }
+}
+
+// perf's _hist_entry__sym_snprintf: "[level] name" cut to the width (an
+// object's name with its offset from `ip`), or the address when there is
+// no symbol. Returns the untruncated length, as snprintf.
+int sym_cell(char* buf, std::size_t cap, char level, std::string_view name, std::uint8_t type,
+             bool inlined, std::uint64_t ip, std::uint64_t start_abs, int w) {
+  buf[0] = '[', buf[1] = level, buf[2] = ']', buf[3] = ' ';
+  int n = 4;
+  if (name.empty()) return n + std::snprintf(buf + n, cap - n, "%-#.*" PRIx64, 16, ip);
+  if (type == symbol::kTypeObject)
+    return n + std::snprintf(buf + n, cap - n, "%.*s+0x%" PRIx64, static_cast<int>(name.size()),
+                             name.data(), ip - start_abs);
+  int room = std::max(0, w - n);
+  // As snprintf: n counts what did not fit in buf.
+  auto len = std::min(static_cast<std::size_t>(room), name.size());
+  std::memcpy(buf + n, name.data(), std::min(len, cap - 1 - n));
+  n += static_cast<int>(len);
+  if (inlined) {
+    constexpr std::string_view kInl = " (inlined)";
+    if (static_cast<std::size_t>(n) < cap - 1)
+      std::memcpy(buf + n, kInl.data(), std::min(kInl.size(), cap - 1 - n));
+    n += static_cast<int>(kInl.size());
+  }
+  return n;
+}
+
+// perf's hpp column width of one event (perf_hpp__reset_width).
+std::size_t hpp_len(SortKey k) {
+  switch (k) {
+    case SortKey::kOverheadGuestSys:
+    case SortKey::kOverheadGuestUs:
+      return 9;
+    case SortKey::kSample:
+    case SortKey::kPeriod:
+      return 12;
+    default:
+      return 8;
+  }
+}
+
+bool is_percent(SortKey k) {
+  return is_hpp_key(k) && k != SortKey::kSample && k != SortKey::kPeriod;
+}
+
+}  // namespace perfkit::report

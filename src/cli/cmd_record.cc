@@ -1,13 +1,17 @@
 // perfkit record: sample a command, processes, threads or the whole system
 // into perf.data, as 'perf record' does. Options and messages follow perf.
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <optional>
 
 #include "base/text.h"
 #include "capture/event_spec.h"
@@ -96,7 +100,30 @@ struct Args {
   std::vector<std::string> filters;
   int exclude_perf = 0;
   const CLI::Option *filter_opt = nullptr, *exclude_perf_opt = nullptr, *event_opt = nullptr;
+  int realtime = 0;                 // --realtime: SCHED_FIFO priority of the recorder
+  bool timestamp_filename = false;  // --timestamp-filename
+  std::optional<std::string> debuginfod;
+  // Accepted without an effect on what is recorded: perfkit reads the
+  // buffers on one thread, writes synchronously and synthesizes without a
+  // timeout (--affinity, --aio, --proc-map-timeout, --num-thread-synthesize,
+  // --timestamp-boundary: the first and last sample times are always kept).
+  std::string affinity;
+  std::optional<int> aio;
+  int accepted_int = 0;
+  bool accepted = false;
 };
+
+// The local time as perf's --timestamp-filename writes it: %Y%m%d%H%M%S
+// and two digits of hundredths.
+std::string timestamp_now() {
+  timeval tv{};
+  gettimeofday(&tv, nullptr);
+  tm t{};
+  localtime_r(&tv.tv_sec, &t);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &t);
+  return fmt::format("{}{:02}", buf, tv.tv_usec / 10000);
+}
 
 void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
   app.add_option("-e,--event", a.events,
@@ -171,6 +198,22 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
                                     "before it)");
   a.event_opt = app.get_option("--event");
   app.add_flag("--dry-run", a.dry_run, "Parse options then exit");
+  app.add_option("-r,--realtime", a.realtime, "collect data with this RT SCHED_FIFO priority");
+  app.add_flag("--timestamp-filename", a.timestamp_filename, "append timestamp to output filename");
+  app.add_flag("--timestamp-boundary", a.accepted,
+               "Record timestamp boundary (time of first/last samples)");
+  app.add_option("--affinity", a.affinity,
+                 "Set affinity mask of trace reading thread to NUMA node cpu mask or cpu of "
+                 "processed mmap buffer");
+  app.add_option("--aio", a.aio, "Use <n> control blocks in asynchronous trace writing mode")
+      ->expected(0, 1);
+  app.add_option("--proc-map-timeout", a.accepted_int,
+                 "per thread proc mmap processing timeout in ms");
+  app.add_option("--num-thread-synthesize", a.accepted_int,
+                 "number of threads to run for event synthesis");
+  app.add_option("--debuginfod", a.debuginfod,
+                 "Enable debuginfod data retrieval from DEBUGINFOD_URLS or specified urls")
+      ->expected(0, 1);
   app.add_flag("-q,--quiet", o.quiet, "don't print any warnings or messages");
   app.add_flag("-v,--verbose", a.verbose, "be more verbose (show counter open errors, etc)");
 }
@@ -331,6 +374,17 @@ int cmd_record(int argc, char** argv) {
   // The CMDLINE feature: argv as given ("perfkit" becomes this binary's path).
   o.cmdline.assign(argv, argv + argc);
   o.cmdline.insert(o.cmdline.begin(), "perfkit");
+  if (a.debuginfod && !a.debuginfod->empty()) setenv("DEBUGINFOD_URLS", a.debuginfod->c_str(), 1);
+  // perf's recorder runs at the priority asked; its workload does not
+  // (reset on fork).
+  if (a.realtime) {
+    sched_param param{};
+    param.sched_priority = a.realtime;
+    if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) != 0) {
+      fmt::print(stderr, "Could not set realtime priority.\n");
+      return 255;
+    }
+  }
   install_signals();
   recorder::RecordHooks hooks;
   hooks.stop_fd = g_signal_pipe[0];
@@ -338,8 +392,22 @@ int cmd_record(int argc, char** argv) {
   hooks.message = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
   auto summary = recorder::run_record(events, o, paths, hooks);
   if (!summary) return fail("record", summary.error());
-  if (!o.quiet)
-    for (const auto& line : recorder::closing_lines(*summary)) fmt::print(stderr, "{}\n", line);
+  std::string dumped;
+  if (a.timestamp_filename && o.output != "-" && !summary->write_error) {
+    // perf renames the file with the time it ends ("%Y%m%d%H%M%S" and the
+    // hundredths) and names it "<timestamp>" in its last line
+    dumped = o.output + "." + timestamp_now();
+    if (::rename(o.output.c_str(), dumped.c_str()) != 0)
+      return fail("record",
+                  make_error("cannot rename {} to {}: {}", o.output, dumped, std::strerror(errno)));
+    summary->output = o.output + ".<timestamp>";
+  }
+  if (!o.quiet) {
+    auto lines = recorder::closing_lines(*summary);
+    if (!dumped.empty())
+      lines.insert(lines.begin() + 1, fmt::format("[ perfkit record: Dump {} ]", dumped));
+    for (const auto& line : lines) fmt::print(stderr, "{}\n", line);
+  }
   if (summary->write_error) {
     if (summary->salvaged)
       fmt::print(stderr,

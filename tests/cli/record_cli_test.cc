@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -237,6 +238,30 @@ TEST_F(RecordCliTest, MisplacedFiltersRefusedAsPerf) {
     ++compared;
   }
   EXPECT_EQ(compared, 4);
+}
+
+// --timestamp-filename: the file renamed with the time it ended (perf's
+// 16 digits) and named so in a "Dump" line; --realtime: the recorder at
+// that priority, its workload not; perf's accepted tuning options.
+TEST_F(RecordCliTest, TimestampFilenameRealtimeAndTuningOptions) {
+  const std::string out = dir_.path("ts.data");
+  auto r = run(perfkit_bin() + " record -o " + sh(out) + " --timestamp-filename -e task-clock -- " +
+               loop() + " 20");
+  ASSERT_EQ(r.status, 0) << r.err;
+  static const std::regex dump(R"(\[ perfkit record: Dump (.*ts\.data\.[0-9]{16}) \])");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, dump)) << r.err;
+  EXPECT_NE(r.err.find("ts.data.<timestamp> ("), std::string::npos) << r.err;
+  EXPECT_EQ(::access(out.c_str(), F_OK), -1);
+  EXPECT_EQ(perf_report_errors(m[1].str()), "");
+  auto rt = run(perfkit_bin() + " record -q -o " + sh(dir_.path("rt.data")) +
+                " --realtime 5 -e task-clock -- chrt -p 0");
+  ASSERT_EQ(rt.status, 0) << rt.err;
+  EXPECT_NE(rt.out.find("SCHED_OTHER"), std::string::npos) << rt.out;
+  record_and_check("tuned.data",
+                   "--affinity=cpu --aio=2 --proc-map-timeout 100 --num-thread-synthesize 2 "
+                   "--timestamp-boundary -e task-clock -- " +
+                       loop() + " 20");
 }
 
 }  // namespace

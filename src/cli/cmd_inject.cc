@@ -17,6 +17,17 @@ int cmd_inject(int argc, char** argv) {
   app.add_option("-i,--input", input, "Input file name ('-' for stdin)")->capture_default_str();
   app.add_option("-o,--output", output, "Output file name ('-' for stdout)")->capture_default_str();
   app.add_flag("-b,--build-ids", opts.build_ids, "Inject build-ids into the output stream");
+  app.add_flag("--buildid-all", opts.build_id_all,
+               "Inject build-ids of all DSOs into the output stream");
+  // perf's options that change nothing perfkit's inject reads or writes:
+  // it never checks the file's owner, loads no vmlinux or kallsyms to inject.
+  bool accepted = false;
+  std::string accepted_path;
+  app.add_flag("-f,--force", accepted, "don't complain, do it");
+  app.add_flag("-v,--verbose", accepted, "be more verbose (show build ids, etc)");
+  app.add_flag("--ignore-vmlinux", accepted, "don't load vmlinux even if found");
+  app.add_option("-k,--vmlinux", accepted_path, "vmlinux pathname");
+  app.add_option("--kallsyms", accepted_path, "kallsyms pathname");
   std::vector<std::string> itrace;  // each --itrace given, parsed on top of the ones before
   auto* itrace_opt = app.add_option("--itrace", itrace,
                                     "Decode the Intel PT trace into synthesized samples (perf's "

@@ -96,7 +96,8 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
   if (!in.is_pipe()) PK_TRY(start());
   RecordConverter converter(in, opts.swap_output);
   std::unique_ptr<BuildIdInjector> build_ids;
-  if (opts.build_ids) build_ids = std::make_unique<BuildIdInjector>(in);
+  if (opts.build_ids || opts.build_id_all)
+    build_ids = std::make_unique<BuildIdInjector>(in, opts.build_id_all);
   perfdata::ReadRecord rec;
   for (;;) {
     PK_ASSIGN(bool got, in.next(rec));

@@ -13,6 +13,9 @@ struct InjectOptions {
   // -b: add HEADER_BUILD_ID records and the build-id table for the DSOs
   // samples land in, as perf inject --build-ids does (inject_buildid.h).
   bool build_ids = false;
+  // --buildid-all: a record for every DSO the maps name, before its map
+  // record, hit by samples or not.
+  bool build_id_all = false;
   // Write the other endianness than this host's (tests make big-endian files
   // this way). By default the output is in host order, whatever the input's:
   // a file recorded on a big-endian machine comes out little-endian here.

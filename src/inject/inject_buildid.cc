@@ -10,33 +10,55 @@ using namespace perfkit::abi;
 
 void encode_build_id_entry(std::vector<std::uint8_t>& out, std::uint32_t type, std::uint16_t misc,
                            std::int32_t pid, const elf::BuildId& id, std::string_view name,
-                           bool swap) {
+                           bool swap, bool sized) {
   constexpr std::size_t kNameAlign = 64;
   std::size_t len = align_up(name.size() + 1, kNameAlign);
   append<std::uint32_t>(out, type, swap);
-  append<std::uint16_t>(out, static_cast<std::uint16_t>(misc | kMiscExtReserved),
+  append<std::uint16_t>(out, static_cast<std::uint16_t>(sized ? misc | kMiscExtReserved : misc),
                         swap);  // BUILD_ID_SIZE
   append<std::uint16_t>(out, static_cast<std::uint16_t>(kHeaderSize + 4 + 24 + len), swap);
   append<std::int32_t>(out, pid, swap);
   std::uint8_t bid[24] = {};
   std::copy(id.bytes.begin(), id.bytes.begin() + id.size, bid);
-  bid[20] = id.size;
+  bid[20] = sized ? id.size : 0;
   append_bytes(out, Bytes(bid, 24));
   std::size_t at = out.size();
   out.resize(at + len, 0);
   std::copy(name.begin(), name.end(), out.begin() + static_cast<std::ptrdiff_t>(at));
 }
 
-BuildIdInjector::BuildIdInjector(const perfdata::Reader& in)
+BuildIdInjector::BuildIdInjector(const perfdata::Reader& in, bool all)
     : in_(in),
+      all_(all),
       symbolizer_(std::make_unique<symbol::Symbolizer>(symbol::SymbolizerOptions{})),
-      machine_(std::make_unique<machine::Machine>(*symbolizer_)) {}
+      machine_(std::make_unique<machine::Machine>(*symbolizer_)) {
+  // perf's session reads the input's build-id table first: its DSOs come
+  // first in the table written (in its order), then the others as met.
+  // (With -b perf's records come with the hits whatever the table says.)
+  auto feat = all ? in.feature(kFeatBuildId) : std::nullopt;
+  if (!feat) return;
+  Bytes b = feat->data;
+  for (std::size_t at = 0; at + kHeaderSize <= b.size();) {
+    record::RecordView v = record::view_header(b.data() + at, in.swapped());
+    if (v.size < kHeaderSize || at + v.size > b.size()) break;
+    v.bytes = b.subspan(at, v.size);
+    v.offset = feat->offset + at;
+    if (auto e = record::parse_build_id(v)) {
+      const std::uint16_t mode = v.cpumode();
+      machine_->add_build_id(e->filename, elf::BuildId::from_bytes(e->build_id),
+                             mode == kMiscKernel || mode == kMiscGuestKernel);
+    }
+    at += v.size;
+  }
+}
 
 BuildIdInjector::~BuildIdInjector() = default;
 
 Expected<std::vector<std::uint8_t>> BuildIdInjector::observe(const record::RecordView& r,
                                                              bool swap_output) {
   std::vector<std::uint8_t> out;
+  if (all_ && (r.type == kRecordMmap || r.type == kRecordMmap2)) return observe_map(r, swap_output);
+  if (all_ && r.type == kRecordSample) return out;  // hits do not matter then
   if (r.type != kRecordSample) {
     if (r.type < kRecordUserTypeStart) PK_TRY(machine_->apply(r));
     if (r.type == kRecordHeaderBuildId) {
@@ -58,20 +80,54 @@ Expected<std::vector<std::uint8_t>> BuildIdInjector::observe(const record::Recor
   machine::Dso& d = *m->dso;
   d.hit = true;
   if (d.kind == machine::DsoKind::kNoDso || m->identity) return out;
+  return record_for(d, static_cast<std::uint16_t>(r.cpumode()), swap_output);
+}
+
+std::vector<std::uint8_t> BuildIdInjector::record_for(machine::Dso& d, std::uint16_t misc,
+                                                      bool swap_output) {
+  std::vector<std::uint8_t> out;
   if (d.build_id.empty()) {
     if (d.kind == machine::DsoKind::kKernel) {
       if (auto id = elf::kernel_build_id()) d.build_id = *id;
       return out;  // perf has the kernel's from the start: no record for it
     }
-    auto id = elf::read_build_id(d.long_name);
-    if (!id || id->empty()) return out;
-    d.build_id = *id;
+    if (d.kind == machine::DsoKind::kVdso && d.long_name == "[vdso]") {
+      d.build_id = elf::own_vdso_build_id();  // perf's own vdso, as it reads it
+    } else {
+      auto id = elf::read_build_id(d.long_name);
+      if (!id || id->empty()) return out;
+      d.build_id = *id;
+    }
+    if (d.build_id.empty()) return out;
   } else if (d.kind == machine::DsoKind::kKernel) {
     return out;
   }
-  encode_build_id_entry(out, kRecordHeaderBuildId, static_cast<std::uint16_t>(r.cpumode()), -1,
-                        d.build_id, d.long_name, swap_output);
+  encode_build_id_entry(out, kRecordHeaderBuildId, misc, -1, d.build_id, d.long_name, swap_output,
+                        !all_);
   return out;
+}
+
+// --buildid-all: the map's DSO, the first time a map names it.
+Expected<std::vector<std::uint8_t>> BuildIdInjector::observe_map(const record::RecordView& r,
+                                                                 bool swap_output) {
+  PK_TRY(machine_->apply(r));
+  std::uint32_t pid = 0, tid = 0;
+  std::uint64_t start = 0;
+  if (r.type == kRecordMmap) {
+    PK_ASSIGN(auto m, record::parse_mmap(r));
+    pid = m.pid, tid = m.tid, start = m.start;
+  } else {
+    PK_ASSIGN(auto m, record::parse_mmap2(r));
+    pid = m.pid, tid = m.tid, start = m.start;
+  }
+  const auto mode = static_cast<std::uint8_t>(r.cpumode());
+  machine::Thread& t =
+      machine_->findnew_thread(static_cast<std::int32_t>(pid), static_cast<std::int32_t>(tid));
+  const machine::Map* m = machine_->find_map(t, mode, start);
+  if (!m || m->dso->hit || m->dso->kind == machine::DsoKind::kNoDso || m->identity)
+    return std::vector<std::uint8_t>{};
+  m->dso->hit = true;
+  return record_for(*m->dso, mode, swap_output);
 }
 
 std::vector<std::uint8_t> BuildIdInjector::feature_table(bool swap_output) const {

@@ -174,6 +174,34 @@ TEST(InjectBuildIds, SameTableAsPerfInject) {
   EXPECT_EQ(a.out, b.out);
 }
 
+// --buildid-all: a record before each DSO's first map record (hit or not,
+// without the size perf's -b records carry), the table in perf's order.
+TEST(InjectBuildIds, AllDsosAsPerfInject) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  for (const char* name : {"fp.data", "syswide.data"}) {
+    PK_FIXTURE_OR_SKIP(data, name);
+    std::string theirs = dir.path("perf-all.data"), ours = dir.path("perfkit-all.data");
+    ASSERT_EQ(
+        test::run("perf inject --buildid-all -i " + test::sh(data) + " -o " + test::sh(theirs))
+            .status,
+        0);
+    auto inj = test::run(test::perfkit_bin() + " inject --buildid-all -i " + test::sh(data) +
+                         " -o " + test::sh(ours));
+    ASSERT_EQ(inj.status, 0) << inj.err;
+    // perf report -D names the file on each record: the rest must match.
+    const std::string strip = " 2>/dev/null | sed 's/@[^ ]*//'";
+    auto a = test::run("perf report -D -i " + test::sh(theirs) + strip);
+    auto b = test::run("perf report -D -i " + test::sh(ours) + strip);
+    EXPECT_NE(a.out.find("PERF_RECORD_BUILD_ID"), std::string::npos) << name;
+    EXPECT_TRUE(a.out == b.out) << name << ": perf report -D differs";
+    auto la = test::run("perf buildid-list -i " + test::sh(theirs) + " 2>/dev/null");
+    auto lb = test::run("perf buildid-list -i " + test::sh(ours) + " 2>/dev/null");
+    EXPECT_FALSE(la.out.empty());
+    EXPECT_EQ(la.out, lb.out) << name;
+  }
+}
+
 // A stripped binary whose symbols are in a separate debug file (found by
 // its .gnu_debuglink in DIR/.debug), with no build-id cache: the symbols
 // come from the debug file, the layout of the mapping from the binary (the

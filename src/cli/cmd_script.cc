@@ -62,6 +62,8 @@ void add_output_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
   app.add_flag("--deltatime", opts.deltatime, "Show time stamps relative to previous event");
   app.add_flag("--inline", a.inline_flag, "Show inline functions (the default)");
   app.add_flag("--no-inline", a.no_inline, "Do not show inline functions");
+  app.add_option("--stop-bt", opts.stop_bt, "Stop display of callgraph at these symbols")
+      ->delimiter(',');
   app.add_flag("--full-source-path", opts.full_source_path,
                "Show full source file name path for source lines");
   app.add_flag("--show-task-events", opts.show_task, "Show the fork/comm/exit events");

@@ -84,6 +84,7 @@ Status ScriptPrinter::prepare() {
     dump_ = std::make_unique<dump::RecordPrinter>(reader, ro);
     defer_kernel_ = false;  // each sample's lines follow its dump at once
   }
+  if (!opts_.stop_bt.empty()) defer_kernel_ = false;  // the names decide where chains end
   return ok();
 }
 

@@ -35,7 +35,10 @@ struct ScriptOptions {
   bool hide_callchain = false;           // -G
   session::EventSwitchOptions evswitch;  // --switch-on, --switch-off, --show-on-off-events
   int max_stack = 127;                   // --max-stack
-  bool ns = false;                       // --ns: nanosecond times
+  // --stop-bt: a call chain's lines end after a frame of one of these
+  // functions.
+  std::vector<std::string> stop_bt;
+  bool ns = false;  // --ns: nanosecond times
   bool reltime = false;
   bool deltatime = false;
   bool latency = false;           // -L

@@ -376,8 +376,15 @@ void ScriptPrinter::resolve_pending() {
 
 // sample__fprintf_callchain: one line per frame.
 void ScriptPrinter::print_callchain(const OutputConfig& o, const session::ResolvedSample& s) {
-  for (const session::Frame& f : s.callchain)
+  for (const session::Frame& f : s.callchain) {
     if (!append_cached_frame(o, f)) print_frame(o, f);
+    if (opts_.stop_bt.empty()) continue;
+    // --stop-bt: perf's bt_stop_list, checked after the frame's line
+    const std::string_view name = f.inlined ? std::string_view(f.inlined) : symbol_name(f.loc);
+    if (!name.empty() &&
+        std::find(opts_.stop_bt.begin(), opts_.stop_bt.end(), name) != opts_.stop_bt.end())
+      break;
+  }
 }
 
 std::size_t ScriptPrinter::FrameKeyHash::operator()(const FrameKey& k) const {

@@ -186,6 +186,20 @@ TEST(ScriptOptions, EventSwitchMatchesPerf) {
     expect_same("multi.data", args);
 }
 
+// --stop-bt: each call chain ends after the frame of a function listed.
+TEST(ScriptOptions, StopBtMatchesPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* fixture : {"fp.data", "dwarf.data"})
+    for (const char* args : {"--stop-bt run", "-F comm,ip,sym --stop-bt main,run"})
+      expect_same(fixture, args);
+  PK_FIXTURE_OR_SKIP(f, "fp.data");
+  auto full = test::run(test::perfkit_bin() + " script -F ip,sym -i " + test::sh(f));
+  auto cut = test::run(test::perfkit_bin() + " script -F ip,sym --stop-bt run -i " + test::sh(f));
+  EXPECT_NE(full.out.find(" main\n"), std::string::npos);
+  EXPECT_EQ(cut.out.find(" main\n"), std::string::npos);
+  EXPECT_NE(cut.out.find(" run\n"), std::string::npos);
+}
+
 TEST(ScriptOptions, AbsoluteTimeRangesMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("syswide.data");

@@ -35,6 +35,7 @@ struct Args {
   std::string cpus, pids, tids, comms, symbols, dsos;
   SymbolArgs lookup;  // where symbols come from
   bool header = false, header_only = false, show_info = false, dump_raw = false;
+  bool dump_unsorted = false;
   bool no_inline = false, inline_flag = false, demangle = false, force = false, all_cpus = false;
   int verbose = 0;
   // Intel PT (perf-intel-pt(1)): what to synthesize from the trace.
@@ -92,6 +93,8 @@ void add_input_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
   app.add_option("-S,--symbols", a.symbols, "Only consider these symbols");
   app.add_option("--dsos", a.dsos, "Only consider symbols in these DSOs");
   app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
+  app.add_flag("--dump-unsorted-raw-trace", a.dump_unsorted,
+               "Dump unsorted raw trace in ASCII (the records in file order)");
   app.add_flag("--header", a.header, "Show data header");
   app.add_flag("--header-only", a.header_only, "Show only data header");
   app.add_flag("-I,--show-info", a.show_info, "Display extended information from perf.data file");
@@ -228,9 +231,10 @@ int cmd_script(int argc, char** argv) {
 
   FdWriter out = FdWriter::stdout_writer(1 << 20);
   // perf script -D dumps every record and decodes no instruction trace.
-  opts.dump_raw = a.dump_raw;
-  const bool no_itrace = a.no_itrace || a.dump_raw;
+  opts.dump_raw = a.dump_raw || a.dump_unsorted;
+  const bool no_itrace = a.no_itrace || opts.dump_raw;
   session::SessionOptions so = session_options(a, opts);
+  opts.dump_unsorted = a.dump_unsorted;
   StdinPeek peek;
   if (input == "-" && !no_itrace) {
     if (auto ps = peek_stdin_for_intel_pt(peek); !ps) return fail("script", ps.error());

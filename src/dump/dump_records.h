@@ -60,6 +60,9 @@ struct RecordPrinterOptions {
   // unhandled (no AUX area dump), and no "Aggregated stats" after the
   // records (perf diff -D).
   bool diff_tool = false;
+  // Records in file order (perf script --dump-unsorted-raw-trace): perf's
+  // FINISHED_ROUND then goes to a stub, ": unhandled!".
+  bool unordered = false;
 };
 
 class RecordPrinter {

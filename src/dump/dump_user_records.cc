@@ -228,7 +228,10 @@ Status print_user_record(PrinterState& st, const RecordView& r, Buf& b, FdWriter
     case kRecordHeaderFeature:
       break;
     case kRecordFinishedRound:
-      b.push_back('\n');
+      if (st.opts.unordered)
+        put(b, kUnhandled);
+      else
+        b.push_back('\n');
       break;
     case kRecordIdIndex:
       if (st.opts.diff_tool)

@@ -80,6 +80,7 @@ Status ScriptPrinter::prepare() {
   if (opts_.dump_raw) {
     dump::RecordPrinterOptions ro;
     ro.script_tool = true;
+    ro.unordered = opts_.dump_unsorted;
     ro.auxtrace_dump = dump::intel_pt_auxtrace_dumper();
     dump_ = std::make_unique<dump::RecordPrinter>(reader, ro);
     defer_kernel_ = false;  // each sample's lines follow its dump at once
@@ -129,11 +130,12 @@ Status run_script(session::Session& session, ScriptOptions opts, FdWriter& out) 
   const bool inline_frames = opts.inline_frames;
   const bool full_path = opts.full_source_path;
   const bool dump = opts.dump_raw;
+  const bool unsorted = opts.dump_unsorted;
   ScriptPrinter printer(session, std::move(opts), out);
   PK_TRY(printer.prepare());
   if (dump) {
     out.write(dump::RecordPrinter::ordering_warning(session.reader()));
-    session.set_unordered(!dump::RecordPrinter::perf_orders(session.reader()));
+    session.set_unordered(unsorted || !dump::RecordPrinter::perf_orders(session.reader()));
   }
   session.set_callchains(printer.use_callchain(), false, max_stack);
   if (printer.use_callchain()) {

@@ -32,6 +32,7 @@ struct ScriptOptions {
   // -D: every record dumped as perf script -D prints it, each sample then
   // followed by its resolution lines and its script output.
   bool dump_raw = false;
+  bool dump_unsorted = false;            // --dump-unsorted-raw-trace: -D's dump in file order
   bool hide_callchain = false;           // -G
   session::EventSwitchOptions evswitch;  // --switch-on, --switch-off, --show-on-off-events
   int max_stack = 127;                   // --max-stack

@@ -200,6 +200,21 @@ TEST(ScriptOptions, StopBtMatchesPerf) {
   EXPECT_NE(cut.out.find(" run\n"), std::string::npos);
 }
 
+// --dump-unsorted-raw-trace: -D's dump in file order (FINISHED_ROUND where
+// it lies, unhandled), each sample's script lines after it, as perf.
+TEST(ScriptOptions, UnsortedDumpMatchesPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* name : {"fp.data", "multi.data", "pipe.data"}) {
+    PK_FIXTURE_OR_SKIP(f, name);
+    const std::string args = " script --dump-unsorted-raw-trace -i " + test::sh(f);
+    auto p = test::run("perf" + args);
+    auto k = test::run(test::perfkit_bin() + args);
+    ASSERT_EQ(k.status, 0) << k.err;
+    EXPECT_NE(p.out.find("PERF_RECORD_FINISHED_ROUND: unhandled!"), std::string::npos) << name;
+    EXPECT_TRUE(p.out == k.out) << name << ": the dumps differ";
+  }
+}
+
 TEST(ScriptOptions, AbsoluteTimeRangesMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("syswide.data");

@@ -89,6 +89,7 @@ struct Args {
   bool asm_raw = false, source = true, tui = false, modules = false, ref_call_graph = false;
   bool ignore_vmlinux = false, stitch_lbr = false;
   bool stdio = false, force = false, quiet = false, show_info = false, dump_raw = false;
+  bool disable_order = false;  // --disable-order: records in file order
   bool inline_flag = false, no_inline = false, group = false, no_group = false;
   bool branch_stack = false, no_branch_stack = false, no_itrace = false;
   int verbose = 0;
@@ -201,6 +202,7 @@ void add_input_options(CLI::App& app, Args& a) {
                  "Write the profile as one self-contained HTML page (flame graph, trees, "
                  "timeline) to this file");
   app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
+  app.add_flag("--disable-order", a.disable_order, "Disable raw trace ordering");
   app.add_flag("--tasks", a.tasks, "Display recorded tasks");
   app.add_flag("--mmaps", a.mmaps, "Display recorded tasks memory maps");
   app.add_flag("--header", a.header, "Show the perf.data header first");
@@ -392,6 +394,7 @@ Status print_records(const Args& a, session::Session& s) {
         "options.\n#\n");
   dump::RecordPrinterOptions ro;
   ro.auxtrace_dump = dump::intel_pt_auxtrace_dumper();
+  ro.unordered = a.disable_order;
   return dump::run_report_dump(s, ro, out);
 }
 
@@ -571,6 +574,7 @@ int cmd_report(int argc, char** argv) {
     auto st = print_tasks(a, s);
     return st ? 0 : fail("report", st.error().with_context(s.reader().name()));
   }
+  if (a.disable_order) s.set_unordered(true);
   return print_report(a, opts, s, tty_err, input_name);
 }
 

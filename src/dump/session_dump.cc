@@ -67,7 +67,7 @@ Status run_report_dump(session::Session& session, const RecordPrinterOptions& op
   DumpVisitor v(reader, opts, out);
   out.write(RecordPrinter::ordering_warning(reader));
   session.set_callchains(false, false, 0);
-  session.set_unordered(!RecordPrinter::perf_orders(reader));
+  session.set_unordered(opts.unordered || !RecordPrinter::perf_orders(reader));
   PK_TRY(session.run(v));
   v.finish();
   return out.flush();

@@ -508,4 +508,23 @@ TEST(ReportHierarchy, SameAsPerf) {
             std::string::npos);
 }
 
+// --disable-order: the records in file order, for the report and for -D
+// (FINISHED_ROUND unhandled where it lies), as perf.
+TEST(ReportDisableOrder, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* name : {"fp.data", "syswide.data", "pipe.data"}) {
+    std::string f = test::fixture(name);
+    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    for (const char* args : {"--disable-order", "--disable-order -g none --sort comm,dso,sym"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+    }
+    auto p = test::run("perf report -D --disable-order -i " + test::sh(f));
+    auto k = test::run(test::perfkit_bin() + " report -D --disable-order -i " + test::sh(f));
+    ASSERT_EQ(k.status, 0) << k.err;
+    EXPECT_NE(p.out.find("FINISHED_ROUND: unhandled!"), std::string::npos) << name;
+    EXPECT_TRUE(p.out == k.out) << name << ": the -D dumps differ";
+  }
+}
+
 }  // namespace perfkit

@@ -175,6 +175,10 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
   app.add_flag("--inline", a.inline_flag, "Show inline functions in call chains (the default)");
   app.add_flag("--no-inline", a.no_inline, "Do not show inline functions");
   app.add_flag("--group", a.group, "Show event group members side by side");
+  app.add_option("--group-sort-idx", opts.group_sort_idx,
+                 "Sort the output by the event at the index n in group. If n is invalid, sort by "
+                 "the first event. It can support multiple groups with different amount of events. "
+                 "WARNING: This should be used on grouped events.");
   app.add_flag("--no-group", a.no_group, "Show each event of a group on its own");
   app.add_flag("-b,--branch-stack", a.branch_stack,
                "Report per branch of the sampled branch stacks (the default when samples "

@@ -102,6 +102,9 @@ struct ReportOptions {
   bool show_cpu_utilization = false;  // sys and usr columns after Overhead
   bool inline_frames = true;          // --inline (the default) / --no-inline
   int group = -1;                     // --group 1, --no-group 0, default -1: the file's groups
+  // --group-sort-idx: a group's entries by that member's value first (the
+  // leader's when out of range).
+  int group_sort_idx = 0;
   // Branch-stack mode: -1 perf's default (on when the file says its
   // samples carry branch stacks), 1 -b/--branch-stack, 0 --no-branch-stack.
   int branch_mode = -1;

@@ -167,6 +167,18 @@ static int hpp_output_cmp(const Report& r, const Hists& h, const Entry& a, const
                           SortKey k) {
   if (k == SortKey::kOverheadChildren && !r.children_) return 0;
   const std::uint64_t va = hpp_value(a, k), vb = hpp_value(b, k);
+  if (r.opts_.group_sort_idx && h.members.size() > 1) {
+    // perf 6.1's __hpp__group_sort_idx: that member, then the other
+    // members (the leader's value not at all); out of range, the leader's
+    // alone
+    const auto idx = static_cast<std::size_t>(r.opts_.group_sort_idx);
+    if (idx < 1 || idx >= h.members.size()) return va == vb ? 0 : va > vb ? -1 : 1;
+    auto ga = hpp_members(h, a, k), gb = hpp_members(h, b, k);
+    if (ga[idx] != gb[idx]) return ga[idx] > gb[idx] ? -1 : 1;
+    for (std::size_t m = 1; m < h.members.size(); ++m)
+      if (m != idx && ga[m] != gb[m]) return ga[m] > gb[m] ? -1 : 1;
+    return 0;
+  }
   if (va != vb) return va > vb ? -1 : 1;
   if (h.members.size() > 1) {
     auto ga = hpp_members(h, a, k), gb = hpp_members(h, b, k);

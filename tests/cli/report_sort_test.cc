@@ -527,4 +527,27 @@ TEST(ReportDisableOrder, SameAsPerf) {
   }
 }
 
+// --group-sort-idx: a group's entries by that member (the leader's value
+// not compared then), by the leader alone out of range, as perf 6.1.
+TEST(ReportGroupSortIdx, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  const std::string f = dir.path("g.data");
+  // members whose shares differ: time and page faults
+  auto rec = test::run("perf record -q -o " + test::sh(f) + " -e '{task-clock,page-faults}' -- " +
+                       test::sh(test::workload("cpuloop")) + " 30 >/dev/null 2>&1");
+  ASSERT_EQ(rec.status, 0);
+  for (const char* args : {"--group-sort-idx 1", "--group-sort-idx 1 -g none --sort dso,sym",
+                           "--group-sort-idx 5 -g none"}) {
+    std::string d = diff_report(f, args);
+    EXPECT_TRUE(d.empty()) << args << ":\n" << d;
+  }
+  auto k = test::run(test::perfkit_bin() + " report --stdio -g none --group-sort-idx 1 -q -i " +
+                     test::sh(f));
+  ASSERT_EQ(k.status, 0) << k.err;
+  // the first line is the entry with the most page faults, not spin
+  EXPECT_EQ(k.out.find("spin"), k.out.find("spin\n")) << k.out;
+  EXPECT_GT(k.out.find("spin"), k.out.find('\n')) << k.out;
+}
+
 }  // namespace perfkit

@@ -35,6 +35,7 @@ class Printer {
   void print_hierarchy();
   void print_hierarchy_headers(const Hierarchy& t);
   void print_node(const Hierarchy& t, std::uint32_t n);
+  bool node_shown(const HierarchyNode& node) const;
   int key_cell(const Entry& e, const Column& c, char* buf, std::size_t cap) const;
   void hpp_cell(const Entry& e, SortKey k, std::size_t width, bool first, bool last);
   void hpp_cell_separated(const Entry& e, SortKey k, std::size_t width, bool first, bool last);
@@ -637,15 +638,17 @@ void Printer::print_hierarchy_headers(const Hierarchy& t) {
 // One node's line (its indent, the overhead cells, room for the deepest
 // indent, its key's value without leading blanks), then its children, or
 // a leaf's call graph.
+bool Printer::node_shown(const HierarchyNode& node) const {
+  if (node.hidden) return false;
+  const double p =
+      total_ ? 100.0 * static_cast<double>(node.sum.period) / static_cast<double>(total_) : 0.0;
+  return r_.opts_.percent_limit <= 0 || p >= r_.opts_.percent_limit;
+}
+
 void Printer::print_node(const Hierarchy& t, std::uint32_t n) {
   const HierarchyNode& node = t.nodes[n];
   const Entry& e = node.sum;
-  if (node.hidden) return;
-  if (r_.opts_.percent_limit > 0) {
-    const double p =
-        total_ ? 100.0 * static_cast<double>(e.period) / static_cast<double>(total_) : 0.0;
-    if (p < r_.opts_.percent_limit) return;
-  }
+  if (!node_shown(node)) return;
   out_.write(std::string(node.depth * 3, ' '));
   const Column* key = nullptr;
   std::uint32_t depth = 0;
@@ -673,7 +676,19 @@ void Printer::print_node(const Hierarchy& t, std::uint32_t n) {
     if (r_.use_callchain_) print_chain(h_.entries[node.entry]);
     return;
   }
-  for (std::uint32_t c : node.children) print_node(t, c);
+  bool any = false;
+  for (std::uint32_t c : node.children) {
+    any = any || node_shown(t.nodes[c]);
+    print_node(t, c);
+  }
+  if (!any && sep_.empty()) {
+    // perf's line where the children would be, when the limit left none
+    std::size_t at = (node.depth + 1) * 3 + (t.levels.size() - 1) * 3 + 2;
+    for (const Column& c : cols_)
+      if (is_hpp_key(c.key)) at += 2 + c.width;
+    out_.write(std::string(at, ' '));
+    outf(out_, "no entry >= %.2f%%\n", r_.opts_.percent_limit);
+  }
 }
 
 void Printer::print_hierarchy() {

@@ -502,6 +502,26 @@ TEST(ReportHierarchy, SameAsPerf) {
   auto k = test::run(test::perfkit_bin() + " report --stdio --hierarchy -g none -i " +
                      test::sh(test::fixture("fp.data")));
   EXPECT_NE(k.out.find("Command / Shared Object / Symbol"), std::string::npos) << k.out;
+  // A limit between the top node's share and its first child's: perf says
+  // "no entry" where the children would be.
+  {
+    std::string f = test::fixture("syswide.data");
+    auto h = test::run(test::perfkit_bin() + " report --stdio --hierarchy -g none -i " +
+                       test::sh(f) + " 2>/dev/null | grep -v '^#' | grep % | head -2");
+    std::istringstream in(h.out);
+    double top = 0, child = 0;
+    in >> top;
+    in.ignore(1 << 20, '\n');
+    in >> child;
+    if (top > child + 0.02) {
+      const std::string args =
+          "--hierarchy -g none --percent-limit " + std::to_string((top + child) / 2).substr(0, 5);
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << args << ":\n" << d;
+      auto k = test::run(test::perfkit_bin() + " report --stdio " + args + " -i " + test::sh(f));
+      EXPECT_NE(k.out.find("no entry >= "), std::string::npos) << k.out;
+    }
+  }
   auto both = test::run(test::perfkit_bin() + " report --stdio --hierarchy -F overhead,sym -i " +
                         test::sh(test::fixture("fp.data")));
   EXPECT_NE(both.err.find("--hierarchy and --fields options cannot be used together"),

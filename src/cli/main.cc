@@ -123,7 +123,49 @@ int run_version(int argc, char** argv) {
 
 std::span<const Command> commands() { return kCommands; }
 
+// perf's global options before the command: --no-pager (perfkit pages
+// nothing), --buildid-dir DIR (the build-id cache, as $PERF_BUILDID_DIR),
+// --debug NAME[=N] (perf's debug variables; perfkit's commands take -v).
+// Returns how many arguments they took, or -1 after perf's refusal.
+int global_options(int argc, char** argv) {
+  constexpr std::string_view kUsage =
+      "\n Usage: perfkit [--version] [--help] [OPTIONS] COMMAND [ARGS]\n";
+  int i = 1;
+  for (; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--no-pager") continue;
+    if (a == "--buildid-dir") {
+      if (i + 1 >= argc) {
+        fmt::print(stderr, "No directory given for --buildid-dir.\n{}", kUsage);
+        return -1;
+      }
+      ::setenv("PERF_BUILDID_DIR", argv[++i], 1);
+      continue;
+    }
+    if (a == "--debug") {
+      if (i + 1 >= argc) {
+        fmt::print(stderr, "No variable specified for --debug.\n{}", kUsage);
+        return -1;
+      }
+      const std::string_view v = argv[++i];
+      const std::string_view name = v.substr(0, v.find('='));
+      if (name != "verbose" && name != "ordered-events" && name != "stderr" &&
+          name != "data-convert" && name != "perf-event-open") {
+        fmt::print(stderr, "Unknown option name '{}'\n{}", name, kUsage);
+        return -1;
+      }
+      continue;
+    }
+    break;
+  }
+  return i - 1;
+}
+
 int main(int argc, char** argv) {
+  const int globals = argc > 1 ? global_options(argc, argv) : 0;
+  if (globals < 0) return 129;
+  argc -= globals;
+  argv += globals;
   if (argc < 2) {
     print_usage();
     return 1;

@@ -136,6 +136,28 @@ TEST(BuildIdCache, AddListRemoveLikePerf) {
   EXPECT_EQ(test::run(env + "perf buildid-cache -l 2>/dev/null").out, "");
 }
 
+// perf's global options before the command: --buildid-dir puts the cache
+// where perf --buildid-dir puts it; --no-pager and --debug are taken; a
+// missing value or an unknown debug variable gets perf's words and 129.
+TEST(GlobalOptions, BuildidDirNoPagerDebugLikePerf) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  const std::string cache = dir.path("cache");
+  auto add = test::run(test::perfkit_bin() + " --no-pager --debug verbose=1 --buildid-dir " +
+                       test::sh(cache) + " buildid-cache -a /bin/true");
+  ASSERT_EQ(add.status, 0) << add.err;
+  auto theirs =
+      test::run("perf --buildid-dir " + test::sh(cache) + " buildid-cache -l 2>/dev/null");
+  EXPECT_NE(theirs.out.find("/bin/true"), std::string::npos) << theirs.out;
+  for (const char* bad : {"--buildid-dir", "--debug", "--debug nosuch version"}) {
+    auto p = test::run(std::string("perf ") + bad);
+    auto k = test::run(test::perfkit_bin() + " " + bad);
+    EXPECT_EQ(k.status, 129) << bad;
+    EXPECT_EQ(k.status, p.status) << bad;
+    EXPECT_EQ(k.err.substr(0, k.err.find('\n')), p.err.substr(0, p.err.find('\n'))) << bad;
+  }
+}
+
 TEST(Archive, ReportsOnAnotherMachinesCache) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("fp.data");

@@ -10,6 +10,15 @@
 #include "report_compare.h"
 #include "support/test_support.h"
 
+// A fixture path that came back empty: skips the test, or fails it in CI
+// (the differential tests must not pass there without comparing).
+#define PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(path)                          \
+  do {                                                                  \
+    if (!(path).empty()) break;                                         \
+    if (perfkit::test::in_ci()) FAIL() << "a fixture is missing in CI"; \
+    GTEST_SKIP() << "fixture missing";                                  \
+  } while (0)
+
 namespace perfkit {
 namespace {
 
@@ -44,7 +53,7 @@ class ReportSortKeys : public ::testing::TestWithParam<std::string> {};
 TEST_P(ReportSortKeys, EachKeyAloneAndCombinedSameAsPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
   for (const char* mode : kModes)
     for (const char* sort : kSorts) {
       std::string args = std::string(mode) + " --sort " + sort;
@@ -63,7 +72,7 @@ TEST_P(ReportSortKeys, EachKeyAloneAndCombinedSameAsPerf) {
 TEST_P(ReportSortKeys, FieldsSameAsPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
   for (const char* fields : {"overhead,comm,srcline", "overhead,socket,cpu", "overhead,period,dso",
                              "overhead,srcfile", "overhead,parent,sym", "overhead,sample,time"}) {
     std::string args = std::string("--no-children -g none -F ") + fields;
@@ -77,7 +86,7 @@ TEST_P(ReportSortKeys, FieldsSameAsPerf) {
 TEST_P(ReportSortKeys, TimePercentRangesSameAsPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
   for (const char* t : {"10%/2", "0%-10%", "10%/1,10%/3", "50%", "0%-10%,50%-60%", "25%/4"}) {
     std::string args = std::string("--no-children -g none --sort comm,dso,sym --time ") + t;
     std::string d = diff_report(f, args);
@@ -100,7 +109,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ReportSortKeys,
 TEST(ReportSortKeysGraph, CallGraphsSameAsPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("fp.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
   for (const char* args : {"--sort srcline", "--no-children --sort srcline", "--sort parent",
                            "--sort time", "--no-children --sort comm,srcfile"}) {
     std::string d = diff_report(f, args);
@@ -113,7 +122,7 @@ TEST(ReportSortKeysGraph, CallGraphsSameAsPerf) {
 TEST(ReportSortKeysParent, ParentRegexSameAsPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("fp.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
   for (const char* args :
        {"--no-children -g none -p '^run|^main'", "-g none --sort parent,sym -p '^run|^main'",
         "--no-children -g none --sort parent -p 'spin'", "-g none --sort sym,parent -p '^hot$'"}) {
@@ -129,7 +138,7 @@ TEST(ReportFieldSeparator, SameAsPerf) {
   int compared = 0;
   for (const char* name : {"fp.data", "multi.data", "group.data", "syswide_g.data"}) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args :
          {"-t ,", "-t , -g none", "-t ';' -n --show-total-period -g none", "-t , --no-children",
           "-t , -F sym,overhead -g none", "-t , -F sym -g none", "-t '|' --group -g none",
@@ -157,7 +166,7 @@ TEST(ReportHideUnresolved, SameAsPerf) {
   int compared = 0;
   for (const char* name : {"syswide_g.data", "fp.data", "dwarf.data", "mixedcg.data"}) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args :
          {"--hide-unresolved", "--hide-unresolved --no-children",
           "--hide-unresolved -g none --sort dso,sym", "--hide-unresolved -g caller"}) {
@@ -178,7 +187,7 @@ TEST(ReportIgnoreCallees, SameAsPerf) {
   int compared = 0;
   for (const char* name : {"fp.data", "dwarf.data", "syswide_g.data"}) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* regex : {"run", "^main$", "^spin$|asm_sysvec", "do_syscall_64|^hot$"})
       for (const char* mode : {"", "--no-children", "-G --no-children", "-g none --sort dso,sym"}) {
         const std::string args = std::string("--ignore-callees '") + regex + "' " + mode;
@@ -203,7 +212,7 @@ TEST(ReportExcludeOther, SameAsPerf) {
   int compared = 0;
   for (const char* name : {"syswide_g.data", "fp.data"}) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args :
          {"-x -g none", "-x --sort parent,sym -g none", "-x -p clock --no-children",
           "-x -p 'clock|^run$'", "-x -p '^main$' --sort dso,sym -n"}) {
@@ -223,7 +232,7 @@ TEST(ReportSymbolFilter, SameAsPerf) {
   int compared = 0;
   for (const char* name : {"syswide_g.data", "fp.data", "dwarf.data"}) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args :
          {"--symbol-filter=clock", "--symbol-filter=clock --no-children -g caller",
           "--symbol-filter=_ --sort dso,sym", "--symbol-filter=_ --sort pid,comm -g caller",
@@ -243,7 +252,7 @@ TEST(ReportSymbolFilter, SameAsPerf) {
 TEST(ReportEventSwitch, SameAsPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("multi.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
   int compared = 0;
   for (const char* sw : {"--switch-on page-faults", "--switch-off page-faults --show-on-off-events",
                          "--switch-on task-clock --switch-off page-faults",
@@ -269,7 +278,7 @@ TEST(ReportSkipEmpty, SameAsPerf) {
   int compared = 0;
   for (const char* name : {"syswide_g.data", "multi.data", "group.data"}) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args :
          {"--no-skip-empty", "--no-skip-empty -g none --sort dso", "--skip-empty"}) {
       std::string d = diff_report(f, args);
@@ -291,7 +300,7 @@ TEST(ReportStdioColor, SameAsPerf) {
   int compared = 0;
   for (const char* name : {"fp.data", "syswide_g.data", "group.data"}) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args :
          {"--stdio-color always", "--stdio-color always -g flat --no-children",
           "--stdio-color always -g folded",
@@ -318,7 +327,7 @@ TEST(ReportStdioColor, SameAsPerf) {
 TEST(ReportAcceptedOptions, ChangeNothingAsInPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("fp.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
   for (const char* args :
        {"--percent-type local-hits", "--samples 5", "--pretty raw", "--demangle",
         "--objdump /usr/bin/objdump --asm-raw -M intel", "--prefix /x --prefix-strip 2 --no-source",
@@ -349,7 +358,7 @@ TEST(ReportSocketFilter, SameAsPerf) {
   int compared = 0;
   for (const char* name : {"syswide_g.data", "group.data"}) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args : {"--socket-filter 0", "--socket-filter 1 --sort sym,comm --no-children",
                              "--socket-filter 1 -g none --sort dso"}) {
       std::string d = diff_report(f, args);
@@ -366,7 +375,7 @@ TEST(ReportFullSourcePath, SameAsPerf) {
   int compared = 0;
   for (const char* name : {"fp.data", "dwarf.data"}) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args :
          {"--full-source-path --sort srcline -g none", "--full-source-path --sort sym,srcline",
           "--full-source-path --sort srcfile -g none"}) {
@@ -388,7 +397,7 @@ TEST(ReportThreads, SameAsPerf) {
   int compared = 0;
   for (const char* name : {"read.data", "syswide_g.data"}) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args : {"-T", "-T --pretty raw -g none", "--threads --sort pid -g none"}) {
       std::string d = diff_report(f, args);
       EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
@@ -408,7 +417,7 @@ TEST(ReportRawTrace, SameAsPerf) {
   int compared = 0;
   for (const char* name : {"tracepoint.data", "tponly.data"}) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args :
          {"--raw-trace --sort trace -g none", "--raw-trace --sort comm,trace -g none",
           "--raw-trace -F overhead,trace,sym"}) {
@@ -423,7 +432,7 @@ TEST(ReportRawTrace, SameAsPerf) {
 // Bad --time strings and a bad parent regex are one-line errors.
 TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
   std::string f = test::fixture("fp.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
   for (const char* args : {"--time 10%/x", "--time 120%", "--time abc", "-p '('",
                            "--time-quantum 0", "--time-quantum 5days"}) {
     auto k = test::run(test::perfkit_bin() + " report --stdio -i " + test::sh(f) + " " + args);
@@ -443,7 +452,7 @@ TEST(ReportSortKeysErrors, BadTimeAndRegexAreErrors) {
 TEST(ReportSortKeysSymoff, OffsetsMatchPerfScript) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("fp.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
   auto p = test::run("perf script -G -F ip,sym,symoff -i " + test::sh(f) + " 2>/dev/null");
   ASSERT_EQ(p.status, 0);
   std::map<std::string, long> want;
@@ -491,7 +500,7 @@ TEST(ReportHierarchy, SameAsPerf) {
   };
   for (const auto& [name, arg_sets] : cases) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args : arg_sets) {
       std::string d = diff_report(f, args);
       EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
@@ -534,7 +543,7 @@ TEST(ReportDisableOrder, SameAsPerf) {
   PK_SKIP_WITHOUT_PERF();
   for (const char* name : {"fp.data", "syswide.data", "pipe.data"}) {
     std::string f = test::fixture(name);
-    if (f.empty()) GTEST_SKIP() << "fixture missing";
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args : {"--disable-order", "--disable-order -g none --sort comm,dso,sym"}) {
       std::string d = diff_report(f, args);
       EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;

@@ -10,6 +10,10 @@ src=$1 build=$2 fixtures=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# Outputs are taken whole before they are searched: `cmd | grep -q` under
+# pipefail fails whenever grep's early exit meets a later write (SIGPIPE),
+# which depends on how the writer's chunks and the scheduler happen to fall.
+has() { grep -q -- "$2" <<<"$1"; }
 
 # --- install into a prefix ---
 prefix=$tmp/prefix
@@ -17,14 +21,18 @@ cmake --install "$build" --prefix "$prefix" --strip >"$tmp/install.log" 2>&1 ||
   { cat "$tmp/install.log"; fail "cmake --install"; }
 bin=$prefix/bin/perfkit
 [[ -x $bin ]] || fail "no $bin"
-readelf -S "$bin" | grep -q '\.debug_info\|\.symtab' && fail "the installed binary is not stripped"
-"$bin" --version | grep -q "^perfkit version " || fail "--version"
-"$bin" version --build-options | grep -q "dwarf: \[ on" || fail "version --build-options"
+sections=$(readelf -S "$bin")
+has "$sections" '\.debug_info\|\.symtab' && fail "the installed binary is not stripped"
+out=$("$bin" --version)
+has "$out" "^perfkit version " || fail "--version: $out"
+out=$("$bin" version --build-options)
+has "$out" "dwarf: \[ on" || fail "version --build-options: $out"
 
 # The installed binary records a workload and reports it.
-"$bin" record -q -g -o "$tmp/r.data" -- "$build/tests/workloads/cpuloop" 20 >/dev/null 2>&1 ||
-  fail "record"
-"$bin" report --stdio -i "$tmp/r.data" 2>/dev/null | grep -q "spin" || fail "report shows no spin"
+"$bin" record -q -g -o "$tmp/r.data" -- "$build/tests/workloads/cpuloop" 20 >/dev/null 2>"$tmp/rec.err" ||
+  fail "record: $(cat "$tmp/rec.err")"
+out=$("$bin" report --stdio -i "$tmp/r.data" 2>&1)
+has "$out" "spin" || fail "report shows no spin: $out"
 
 # --- manual pages: one per command, each with every option the CLI takes ---
 man1=$prefix/share/man/man1
@@ -45,8 +53,8 @@ for c in $commands; do
   done
 done
 if command -v man >/dev/null; then
-  MANPATH=$prefix/share/man man perfkit-report 2>/dev/null | grep -q -- "--html" ||
-    fail "man perfkit-report shows no --html"
+  out=$(MANPATH=$prefix/share/man man perfkit-report 2>&1)
+  has "$out" "--html" || fail "man perfkit-report shows no --html: $(head -c 600 <<<"$out")"
 fi
 
 # --- bash completion: commands, options, event names ---
@@ -55,14 +63,17 @@ complete_words() {
   bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _perfkit
            printf "%s\n" "${COMPREPLY[@]}"' _ "$completion" "$@"
 }
-complete_words perfkit rep | grep -qx report || fail "perfkit rep<TAB> does not complete report"
-complete_words perfkit report --so | grep -qx -- --sort || fail "report --so<TAB>: no --sort"
-complete_words "$bin" record -e task-c | grep -qx task-clock || fail "-e task-c<TAB>: no task-clock"
+out=$(complete_words perfkit rep)
+has "$out" "^report$" || fail "perfkit rep<TAB> does not complete report: $out"
+out=$(complete_words perfkit report --so)
+has "$out" "^--sort$" || fail "report --so<TAB>: no --sort: $out"
+out=$(complete_words "$bin" record -e task-c)
+has "$out" "^task-clock$" || fail "-e task-c<TAB>: no task-clock: $out"
 
 # --- the library: pkg-config, find_package, the examples ---
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --exists perfkit || fail "pkg-config perfkit"
-PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags perfkit | grep -q "include/perfkit" ||
-  fail "pkg-config --cflags"
+out=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags perfkit)
+has "$out" "include/perfkit" || fail "pkg-config --cflags: $out"
 cmake -S "$src/examples" -B "$tmp/examples" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   >"$tmp/examples.log" 2>&1 || { cat "$tmp/examples.log"; fail "configuring the examples"; }
 cmake --build "$tmp/examples" >>"$tmp/examples.log" 2>&1 ||
@@ -88,6 +99,6 @@ for lib in libdw1 libelf1 libzstd1 libtraceevent1; do
   grep -q "$lib" <<<"$depends" || fail "the package does not depend on $lib: $depends"
 done
 dpkg-deb -x "$deb" "$tmp/root"
-"$tmp/root/usr/bin/perfkit" report --stdio -i "$fixtures/fp.data" 2>/dev/null | grep -q spin ||
-  fail "the packaged binary does not report"
+out=$("$tmp/root/usr/bin/perfkit" report --stdio -i "$fixtures/fp.data" 2>&1)
+has "$out" spin || fail "the packaged binary does not report: $(head -c 600 <<<"$out")"
 echo "install test: passed"

@@ -52,6 +52,18 @@ FdWriter FdWriter::stdout_writer(std::size_t buffer_size) {
   return FdWriter(STDOUT_FILENO, "<stdout>", false, buffer_size);
 }
 
+FdWriter FdWriter::memory() {
+  FdWriter w(-1, "<memory>", false, 1 << 16);
+  w.limit_ = SIZE_MAX;
+  return w;
+}
+
+void FdWriter::move_to(FdWriter& to) {
+  if (buffer_.size() == 0) return;
+  to.write(Bytes(reinterpret_cast<const std::uint8_t*>(buffer_.data()), buffer_.size()));
+  buffer_.clear();
+}
+
 void FdWriter::write(Bytes b) {
   if (buffer_.size() + b.size() > limit_) flush_buffer();
   if (b.size() >= limit_) {

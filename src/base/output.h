@@ -28,6 +28,11 @@ class FdWriter {
   // Creates (truncates) `path` for writing. Errors name the path and errno.
   static Expected<FdWriter> create(const std::string& path, std::size_t buffer_size = 1 << 20);
   static FdWriter stdout_writer(std::size_t buffer_size = 1 << 16);
+  // A writer that holds everything it is given, to be moved on with
+  // move_to(): it never writes by itself, however much it holds.
+  static FdWriter memory();
+  // Appends what this writer holds to `to` and empties it.
+  void move_to(FdWriter& to);
 
   void write(Bytes b);
   void write(std::string_view s) { write(as_bytes(s)); }

@@ -35,7 +35,7 @@ struct Args {
   std::string cpus, pids, tids, comms, symbols, dsos;
   SymbolArgs lookup;  // where symbols come from
   bool header = false, header_only = false, show_info = false, dump_raw = false;
-  bool dump_unsorted = false;
+  bool dump_unsorted = false, per_event_dump = false;
   bool no_inline = false, inline_flag = false, demangle = false, force = false, all_cpus = false;
   int verbose = 0;
   // Intel PT (perf-intel-pt(1)): what to synthesize from the trace.
@@ -95,6 +95,8 @@ void add_input_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
   app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
   app.add_flag("--dump-unsorted-raw-trace", a.dump_unsorted,
                "Dump unsorted raw trace in ASCII (the records in file order)");
+  app.add_flag("--per-event-dump", a.per_event_dump,
+               "Dump trace output to files named by the monitored events");
   app.add_flag("--header", a.header, "Show data header");
   app.add_flag("--header-only", a.header_only, "Show only data header");
   app.add_flag("-I,--show-info", a.show_info, "Display extended information from perf.data file");
@@ -229,6 +231,8 @@ int cmd_script(int argc, char** argv) {
   std::string input = a.input;
   if (input.empty()) input = stdin_is_pipe() ? "-" : "perf.data";
 
+  // perf names a pipe's dumps after the file name it does not have.
+  if (a.per_event_dump) opts.per_event_dump = input == "-" ? "(null)" : input;
   FdWriter out = FdWriter::stdout_writer(1 << 20);
   // perf script -D dumps every record and decodes no instruction trace.
   opts.dump_raw = a.dump_raw || a.dump_unsorted;

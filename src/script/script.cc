@@ -38,8 +38,9 @@ session::SampleFilterOptions filter_options(const ScriptOptions& o) {
 ScriptPrinter::ScriptPrinter(session::Session& session, ScriptOptions opts, FdWriter& out)
     : session_(session),
       opts_(std::move(opts)),
-      out_(out),
-      b_(out.buffer()),
+      real_out_(out),
+      out_(opts_.per_event_dump ? held_out_ : out),
+      b_(out_.buffer()),
       filter_(filter_options(opts_)) {}
 
 ScriptPrinter::~ScriptPrinter() = default;
@@ -86,6 +87,59 @@ Status ScriptPrinter::prepare() {
     defer_kernel_ = false;  // each sample's lines follow its dump at once
   }
   if (!opts_.stop_bt.empty()) defer_kernel_ = false;  // the names decide where chains end
+  if (opts_.per_event_dump) defer_kernel_ = false;    // each sample's lines move at once
+  return ok();
+}
+
+// perf's per-event dump: a sample's lines go to its event's file, made on
+// its first sample (a pipe's events come as it goes); what was printed
+// before it (side-band records, -D's dump, trace errors) to the output.
+Status ScriptPrinter::print_one(const session::ResolvedSample& s, std::uint64_t period,
+                                bool period_set) {
+  if (!opts_.per_event_dump) return print_sample(s, period, period_set);
+  begin_sample_lines();
+  Status st = print_sample(s, period, period_set);
+  PK_TRY(end_sample_lines(s.event));
+  return st;
+}
+
+void ScriptPrinter::begin_sample_lines() { held_out_.move_to(real_out_); }
+
+Status ScriptPrinter::end_sample_lines(std::size_t event) {
+  if (held_out_.offset() == 0) return ok();
+  if (event_dumps_.size() <= event) event_dumps_.resize(event + 1);
+  EventDump& d = event_dumps_[event];
+  if (!d.file) {
+    auto f = OutputFile::create(*opts_.per_event_dump + "." + session_.event_name(event) + ".dump");
+    if (!f) return f.error();
+    d.file.emplace(std::move(*f));
+  }
+  ++d.samples;
+  held_out_.move_to(d.file->writer());
+  return ok();
+}
+
+Status ScriptPrinter::finish_event_dumps() {
+  if (!opts_.per_event_dump) return ok();
+  held_out_.move_to(real_out_);
+  const std::size_t n = session_.reader().events().size();
+  if (event_dumps_.size() < n) event_dumps_.resize(n);
+  for (std::size_t i = 0; i < event_dumps_.size(); ++i) {
+    EventDump& d = event_dumps_[i];
+    const std::string path = *opts_.per_event_dump + "." + session_.event_name(i) + ".dump";
+    if (!d.file) {
+      auto f = OutputFile::create(path);
+      if (!f) return f.error();
+      d.file.emplace(std::move(*f));
+    }
+    // perf's figure is what its stdio stream had written out before the
+    // file is closed: whole 4 KiB buffers, the last one still held.
+    const std::uint64_t bytes = d.file->writer().offset();
+    const std::uint64_t out = bytes ? (bytes - 1) / 4096 * 4096 : 0;
+    PK_TRY(d.file->commit());
+    real_out_.print("[ perf script: Wrote {:.3f} MB {} ({} samples) ]\n",
+                    static_cast<double>(out) / 1024.0 / 1024.0, path, d.samples);
+  }
   return ok();
 }
 
@@ -149,6 +203,7 @@ Status run_script(session::Session& session, ScriptOptions opts, FdWriter& out) 
   Status st = session.run(printer);
   printer.resolve_pending();
   PK_TRY(st);
+  PK_TRY(printer.finish_event_dumps());
   return out.flush();
 }
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct ScriptOptions {
   std::vector<std::int32_t> pids, tids;
   std::vector<std::string> symbols;  // -S
   std::vector<std::string> dsos;     // --dsos
+  // --per-event-dump: each event's samples go to PREFIX.EVENT.dump (PREFIX
+  // the input's path), everything else to the output, as perf writes them.
+  std::optional<std::string> per_event_dump;
   WarnFn warn;
 };
 

@@ -98,6 +98,7 @@ class ItraceScript {
   // A line like the one before is written whole (print_fast_line), ahead
   // of the general path (on_sample_general).
   Status on_sample(const itrace::ItraceSample& s);
+  Status print_sample_lines(const itrace::ItraceSample& s);  // on_sample's lines
   std::uint64_t errors() const { return errors_; }
 
  private:

@@ -224,6 +224,18 @@ void ItraceScript::arm_fast_line(const itrace::ItraceSample& is, std::size_t eve
 }
 
 Status ItraceScript::on_sample(const itrace::ItraceSample& is) {
+  if (!p_.per_event_dump()) return print_sample_lines(is);
+  // Trace errors go to the output, as perf prints them; samples to their
+  // event's file.
+  p_.begin_sample_lines();
+  Status st = print_sample_lines(is);
+  const int ev = event_of_[static_cast<std::size_t>(is.sample->kind)];
+  if (is.sample->kind != SampleKind::kError && ev >= 0)
+    PK_TRY(p_.end_sample_lines(static_cast<std::size_t>(ev)));
+  return st;
+}
+
+Status ItraceScript::print_sample_lines(const itrace::ItraceSample& is) {
   if (fast_line_.armed) {
     const intelpt::SynthSample& s = *is.sample;
     const int ev = event_of_[static_cast<std::size_t>(s.kind)];

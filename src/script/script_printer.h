@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -51,6 +52,11 @@ class ScriptPrinter : public session::SampleVisitor {
   // waits for them); call once after Session::run.
   void resolve_pending();
 
+  // --per-event-dump: commits each event's file and names it on stderr with
+  // its size and samples, as perf does; call once after Session::run.
+  // Errors: a file that could not be written (naming it).
+  Status finish_event_dumps();
+
   bool use_callchain() const { return use_callchain_; }
   // perf's normalized name of the recording's architecture ("" if unknown).
   const std::string& arch() const { return arch_; }
@@ -62,6 +68,13 @@ class ScriptPrinter : public session::SampleVisitor {
 
   // ---- samples (script_sample.cc) ----
   Status print_sample(const session::ResolvedSample& s, std::uint64_t period, bool period_set);
+  // print_sample, its lines moved to the event's file under --per-event-dump.
+  Status print_one(const session::ResolvedSample& s, std::uint64_t period, bool period_set);
+  // --per-event-dump: around a sample's lines (those of the output before
+  // them go there; then they go to `event`'s file). Errors: the file's.
+  void begin_sample_lines();
+  Status end_sample_lines(std::size_t event);
+  bool per_event_dump() const { return opts_.per_event_dump.has_value(); }
   void print_start(const OutputConfig& o, const StartFields& f);
   void print_time(std::uint64_t t);
   void print_ip_part(const OutputConfig& o, const session::ResolvedSample& s, bool chain);
@@ -102,8 +115,17 @@ class ScriptPrinter : public session::SampleVisitor {
 
   session::Session& session_;
   ScriptOptions opts_;
+  // --per-event-dump: the printer writes into held_, whose lines then go to
+  // their event's file (samples) or to the output (the rest).
+  FdWriter held_out_ = FdWriter::memory();
+  FdWriter& real_out_;
   FdWriter& out_;
   Buf& b_;
+  struct EventDump {
+    std::optional<OutputFile> file;
+    std::uint64_t samples = 0;
+  };
+  std::vector<EventDump> event_dumps_;
   std::vector<std::string> names_;
   int name_width_ = 0;
   bool use_callchain_ = true;

@@ -536,7 +536,7 @@ void ScriptPrinter::print_ip_part(const OutputConfig& o, const session::Resolved
 Status ScriptPrinter::on_sample(const session::ResolvedSample& s) {
   if (dump_) dump::print_sample_resolution(s, out_);  // perf's machine__resolve, under -D
   const record::Sample& smp = *s.sample;
-  if (!(smp.sample_type & kSampleRead)) return print_sample(s, smp.period, false);
+  if (!(smp.sample_type & kSampleRead)) return print_one(s, smp.period, false);
   const record::ReadValues& rv = smp.read;
   const std::uint64_t n =
       (rv.read_format & kFormatGroup) ? rv.nr : std::min<std::uint64_t>(rv.nr, 1);
@@ -549,7 +549,7 @@ Status ScriptPrinter::on_sample(const session::ResolvedSample& s) {
     const std::uint64_t period = v.value - last;
     last = v.value;
     one.event = static_cast<std::size_t>(idx);
-    PK_TRY(print_sample(one, period, true));
+    PK_TRY(print_one(one, period, true));
   }
   return ok();
 }

@@ -215,6 +215,43 @@ TEST(ScriptOptions, UnsortedDumpMatchesPerf) {
   }
 }
 
+// --per-event-dump: each event's samples in INPUT.EVENT.dump, side-band
+// records on stdout, and perf's "Wrote" line per file on stderr; a pipe's
+// files named as perf names them.
+TEST(ScriptOptions, PerEventDumpMatchesPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  auto dumps = [](const std::string& tool, const std::string& fixture, const std::string& args,
+                  bool pipe) {
+    test::TempDir dir;
+    const std::string in = dir.path("in.data");
+    test::write_file(in, test::read_file(fixture));
+    const std::string cmd = "cd " + test::sh(dir.dir()) + " && " + (pipe ? "cat in.data | " : "") +
+                            tool + " script " + args + " --per-event-dump" +
+                            (pipe ? "" : " -i in.data");
+    auto r = test::run(cmd);
+    std::string all =
+        "status " + std::to_string(r.status) + "\nstdout:\n" + r.out + "stderr:\n" + r.err;
+    auto ls = test::run("cd " + test::sh(dir.dir()) + " && ls *.dump");
+    for (std::size_t at = 0, nl; (nl = ls.out.find('\n', at)) != std::string::npos; at = nl + 1) {
+      const std::string name = ls.out.substr(at, nl - at);
+      all += "== " + name + "\n" + test::read_file(dir.path(name));
+    }
+    return all;
+  };
+  int compared = 0;
+  for (const char* name : {"multi.data", "fp.data", "pipe.data"}) {
+    PK_FIXTURE_OR_SKIP(f, name);
+    const bool pipe = std::string(name) == "pipe.data";
+    for (const char* args : {"", "--show-task-events -F comm,tid,event,ip,sym"}) {
+      const std::string want = dumps("perf", f, args, pipe);
+      EXPECT_NE(want.find(".dump ("), std::string::npos) << name << ": " << want.substr(0, 300);
+      EXPECT_EQ(dumps(test::perfkit_bin(), f, args, pipe), want) << name << " [" << args << "]";
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 6);
+}
+
 TEST(ScriptOptions, AbsoluteTimeRangesMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("syswide.data");

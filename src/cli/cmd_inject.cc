@@ -19,6 +19,9 @@ int cmd_inject(int argc, char** argv) {
   app.add_flag("-b,--build-ids", opts.build_ids, "Inject build-ids into the output stream");
   app.add_flag("--buildid-all", opts.build_id_all,
                "Inject build-ids of all DSOs into the output stream");
+  std::string known;
+  app.add_option("--known-build-ids", known,
+                 "Override build-ids for DSOs: 'BUILDID1 DSO1,BUILDID2 DSO2'");
   // perf's options that change nothing perfkit's inject reads or writes:
   // it never checks the file's owner, loads no vmlinux or kallsyms to inject.
   bool accepted = false;
@@ -38,6 +41,7 @@ int cmd_inject(int argc, char** argv) {
   app.add_flag("--strip", strip, "Use with --itrace to strip out non-synthesized events");
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
+  opts.known_build_ids = inject::parse_known_build_ids(known);
   if (strip && itrace_opt->count() == 0) {
     fmt::print(stderr, "--strip option requires --itrace option\n");
     return 255;

@@ -97,7 +97,9 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
   RecordConverter converter(in, opts.swap_output);
   std::unique_ptr<BuildIdInjector> build_ids;
   if (opts.build_ids || opts.build_id_all)
-    build_ids = std::make_unique<BuildIdInjector>(in, opts.build_id_all);
+    // perf 6.1 takes --known-build-ids with -b only.
+    build_ids = std::make_unique<BuildIdInjector>(
+        in, opts.build_id_all, opts.build_id_all ? KnownBuildIds{} : opts.known_build_ids);
   perfdata::ReadRecord rec;
   for (;;) {
     PK_ASSIGN(bool got, in.next(rec));

@@ -2,11 +2,22 @@
 // either side), the base that inject's options (-b, --itrace) build on.
 #pragma once
 
+#include <map>
+#include <string>
+#include <string_view>
+
 #include "base/error.h"
+#include "elf/build_id.h"
 #include "perfdata/reader.h"
 #include "perfdata/writer.h"
 
 namespace perfkit::inject {
+
+// --known-build-ids 'BUILDID DSO,BUILDID DSO...' as perf parses it: items
+// without a space, with an odd or over-long id or a non-hex digit are
+// dropped; of several for one DSO, the first in byte order counts.
+using KnownBuildIds = std::map<std::string, elf::BuildId, std::less<>>;
+KnownBuildIds parse_known_build_ids(std::string_view list);
 
 struct InjectOptions {
   bool pipe_output = false;
@@ -16,6 +27,10 @@ struct InjectOptions {
   // --buildid-all: a record for every DSO the maps name, before its map
   // record, hit by samples or not.
   bool build_id_all = false;
+  // --known-build-ids: with -b, the build-ids of these DSOs (by long name)
+  // as given, not read from their files; perf then writes them in the
+  // build-id table, not as records. perf's --buildid-all ignores them.
+  KnownBuildIds known_build_ids;
   // Write the other endianness than this host's (tests make big-endian files
   // this way). By default the output is in host order, whatever the input's:
   // a file recorded on a big-endian machine comes out little-endian here.

@@ -1,5 +1,8 @@
 #include "inject/inject_buildid.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "abi/perf_event.h"
 #include "elf/vdso.h"
 #include "record/sample.h"
@@ -27,9 +30,36 @@ void encode_build_id_entry(std::vector<std::uint8_t>& out, std::uint32_t type, s
   std::copy(name.begin(), name.end(), out.begin() + static_cast<std::ptrdiff_t>(at));
 }
 
-BuildIdInjector::BuildIdInjector(const perfdata::Reader& in, bool all)
+KnownBuildIds parse_known_build_ids(std::string_view list) {
+  std::vector<std::string> items;  // perf's strlist: in byte order, each once
+  for (std::size_t at = 0; at <= list.size();) {
+    std::size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at) items.emplace_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  std::sort(items.begin(), items.end());
+  items.erase(std::unique(items.begin(), items.end()), items.end());
+  KnownBuildIds known;
+  for (const std::string& item : items) {
+    std::size_t id_at = item.find_first_not_of(" \t\n\v\f\r");
+    if (id_at == std::string::npos) continue;
+    const std::size_t space = item.find(' ', id_at);
+    if (space == std::string::npos) continue;
+    // perf measures the id from the item's start, spaces before it included.
+    if (space % 2 != 0 || space > 40) continue;
+    const std::string_view hex = std::string_view(item).substr(id_at, space - id_at);
+    auto id = elf::BuildId::from_hex(hex.substr(0, hex.size() & ~std::size_t{1}));
+    if (!id || (hex.size() % 2 && !std::isxdigit(static_cast<unsigned char>(hex.back())))) continue;
+    std::size_t name_at = item.find_first_not_of(" \t\n\v\f\r", space);
+    known.emplace(item.substr(name_at == std::string::npos ? item.size() : name_at), *id);
+  }
+  return known;
+}
+
+BuildIdInjector::BuildIdInjector(const perfdata::Reader& in, bool all, KnownBuildIds known)
     : in_(in),
       all_(all),
+      known_(std::move(known)),
       symbolizer_(std::make_unique<symbol::Symbolizer>(symbol::SymbolizerOptions{})),
       machine_(std::make_unique<machine::Machine>(*symbolizer_)) {
   // perf's session reads the input's build-id table first: its DSOs come
@@ -86,6 +116,10 @@ Expected<std::vector<std::uint8_t>> BuildIdInjector::observe(const record::Recor
 std::vector<std::uint8_t> BuildIdInjector::record_for(machine::Dso& d, std::uint16_t misc,
                                                       bool swap_output) {
   std::vector<std::uint8_t> out;
+  if (auto k = known_.find(d.long_name); k != known_.end()) {
+    d.build_id = k->second;  // --known-build-ids: in the table, no record
+    return out;
+  }
   if (d.build_id.empty()) {
     if (d.kind == machine::DsoKind::kKernel) {
       if (auto id = elf::kernel_build_id()) d.build_id = *id;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "inject/inject.h"
 #include "machine/machine.h"
 #include "perfdata/reader.h"
 #include "symbol/symbolizer.h"
@@ -20,7 +21,7 @@ namespace perfkit::inject {
 
 class BuildIdInjector {
  public:
-  explicit BuildIdInjector(const perfdata::Reader& in, bool all = false);
+  explicit BuildIdInjector(const perfdata::Reader& in, bool all = false, KnownBuildIds known = {});
   ~BuildIdInjector();
 
   // Follows `r`; returns a HEADER_BUILD_ID record to write before it, or
@@ -37,6 +38,7 @@ class BuildIdInjector {
 
   const perfdata::Reader& in_;
   bool all_ = false;
+  KnownBuildIds known_;
   std::unique_ptr<symbol::Symbolizer> symbolizer_;
   std::unique_ptr<machine::Machine> machine_;
   record::Sample sample_;

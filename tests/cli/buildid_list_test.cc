@@ -224,6 +224,51 @@ TEST(InjectBuildIds, AllDsosAsPerfInject) {
   }
 }
 
+// --known-build-ids: the DSOs named get the build-ids given (in the table,
+// with no record of their own), the rest are read; items perf drops (no
+// space, odd length, a non-hex digit) are dropped; on a recording made
+// without build-ids. perf's --buildid-all ignores them: its records are
+// those of every DSO, the known one's read from its file.
+TEST(InjectBuildIds, KnownBuildIdsAsPerfInject) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  std::string data = dir.path("nobid.data");
+  const std::string loop = test::workload("cpuloop");
+  ASSERT_EQ(test::run("perf record -q --no-buildid -o " + test::sh(data) + " " + test::sh(loop) +
+                      " 20 >/dev/null 2>&1")
+                .status,
+            0);
+  const std::string known = "'00112233445566778899aabbccddeeff00112233 " + loop +
+                            ",abc /usr/lib/x86_64-linux-gnu/libc.so.6,"
+                            "zz00 /bin/true,nospace,ffee " +
+                            loop + "'";
+  int compared = 0;
+  for (const char* mode : {"-b", "--buildid-all"}) {
+    std::string theirs = dir.path("perf-k.data"), ours = dir.path("perfkit-k.data");
+    const std::string args = std::string(" inject ") + mode + " --known-build-ids=" + known +
+                             " -i " + test::sh(data) + " -o ";
+    ASSERT_EQ(test::run("perf" + args + test::sh(theirs)).status, 0) << mode;
+    auto inj = test::run(test::perfkit_bin() + args + test::sh(ours));
+    ASSERT_EQ(inj.status, 0) << mode << ": " << inj.err;
+    const bool all = std::string(mode) == "--buildid-all";
+    auto la = test::run("perf buildid-list -i " + test::sh(theirs) + " 2>/dev/null");
+    auto lb = test::run("perf buildid-list -i " + test::sh(ours) + " 2>/dev/null");
+    EXPECT_EQ(la.out.find("00112233445566778899aabbccddeeff00112233 " + loop) == std::string::npos,
+              all)
+        << mode << ": " << la.out;
+    // (perf's --buildid-all table of a recording without build-ids is its
+    // own matter: the -D records are compared below.)
+    if (!all) EXPECT_EQ(lb.out, la.out) << mode;
+    // The records: one per DSO read from its file, none for the known one.
+    const std::string records = " 2>/dev/null | grep -c 'PERF_RECORD_HEADER_BUILD_ID\\|BUILD_ID:'";
+    EXPECT_EQ(test::run("perf report -D -i " + test::sh(ours) + records).out,
+              test::run("perf report -D -i " + test::sh(theirs) + records).out)
+        << mode;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 2);
+}
+
 // A stripped binary whose symbols are in a separate debug file (found by
 // its .gnu_debuglink in DIR/.debug), with no build-id cache: the symbols
 // come from the debug file, the layout of the mapping from the binary (the

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,9 +20,14 @@ void close_fd(int& fd) {
 
 // Runs in the forked child: waits for the go byte, then execs. Only
 // async-signal-safe calls here (the parent may have threads).
-[[noreturn]] void run_child(int go_read, int err_write, char* const* argv,
+[[noreturn]] void run_child(int go_read, int err_write, int ready_write, char* const* argv,
                             const WorkloadOptions& opts) {
   if (opts.stdout_to_stderr) ::dup2(2, 1);
+  // Named as perf names its child until the exec: samples and COMMs of
+  // that stretch say "perf-exec", not the recorder's name. The parent
+  // waits for it (its COMM is synthesized from /proc).
+  ::prctl(PR_SET_NAME, "perf-exec", 0, 0, 0);
+  ::close(ready_write);
   if (opts.child_sigmask) ::sigprocmask(SIG_SETMASK, &*opts.child_sigmask, nullptr);
   char go = 0;
   ssize_t n;
@@ -92,13 +98,17 @@ void Workload::release_resources() {
 
 Expected<Workload> Workload::prepare(std::vector<std::string> argv, WorkloadOptions opts) {
   if (argv.empty()) return make_error("no workload command given");
-  int go[2], err[2];
+  int go[2], err[2] = {-1, -1}, ready[2];
   if (::pipe2(go, O_CLOEXEC) != 0)
     return make_error("cannot create the workload's start pipe: {}", std::strerror(errno));
-  if (::pipe2(err, O_CLOEXEC) != 0) {
+  if (::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(ready, O_CLOEXEC) != 0) {
     int e = errno;
     ::close(go[0]);
     ::close(go[1]);
+    if (err[0] >= 0) {
+      ::close(err[0]);
+      ::close(err[1]);
+    }
     return make_error("cannot create the workload's exec pipe: {}", std::strerror(e));
   }
   // Built before fork: the child must not allocate.
@@ -109,16 +119,22 @@ Expected<Workload> Workload::prepare(std::vector<std::string> argv, WorkloadOpti
   pid_t pid = ::fork();
   if (pid < 0) {
     int e = errno;
-    for (int fd : {go[0], go[1], err[0], err[1]}) ::close(fd);
+    for (int fd : {go[0], go[1], err[0], err[1], ready[0], ready[1]}) ::close(fd);
     return make_error("cannot fork the workload '{}': {}", argv[0], std::strerror(e));
   }
   if (pid == 0) {
     ::close(go[1]);
     ::close(err[0]);
-    run_child(go[0], err[1], args.data(), opts);
+    ::close(ready[0]);
+    run_child(go[0], err[1], ready[1], args.data(), opts);
   }
   ::close(go[0]);
   ::close(err[1]);
+  ::close(ready[1]);
+  char byte;
+  while (::read(ready[0], &byte, 1) < 0 && errno == EINTR) {
+  }
+  ::close(ready[0]);
   Workload w;
   w.pid_ = pid;
   w.go_fd_ = go[1];

@@ -2,8 +2,10 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
+#include <cctype>
 
 #include "abi/perf_event.h"
 #include "base/bytes.h"
@@ -213,6 +215,35 @@ Expected<std::uint32_t> parse_mmap_pages(std::string_view text, std::size_t page
   pages = std::bit_ceil(pages);
   if (pages > (1ULL << 30)) return make_error("-m '{}' is too large", text);
   return static_cast<std::uint32_t>(pages);
+}
+
+Expected<unsigned> parse_synth(std::string_view text) {
+  auto is = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) == y;
+           });
+  };
+  // perf's parse_synth_opt: "no" and "all" end the list where they stand;
+  // an unknown part spoils it unless one of those comes after.
+  bool bad = false;
+  unsigned parts = 0;
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string_view p = text.substr(at, comma - at);
+    at = comma + 1;
+    if (is(p, "no") || is(p, "none")) return 0u;
+    if (is(p, "all")) return kSynthAll;
+    if (is(p, "task"))
+      parts |= kSynthTask;
+    else if (is(p, "mmap"))
+      parts |= kSynthTask | kSynthMmap;
+    else if (is(p, "cgroup"))
+      parts |= kSynthCgroup;
+    else
+      bad = true;
+  }
+  if (bad) return make_error("Invalid synth option: {}", text);
+  return parts;
 }
 
 Expected<ControlOptions> parse_control(std::string_view text) {

@@ -44,6 +44,10 @@ struct ControlOptions {
   bool enabled() const { return !ctl_fifo.empty() || ctl_fd >= 0; }
 };
 
+// perf record --synth's parts (PERF_SYNTH_*).
+inline constexpr unsigned kSynthTask = 1, kSynthMmap = 2, kSynthCgroup = 4,
+                          kSynthAll = kSynthTask | kSynthMmap | kSynthCgroup;
+
 struct RecordOptions {
   Target target;
 
@@ -79,6 +83,10 @@ struct RecordOptions {
   bool switch_events = false;
   bool namespaces = false;
   bool all_cgroups = false;
+  unsigned synth = kSynthAll;  // --synth: what side-band is synthesized
+  // --tail-synthesize: the side-band of what exists is synthesized when
+  // recording ends, not before it starts.
+  bool tail_synthesize = false;
   bool all_user = false;
   bool all_kernel = false;
   bool no_bpf_event = false;
@@ -129,5 +137,8 @@ Expected<std::uint32_t> parse_mmap_pages(std::string_view text, std::size_t page
 Expected<std::uint64_t> parse_size(std::string_view text);
 // --control fifo:CTL[,ACK] or fd:CTL[,ACK].
 Expected<ControlOptions> parse_control(std::string_view text);
+// --synth: "no", or a comma list of all, task, mmap (task's maps too) and
+// cgroup. Errors: perf's "Invalid synth option: X".
+Expected<unsigned> parse_synth(std::string_view text);
 
 }  // namespace perfkit::capture

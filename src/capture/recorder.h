@@ -97,6 +97,8 @@ class Recorder {
   // Writes what perf synthesizes before FINISHED_INIT: TIME_CONV, ID_INDEX,
   // kernel and module maps, EVENT_UPDATE names (pipe mode), THREAD_MAP,
   // CPU_MAP, the target's threads and maps, the workload's COMM.
+  // With --tail-synthesize only the workload's COMM is written now; the rest
+  // when run() ends (synthesize_tail).
   Status synthesize(RecordSink& sink, bool pipe, SynthOptions synth);
 
   // Starts the workload, enables the events, writes FINISHED_INIT, then
@@ -131,6 +133,13 @@ class Recorder {
   // workload started, FINISHED_INIT written, the poll set made.
   Status start_run(RunState& rs, RecordSink& sink, const RunControl& control,
                    const std::function<void(const std::string&)>& say);
+  // synthesize()'s records but the workload's COMM.
+  Status synthesize_session(RecordSink& sink, bool pipe, const SynthOptions& synth);
+  // The workload's COMM (and NAMESPACES), before it runs.
+  Status synthesize_workload(RecordSink& sink, const SynthOptions& synth);
+  // --tail-synthesize at the end: FINISHED_INIT, the workload's threads
+  // (before it is reaped), the session's side-band, in perf's order.
+  Status synthesize_tail(RecordSink& sink);
   // Waits for the rings, the deadlines, a signal, the workload's exit or a
   // control command, and handles what came.
   Status wait(RunState& rs, const std::function<void(const std::string&)>& say);
@@ -154,6 +163,11 @@ class Recorder {
   RecordStats stats_;
   std::optional<DsoHits> hits_;
   StopReason stop_reason_ = StopReason::kNone;
+  struct TailSynthesis {
+    bool pipe = false;
+    SynthOptions synth;
+  };
+  std::optional<TailSynthesis> tail_;  // --tail-synthesize's, kept by synthesize()
 };
 
 }  // namespace perfkit::capture

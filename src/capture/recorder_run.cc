@@ -44,6 +44,44 @@ class ObservingSink : public RecordSink {
 }  // namespace
 
 Status Recorder::synthesize(RecordSink& out, bool pipe, SynthOptions synth) {
+  synth.id_hdr_size = trailer_size(config_.events.front().attr.sample_type);
+  synth.mmap_data = opts_.sample_address || opts_.call_graph.mode == CallGraphMode::kDwarf;
+  synth.namespaces = opts_.namespaces;
+  synth.task_mmaps = (opts_.synth & kSynthMmap) != 0;
+  if (opts_.tail_synthesize) {
+    PK_TRY(synthesize_workload(out, synth));
+    tail_ = TailSynthesis{pipe, std::move(synth)};
+    return ok();
+  }
+  PK_TRY(synthesize_session(out, pipe, synth));
+  return synthesize_workload(out, synth);
+}
+
+Status Recorder::synthesize_workload(RecordSink& out, const SynthOptions& synth) {
+  if (!workload_) return ok();
+  ObservingSink sink(out, *hits_);
+  Synthesizer s(paths_, synth, sink);
+  auto tgid = s.comm(workload_->pid());
+  return tgid ? ok() : tgid.error();
+}
+
+Status Recorder::synthesize_tail(RecordSink& out) {
+  if (!tail_) return ok();
+  // perf marks the end of its (absent) initial side-band first.
+  PK_TRY(out.write(header_only_record(kRecordFinishedInit)));
+  if (workload_) {
+    // perf's record__synthesize_workload: the thread as it ended (a zombie
+    // has its name and no maps left).
+    ObservingSink sink(out, *hits_);
+    Synthesizer s(paths_, tail_->synth, sink);
+    (void)s.thread_map_threads({workload_->pid()});
+  }
+  PK_TRY(synthesize_session(out, tail_->pipe, tail_->synth));
+  tail_.reset();
+  return ok();
+}
+
+Status Recorder::synthesize_session(RecordSink& out, bool pipe, const SynthOptions& synth) {
   ObservingSink sink(out, *hits_);
   TimeConversion tc = time_conversion();
   if (tc.cap_user_time_zero) PK_TRY(sink.write(time_conv_record(tc)));
@@ -59,10 +97,7 @@ Status Recorder::synthesize(RecordSink& out, bool pipe, SynthOptions synth) {
         index.push_back(x);
       }
   PK_TRY(sink.write(id_index_record(index)));
-  synth.id_hdr_size = trailer_size(config_.events.front().attr.sample_type);
-  synth.mmap_data = opts_.sample_address || opts_.call_graph.mode == CallGraphMode::kDwarf;
-  synth.namespaces = opts_.namespaces;
-  Synthesizer s(paths_, std::move(synth), sink);
+  Synthesizer s(paths_, synth, sink);
   bool exclude_kernel =
       std::all_of(config_.events.begin(), config_.events.end(),
                   [](const RecordEvent& e) { return e.attr.has(kAttrExcludeKernel); });
@@ -87,15 +122,12 @@ Status Recorder::synthesize(RecordSink& out, bool pipe, SynthOptions synth) {
     }
   PK_TRY(sink.write(thread_map_record(threads_, comms)));
   PK_TRY(sink.write(cpu_map_record(cpus_)));
-  if (opts_.all_cgroups) PK_TRY(s.cgroups());
+  if (opts_.all_cgroups && (opts_.synth & kSynthCgroup)) PK_TRY(s.cgroups());
+  if (!(opts_.synth & kSynthTask)) return ok();  // --synth=no / cgroup
   if (opts_.target.has_task()) {
     PK_TRY(s.thread_map_threads(threads_));
   } else if (opts_.target.has_cpu()) {
     PK_TRY(s.all_threads());
-  }
-  if (workload_) {
-    auto tgid = s.comm(workload_->pid());
-    if (!tgid) return tgid.error();
   }
   return ok();
 }
@@ -288,7 +320,7 @@ Status Recorder::start_run(RunState& rs, RecordSink& sink, const RunControl& rc,
   }
   const auto start = Clock::now();
   if (delayed && !opts_.quiet) say("Events disabled");
-  PK_TRY(sink.write(header_only_record(kRecordFinishedInit)));
+  if (!opts_.tail_synthesize) PK_TRY(sink.write(header_only_record(kRecordFinishedInit)));
   if (opts_.initial_delay_ms > 0)
     rs.enable_at = start + std::chrono::milliseconds(opts_.initial_delay_ms);
   if (opts_.duration_s > 0)
@@ -368,6 +400,7 @@ Status Recorder::run(RecordSink& sink, const RunControl& rc,
   }
   if (!disabled && !opts_.target.none()) PK_TRY(enable_all(false));
   if (stop_reason_ != StopReason::kSizeLimit) PK_TRY(pass(sink, true));
+  PK_TRY(synthesize_tail(sink));
   // A workload still running when recording stops gets SIGTERM, as perf sends it.
   if (workload_ && !workload_->wait(false)) (void)workload_->signal(SIGTERM);
   if (workload_) workload_->wait(true);

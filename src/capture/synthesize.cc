@@ -203,6 +203,7 @@ Expected<pid_t> Synthesizer::comm(pid_t pid) {
 }
 
 Status Synthesizer::mmaps(pid_t tgid, pid_t tid) {
+  if (!opts_.task_mmaps) return ok();
   std::string text = slurp(fmt::format("{}/{}/task/{}/maps", paths_.procfs, tgid, tid));
   for (auto line : split(text, '\n')) {
     ProcMap m;

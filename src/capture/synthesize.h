@@ -43,6 +43,7 @@ struct SynthOptions {
   std::uint32_t id_hdr_size = 0;  // trailer bytes of the first event's layout
   bool mmap_data = false;         // -d: also readable non-exec maps (MISC_MMAP_DATA)
   bool namespaces = false;        // --namespaces: NAMESPACES after each FORK
+  bool task_mmaps = true;         // --synth without mmap: threads' COMMs alone
   // --buildid-mmap: MMAP2 records carry the file's build-id instead of
   // dev/inode. Returns the build-id bytes of a file, or nothing.
   std::function<std::optional<std::vector<std::uint8_t>>(const std::string&)> build_id;

@@ -100,8 +100,9 @@ struct Args {
   std::vector<std::string> filters;
   int exclude_perf = 0;
   const CLI::Option *filter_opt = nullptr, *exclude_perf_opt = nullptr, *event_opt = nullptr;
-  int realtime = 0;                 // --realtime: SCHED_FIFO priority of the recorder
-  bool timestamp_filename = false;  // --timestamp-filename
+  std::optional<std::string> synth;  // --synth, checked after parsing as perf does
+  int realtime = 0;                  // --realtime: SCHED_FIFO priority of the recorder
+  bool timestamp_filename = false;   // --timestamp-filename
   std::optional<std::string> debuginfod;
   // Accepted without an effect on what is recorded: perfkit reads the
   // buffers on one thread, writes synchronously and synthesizes without a
@@ -165,6 +166,10 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
   app.add_flag("--switch-events", o.switch_events, "Record context switch events");
   app.add_flag("--namespaces", o.namespaces, "Record namespaces events");
   app.add_flag("--all-cgroups", o.all_cgroups, "Record cgroup events");
+  app.add_flag("--tail-synthesize", o.tail_synthesize,
+               "synthesize non-sample events at the end of output");
+  app.add_option("--synth", a.synth,
+                 "Fine-tune event synthesis: default=all (no, all, task, mmap, cgroup)");
   app.add_flag("--all-user", o.all_user, "Configure all used events to run in user space.");
   app.add_flag("--all-kernel", o.all_kernel, "Configure all used events to run in kernel space.");
   app.add_flag("--kernel-callchains", o.kernel_callchains, "collect kernel callchains");
@@ -355,6 +360,17 @@ int cmd_record(int argc, char** argv) {
     auto m = capture::parse_regs(a.intr_regs, true);
     if (!m) return fail("record", m.error());
     o.intr_regs = *m;
+  }
+  if (a.synth) {
+    auto synth = capture::parse_synth(*a.synth);
+    if (!synth) {
+      fmt::print(stderr,
+                 "{}\n\n Usage: perfkit record [<options>] [<command>]\n"
+                 "    or: perfkit record [<options>] -- <command> [<options>]\n",
+                 synth.error().message());
+      return 129;
+    }
+    o.synth = *synth;
   }
   if (auto st = finish_options(a, o); !st) return fail("record", st.error());
 

@@ -39,6 +39,11 @@ class DsoHits {
   // when it is mapped first, as perf's synthesis does).
   const std::vector<HitDso>& dsos() const { return dsos_; }
   std::uint64_t unresolved() const { return pending_.size(); }
+  // A new output file (--switch-output): no DSO hit yet, the maps kept.
+  void clear_hits() {
+    for (auto& d : dsos_) d.hit = false;
+    pending_.clear();
+  }
 
  private:
   struct Map {

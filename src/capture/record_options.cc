@@ -6,6 +6,8 @@
 #include <array>
 #include <bit>
 #include <cctype>
+#include <initializer_list>
+#include <optional>
 
 #include "abi/perf_event.h"
 #include "base/bytes.h"
@@ -244,6 +246,45 @@ Expected<unsigned> parse_synth(std::string_view text) {
   }
   if (bad) return make_error("Invalid synth option: {}", text);
   return parts;
+}
+
+namespace {
+
+// perf's parse_tag_value: the first tag of `tags` found in `text` must
+// follow its leading digits; the value is scaled by it. nullopt otherwise.
+std::optional<std::uint64_t> tag_value(std::string_view text,
+                                       std::initializer_list<std::pair<char, std::uint64_t>> tags) {
+  for (const auto& [tag, mult] : tags) {
+    const std::size_t at = text.find(tag);
+    if (at == std::string_view::npos) continue;
+    std::size_t digits = 0;
+    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+    std::uint64_t v = 0;
+    if (digits != at || !parse_u64(text.substr(0, digits), v, 10) || v > UINT64_MAX / mult)
+      return std::nullopt;
+    return v * mult;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Expected<SwitchOutput> parse_switch_output(std::string_view text) {
+  SwitchOutput s;
+  if (text == "signal") {
+    s.signal = true;
+  } else if (auto size = tag_value(
+                 text, {{'B', 1}, {'K', 1ULL << 10}, {'M', 1ULL << 20}, {'G', 1ULL << 30}})) {
+    s.size = *size;
+  } else if (auto time = tag_value(text, {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}})) {
+    s.time_s = static_cast<unsigned>(std::min<std::uint64_t>(*time, UINT32_MAX));
+  }
+  if (!s.enabled())
+    return make_error(
+        "--switch-output '{}': expected signal, a size (B, K, M, G) or a time "
+        "(s, m, h, d)",
+        text);
+  return s;
 }
 
 Expected<ControlOptions> parse_control(std::string_view text) {

@@ -48,6 +48,16 @@ struct ControlOptions {
 inline constexpr unsigned kSynthTask = 1, kSynthMmap = 2, kSynthCgroup = 4,
                           kSynthAll = kSynthTask | kSynthMmap | kSynthCgroup;
 
+// --switch-output: a new output file on SIGUSR2, past a size, or every so
+// many seconds; each one finished is renamed FILE.TIMESTAMP.
+struct SwitchOutput {
+  bool signal = false;
+  std::uint64_t size = 0;  // bytes (perf's B, K, M, G tags)
+  unsigned time_s = 0;     // seconds (perf's s, m, h, d tags)
+  int max_files = 0;       // --switch-max-files: past it the oldest file goes
+  bool enabled() const { return signal || size || time_s; }
+};
+
 struct RecordOptions {
   Target target;
 
@@ -87,6 +97,7 @@ struct RecordOptions {
   // --tail-synthesize: the side-band of what exists is synthesized when
   // recording ends, not before it starts.
   bool tail_synthesize = false;
+  SwitchOutput switch_output;
   bool all_user = false;
   bool all_kernel = false;
   bool no_bpf_event = false;
@@ -140,5 +151,8 @@ Expected<ControlOptions> parse_control(std::string_view text);
 // --synth: "no", or a comma list of all, task, mmap (task's maps too) and
 // cgroup. Errors: perf's "Invalid synth option: X".
 Expected<unsigned> parse_synth(std::string_view text);
+// --switch-output's value: "signal", a size ("10M") or a time ("30s"), as
+// perf's parse_tag_value reads them (digits, then the tag). Errors: neither.
+Expected<SwitchOutput> parse_switch_output(std::string_view text);
 
 }  // namespace perfkit::capture

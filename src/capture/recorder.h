@@ -62,6 +62,13 @@ enum class StopReason {
 
 struct RunControl {
   int stop_fd = -1;  // readable: stop (the CLI's signal pipe)
+  // --switch-output: between passes, switch_output() is called when
+  // switch_fd is readable (SIGUSR2), every switch_every_s seconds, or when
+  // switch_due() says so (a size reached); the recording goes on after it.
+  int switch_fd = -1;
+  unsigned switch_every_s = 0;
+  std::function<bool()> switch_due;
+  std::function<Status()> switch_output;
 };
 
 class Recorder {
@@ -100,6 +107,9 @@ class Recorder {
   // With --tail-synthesize only the workload's COMM is written now; the rest
   // when run() ends (synthesize_tail).
   Status synthesize(RecordSink& sink, bool pipe, SynthOptions synth);
+  // What a file after the first gets (--switch-output): the same, then the
+  // workload's thread with its maps as they are now.
+  Status synthesize_next_file(RecordSink& sink, SynthOptions synth);
 
   // Starts the workload, enables the events, writes FINISHED_INIT, then
   // reads the buffers until a stop condition; the last pass drains them.
@@ -109,6 +119,9 @@ class Recorder {
              const std::function<void(const std::string&)>& say);
 
   const RecordStats& stats() const { return stats_; }
+  // A new output file begins (--switch-output): the wake-ups and the DSOs'
+  // hits are counted afresh, the maps seen so far kept.
+  void begin_output_file();
   // The files mapped during the recording and whether samples hit them.
   const DsoHits& dso_hits() const { return *hits_; }
   StopReason stop_reason() const { return stop_reason_; }
@@ -133,6 +146,9 @@ class Recorder {
   // workload started, FINISHED_INIT written, the poll set made.
   Status start_run(RunState& rs, RecordSink& sink, const RunControl& control,
                    const std::function<void(const std::string&)>& say);
+  // `synth` with what the recording decides (trailer size, -d's data maps,
+  // --namespaces, --synth's maps).
+  SynthOptions completed(SynthOptions synth) const;
   // synthesize()'s records but the workload's COMM.
   Status synthesize_session(RecordSink& sink, bool pipe, const SynthOptions& synth);
   // The workload's COMM (and NAMESPACES), before it runs.

@@ -43,11 +43,27 @@ class ObservingSink : public RecordSink {
 
 }  // namespace
 
-Status Recorder::synthesize(RecordSink& out, bool pipe, SynthOptions synth) {
+Status Recorder::synthesize_next_file(RecordSink& out, SynthOptions synth) {
+  if (opts_.tail_synthesize) return synthesize(out, false, std::move(synth));
+  PK_TRY(synthesize(out, false, synth));
+  if (!workload_) return ok();
+  // perf's record__synthesize_workload: the workload's thread and maps, as
+  // they are now, for the files after the first.
+  ObservingSink sink(out, *hits_);
+  Synthesizer s(paths_, completed(std::move(synth)), sink);
+  return s.thread_map_threads({workload_->pid()});
+}
+
+SynthOptions Recorder::completed(SynthOptions synth) const {
   synth.id_hdr_size = trailer_size(config_.events.front().attr.sample_type);
   synth.mmap_data = opts_.sample_address || opts_.call_graph.mode == CallGraphMode::kDwarf;
   synth.namespaces = opts_.namespaces;
   synth.task_mmaps = (opts_.synth & kSynthMmap) != 0;
+  return synth;
+}
+
+Status Recorder::synthesize(RecordSink& out, bool pipe, SynthOptions synth) {
+  synth = completed(std::move(synth));
   if (opts_.tail_synthesize) {
     PK_TRY(synthesize_workload(out, synth));
     tail_ = TailSynthesis{pipe, std::move(synth)};
@@ -276,12 +292,14 @@ Status open_control(const ControlOptions& o, int& ctl, int& ack, bool& owns) {
 struct Recorder::RunState {
   Control control;
   int pidfd = -1;  // tells poll when the workload exits (kernels since 5.3)
-  std::optional<Clock::time_point> enable_at, stop_at;
-  // The rings, then the stop fd, the workload's pidfd, the control fd.
+  std::optional<Clock::time_point> enable_at, stop_at, switch_at;
+  // The rings, then the stop fd, the workload's pidfd, the control fd, the
+  // switch-output fd.
   std::vector<pollfd> pfds;
   std::size_t nrings = 0;
-  int stop_i = -1, child_i = -1, ctl_i = -1;
+  int stop_i = -1, child_i = -1, ctl_i = -1, switch_i = -1;
   bool stop = false;
+  bool switch_now = false;
 
   ~RunState() {
     if (pidfd >= 0) ::close(pidfd);
@@ -295,7 +313,7 @@ struct Recorder::RunState {
   // Milliseconds to the nearest deadline, -1 for none.
   int timeout(Clock::time_point now) const {
     int timeout = -1;
-    for (auto& at : {enable_at, stop_at})
+    for (auto& at : {enable_at, stop_at, switch_at})
       if (at) {
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*at - now).count();
         timeout = static_cast<int>(
@@ -331,6 +349,8 @@ Status Recorder::start_run(RunState& rs, RecordSink& sink, const RunControl& rc,
   rs.stop_i = rs.add(rc.stop_fd);
   rs.child_i = rs.add(rs.pidfd);
   rs.ctl_i = rs.add(rs.control.ctl);
+  rs.switch_i = rs.add(rc.switch_fd);
+  if (rc.switch_every_s) rs.switch_at = start + std::chrono::seconds(rc.switch_every_s);
   return ok();
 }
 
@@ -363,6 +383,13 @@ Status Recorder::wait(RunState& rs, const std::function<void(const std::string&)
     if (rs.child_i >= 0) rs.pfds[static_cast<std::size_t>(rs.child_i)].fd = -1;
   }
   if (rs.revents(rs.ctl_i) & POLLIN) PK_TRY(handle_control(rs.control, rs.stop, say));
+  if (rs.revents(rs.switch_i) & POLLIN) {
+    char drain[64];
+    while (::read(rs.pfds[static_cast<std::size_t>(rs.switch_i)].fd, drain, sizeof drain) > 0) {
+    }
+    rs.switch_now = true;
+  }
+  if (rs.switch_at && now >= *rs.switch_at) rs.switch_now = true;
   // A ring whose events all died (the -p process exited) hangs up.
   std::size_t alive = 0;
   for (std::size_t i = 0; i < rs.nrings; ++i) {
@@ -393,6 +420,12 @@ Status Recorder::run(RecordSink& sink, const RunControl& rc,
       if (rs.stop) break;
       PK_TRY(wait(rs, say));
     }
+    if (rc.switch_output && !rs.stop && (rs.switch_now || (rc.switch_due && rc.switch_due()))) {
+      PK_TRY(pass(sink, true));  // what the rings hold goes in the file it belongs to
+      PK_TRY(rc.switch_output());
+      rs.switch_now = false;
+      if (rc.switch_every_s) rs.switch_at = Clock::now() + std::chrono::seconds(rc.switch_every_s);
+    }
     if (rs.stop && !disabled && !opts_.target.none()) {
       PK_TRY(enable_all(false));
       disabled = true;
@@ -405,6 +438,15 @@ Status Recorder::run(RecordSink& sink, const RunControl& rc,
   if (workload_ && !workload_->wait(false)) (void)workload_->signal(SIGTERM);
   if (workload_) workload_->wait(true);
   return ok();
+}
+
+}  // namespace perfkit::capture
+
+namespace perfkit::capture {
+
+void Recorder::begin_output_file() {
+  stats_.wakeups = 0;
+  hits_->clear_hits();
 }
 
 }  // namespace perfkit::capture

@@ -36,6 +36,24 @@ void on_signal(int sig) {
 
 void on_sigpipe(int) {}
 
+// --switch-output's signal: SIGUSR2 writes to this pipe, the recorder polls it.
+int g_switch_pipe[2] = {-1, -1};
+
+void on_switch_signal(int) {
+  char c = 1;
+  ssize_t n = ::write(g_switch_pipe[1], &c, 1);
+  (void)n;
+}
+
+void install_switch_signal() {
+  if (::pipe2(g_switch_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
+  struct sigaction sa {};
+  sa.sa_handler = on_switch_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGUSR2, &sa, nullptr);
+}
+
 void install_signals() {
   if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
   struct sigaction sa {};
@@ -71,6 +89,8 @@ std::vector<std::string> normalize_args(int argc, char** argv) {
       a = "--compression-level=1";
     else if (a.size() > 2 && a.starts_with("-z") && std::isdigit(static_cast<unsigned char>(a[2])))
       a = "--compression-level=" + a.substr(2);
+    else if (a == "--switch-output")
+      a = "--switch-output=signal";
     else if (a == "--user-regs")
       a = "--user-regs=";
     else if (a == "-I" || a == "--intr-regs")
@@ -101,8 +121,9 @@ struct Args {
   int exclude_perf = 0;
   const CLI::Option *filter_opt = nullptr, *exclude_perf_opt = nullptr, *event_opt = nullptr;
   std::optional<std::string> synth;  // --synth, checked after parsing as perf does
-  int realtime = 0;                  // --realtime: SCHED_FIFO priority of the recorder
-  bool timestamp_filename = false;   // --timestamp-filename
+  std::optional<std::string> switch_output;
+  int realtime = 0;                 // --realtime: SCHED_FIFO priority of the recorder
+  bool timestamp_filename = false;  // --timestamp-filename
   std::optional<std::string> debuginfod;
   // Accepted without an effect on what is recorded: perfkit reads the
   // buffers on one thread, writes synchronously and synthesizes without a
@@ -113,18 +134,6 @@ struct Args {
   int accepted_int = 0;
   bool accepted = false;
 };
-
-// The local time as perf's --timestamp-filename writes it: %Y%m%d%H%M%S
-// and two digits of hundredths.
-std::string timestamp_now() {
-  timeval tv{};
-  gettimeofday(&tv, nullptr);
-  tm t{};
-  localtime_r(&tv.tv_sec, &t);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &t);
-  return fmt::format("{}{:02}", buf, tv.tv_usec / 10000);
-}
 
 void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
   app.add_option("-e,--event", a.events,
@@ -166,6 +175,11 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
   app.add_flag("--switch-events", o.switch_events, "Record context switch events");
   app.add_flag("--namespaces", o.namespaces, "Record namespaces events");
   app.add_flag("--all-cgroups", o.all_cgroups, "Record cgroup events");
+  app.add_option("--switch-output", a.switch_output,
+                 "Switch output when receiving SIGUSR2 (signal) or cross a size or time threshold "
+                 "(--switch-output[=signal|size[BKMG]|time[smhd]])");
+  app.add_option("--switch-max-files", o.switch_output.max_files,
+                 "Limit number of switch output generated files");
   app.add_flag("--tail-synthesize", o.tail_synthesize,
                "synthesize non-sample events at the end of output");
   app.add_option("--synth", a.synth,
@@ -361,6 +375,24 @@ int cmd_record(int argc, char** argv) {
     if (!m) return fail("record", m.error());
     o.intr_regs = *m;
   }
+  if (a.switch_output) {
+    const int keep = o.switch_output.max_files;
+    auto so = capture::parse_switch_output(*a.switch_output);
+    if (!so) {
+      fmt::print(stderr,
+                 "\n Usage: perfkit record [<options>] [<command>]\n"
+                 "    or: perfkit record [<options>] -- <command> [<options>]\n\n"
+                 "        --switch-output[=<signal or size[BKMG] or time[smhd]>]\n"
+                 "                          Switch output when receiving SIGUSR2 (signal) or "
+                 "cross a size or time threshold\n");
+      return 234;  // perf's -EINVAL
+    }
+    o.switch_output = *so;
+    o.switch_output.max_files = keep;
+    if (o.output == "-")
+      return fail("record", make_error("--switch-output writes files: it cannot be used with "
+                                       "-o - (a pipe)"));
+  }
   if (a.synth) {
     auto synth = capture::parse_synth(*a.synth);
     if (!synth) {
@@ -404,15 +436,20 @@ int cmd_record(int argc, char** argv) {
   install_signals();
   recorder::RecordHooks hooks;
   hooks.stop_fd = g_signal_pipe[0];
+  if (o.switch_output.signal) {
+    install_switch_signal();
+    hooks.switch_fd = g_switch_pipe[0];
+  }
   hooks.version = std::string("perfkit ") + PERFKIT_VERSION;
   hooks.message = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
   auto summary = recorder::run_record(events, o, paths, hooks);
   if (!summary) return fail("record", summary.error());
-  std::string dumped;
-  if (a.timestamp_filename && o.output != "-" && !summary->write_error) {
+  std::string dumped = summary->dumped;  // --switch-output's last file
+  if (!dumped.empty()) summary->output = o.output + ".<timestamp>";
+  if (dumped.empty() && a.timestamp_filename && o.output != "-" && !summary->write_error) {
     // perf renames the file with the time it ends ("%Y%m%d%H%M%S" and the
     // hundredths) and names it "<timestamp>" in its last line
-    dumped = o.output + "." + timestamp_now();
+    dumped = o.output + "." + recorder::timestamp_suffix();
     if (::rename(o.output.c_str(), dumped.c_str()) != 0)
       return fail("record",
                   make_error("cannot rename {} to {}: {}", o.output, dumped, std::strerror(errno)));

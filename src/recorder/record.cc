@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 
 #include "abi/perf_event.h"
@@ -198,7 +199,67 @@ Status Session::finish(capture::Recorder& r, std::unique_ptr<perfdata::Writer>& 
   return ok();
 }
 
+// --switch-output: the file being written is finished, renamed with the
+// time (the oldest removed past --switch-max-files) and the next one begun,
+// with the side-band synthesized again, as perf's record__switch_output.
+struct OutputSwitch {
+  Session& s;
+  capture::Recorder& r;
+  std::unique_ptr<perfdata::Writer>& writer;
+  RecordOutput& out;
+  capture::RecordCompressor* z;
+  std::uint64_t& data_offset;
+  const capture::SynthOptions& synth;
+  const perfdata::WriterOptions& wo;
+  std::deque<std::string> files;
+
+  // Renames the finished file; `at_exit`: the last one (the CLI's closing
+  // lines name it).
+  Status rename_finished(bool at_exit) {
+    const std::string& path = s.opts.output;
+    const std::string name = path + "." + timestamp_suffix();
+    if (::rename(path.c_str(), name.c_str()) != 0)
+      return make_error("cannot rename {} to {}: {}", path, name, std::strerror(errno));
+    if (!at_exit && !s.opts.quiet) {
+      s.say(fmt::format("[ perfkit record: dump data: Woken up {} times ]", r.stats().wakeups));
+      s.say(fmt::format("[ perfkit record: Dump {} ]", name));
+    }
+    s.summary.dumped = name;
+    files.push_back(name);
+    const auto keep = static_cast<std::size_t>(s.opts.switch_output.max_files);
+    if (keep > 0 && files.size() > keep) {
+      std::remove(files.front().c_str());
+      files.pop_front();
+    }
+    return ok();
+  }
+
+  Status next() {
+    PK_TRY(s.finish(r, writer, out, z, data_offset));
+    if (s.summary.write_error) return *s.summary.write_error;
+    PK_TRY(rename_finished(false));
+    PK_ASSIGN(writer, perfdata::Writer::create(s.opts.output, wo));
+    out.set_writer(*writer);
+    PK_TRY(writer->begin(r.event_set(), {}));
+    data_offset = writer->bytes_written();
+    r.begin_output_file();
+    PK_TRY(r.synthesize_next_file(out, synth));
+    if (s.opts.tail_synthesize) return ok();  // its side-band comes at the end
+    return out.write(capture::header_only_record(kRecordFinishedInit));
+  }
+};
+
 }  // namespace
+
+std::string timestamp_suffix() {
+  timeval tv{};
+  gettimeofday(&tv, nullptr);
+  tm t{};
+  localtime_r(&tv.tv_sec, &t);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &t);
+  return fmt::format("{}{:02}", buf, tv.tv_usec / 10000);
+}
 
 Expected<RecordSummary> run_record(const capture::EventList& events, const RecordOptions& opts,
                                    const capture::SystemPaths& paths, const RecordHooks& hooks) {
@@ -223,6 +284,17 @@ Expected<RecordSummary> run_record(const capture::EventList& events, const Recor
   std::vector<std::string> notes;
   auto opened = r.open(notes);
   for (const auto& n : notes) say(n);
+  if (opened && opts.switch_output.size && !opts.quiet) {
+    // perf's switch_output_size_warn: data goes out half a buffer at a time.
+    std::uint64_t wakeup = r.mmap_len() / 2;
+    int unit = 0;
+    while (wakeup > 1024 && unit < 3) wakeup /= 1024, ++unit;
+    if (opts.switch_output.size < r.mmap_len() / 2)
+      say(
+          fmt::format("WARNING: switch-output data size lower than wakeup kernel buffer size "
+                      "({}{}) expect bigger perf.data sizes",
+                      wakeup, "BKMG"[unit]));
+  }
   if (!opened) {
     writer.reset();
     if (!pipe) ::unlink(opts.output.c_str());
@@ -239,7 +311,7 @@ Expected<RecordSummary> run_record(const capture::EventList& events, const Recor
   }
   RecordOutput out(*writer, z.get(), opts.max_size);
   Status run = writer->begin(r.event_set(), pipe_features);
-  const std::uint64_t data_offset = writer->bytes_written();
+  std::uint64_t data_offset = writer->bytes_written();
   capture::SynthOptions synth;
   if (opts.buildid_mmap) {
     synth.build_id = [](const std::string& path) -> std::optional<std::vector<std::uint8_t>> {
@@ -252,7 +324,16 @@ Expected<RecordSummary> run_record(const capture::EventList& events, const Recor
     };
   }
   if (run) run = r.synthesize(out, pipe, synth);
-  if (run) run = r.run(out, capture::RunControl{hooks.stop_fd}, say);
+  capture::RunControl rc{hooks.stop_fd};
+  OutputSwitch sw{s, r, writer, out, z.get(), data_offset, synth, wo, {}};
+  const capture::SwitchOutput& so = opts.switch_output;
+  if (so.enabled() && !pipe) {
+    if (so.signal) rc.switch_fd = hooks.switch_fd;
+    rc.switch_every_s = so.time_s;
+    if (so.size) rc.switch_due = [&] { return writer->bytes_written() - data_offset >= so.size; };
+    rc.switch_output = [&sw] { return sw.next(); };
+  }
+  if (run) run = r.run(out, rc, say);
   s.summary.stats = r.stats();
   s.summary.stop_reason = r.stop_reason();
   s.summary.output = opts.output;
@@ -267,6 +348,7 @@ Expected<RecordSummary> run_record(const capture::EventList& events, const Recor
     return run.error();
   }
   PK_TRY(s.finish(r, writer, out, z.get(), data_offset));
+  if (so.enabled() && !pipe && !s.summary.write_error) PK_TRY(sw.rename_finished(true));
   return s.summary;
 }
 
@@ -274,10 +356,12 @@ std::vector<std::string> closing_lines(const RecordSummary& s) {
   std::vector<std::string> out;
   out.push_back(
       fmt::format("[ perfkit record: Woken up {} times to write data ]", s.stats.wakeups));
-  std::string line =
-      fmt::format("[ perfkit record: Captured and wrote {:.3f} MB {} ({} samples, {} lost)",
-                  static_cast<double>(s.output_bytes) / 1024.0 / 1024.0, s.output, s.stats.samples,
-                  s.stats.lost + s.stats.lost_samples);
+  std::string line = fmt::format("[ perfkit record: Captured and wrote {:.3f} MB {}",
+                                 static_cast<double>(s.output_bytes) / 1024.0 / 1024.0, s.output);
+  // perf counts no samples for the last of several files (--switch-output).
+  if (s.dumped.empty())
+    line +=
+        fmt::format(" ({} samples, {} lost)", s.stats.samples, s.stats.lost + s.stats.lost_samples);
   if (s.compressed && s.compressed_bytes)
     line += fmt::format(", compressed (original {:.3f} MB, ratio is {:.3f})",
                         static_cast<double>(s.bytes_transferred) / 1024.0 / 1024.0,

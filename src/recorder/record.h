@@ -22,7 +22,8 @@
 namespace perfkit::recorder {
 
 struct RecordHooks {
-  int stop_fd = -1;  // readable: stop (the CLI's signal pipe)
+  int stop_fd = -1;    // readable: stop (the CLI's signal pipe)
+  int switch_fd = -1;  // readable: switch the output (SIGUSR2, --switch-output)
   // Each line perf would print on stderr during the session (warnings,
   // notes, "Events enabled"), as it happens.
   std::function<void(const std::string&)> message;
@@ -41,6 +42,8 @@ struct RecordSummary {
   std::optional<Error> write_error;    // the output failed; what it had was kept
   bool salvaged = false;               // after a write error, the file was made readable
   std::uint64_t salvaged_data_bytes = 0;
+  // --switch-output: the name the last file was given (FILE.TIMESTAMP).
+  std::string dumped;
 };
 
 // Runs the whole session. Errors: options that conflict, the output cannot
@@ -50,6 +53,10 @@ struct RecordSummary {
 Expected<RecordSummary> run_record(const capture::EventList& events,
                                    const capture::RecordOptions& opts,
                                    const capture::SystemPaths& paths, const RecordHooks& hooks);
+
+// The local time as perf's --timestamp-filename and --switch-output append
+// it: %Y%m%d%H%M%S and two digits of hundredths.
+std::string timestamp_suffix();
 
 // The lines perf prints at the end, with "perfkit" for "perf":
 //   [ perfkit record: Woken up N times to write data ]

@@ -21,15 +21,15 @@ Status RecordOutput::check(Status st) {
   return st;
 }
 
-Status RecordOutput::write(Bytes records) { return check(writer_.write(records)); }
+Status RecordOutput::write(Bytes records) { return check(writer_->write(records)); }
 
 Status RecordOutput::write_ring(SplitBytes data) {
   if (!compressor_) {
-    PK_TRY(check(writer_.write(data.first)));
-    return data.second.empty() ? ok() : check(writer_.write(data.second));
+    PK_TRY(check(writer_->write(data.first)));
+    return data.second.empty() ? ok() : check(writer_->write(data.second));
   }
   PK_TRY(compressor_->compress(data, buffer_));
-  return check(writer_.write(buffer_));
+  return check(writer_->write(buffer_));
 }
 
 namespace {

@@ -25,11 +25,13 @@ class RecordOutput : public capture::RecordSink {
   // `compressor` may be null (no -z); `max_size` 0 means no limit.
   RecordOutput(perfdata::Writer& writer, capture::RecordCompressor* compressor,
                std::uint64_t max_size)
-      : writer_(writer), compressor_(compressor), max_size_(max_size) {}
+      : writer_(&writer), compressor_(compressor), max_size_(max_size) {}
+  // Writes to `writer` from now on (--switch-output's next file).
+  void set_writer(perfdata::Writer& writer) { writer_ = &writer; }
 
   Status write(Bytes records) override;
   Status write_ring(SplitBytes data) override;
-  bool full() const override { return max_size_ && writer_.bytes_written() >= max_size_; }
+  bool full() const override { return max_size_ && writer_->bytes_written() >= max_size_; }
 
   // The first write error, if any (the writer's sticky error).
   const std::optional<Error>& failure() const { return failure_; }
@@ -37,7 +39,7 @@ class RecordOutput : public capture::RecordSink {
  private:
   Status check(Status st);
 
-  perfdata::Writer& writer_;
+  perfdata::Writer* writer_;
   capture::RecordCompressor* compressor_;
   std::uint64_t max_size_;
   std::vector<std::uint8_t> buffer_;

@@ -312,5 +312,50 @@ TEST_F(RecordCliTest, SynthAndTailSynthesizeAsPerf) {
   EXPECT_NE(bad.err.find("Invalid synth option: bogus"), std::string::npos) << bad.err;
 }
 
+// --switch-output=1s over a 2.5 s workload: a file each second, renamed
+// FILE.TIMESTAMP with perf's lines, each one readable by perf with its own
+// side-band (the workload's symbols resolve in every file); with
+// --switch-max-files=2 two files are left. Sizes and signals switch too.
+TEST_F(RecordCliTest, SwitchOutputAsPerf) {
+  const std::string out = dir_.path("sw.data");
+  auto r = run(perfkit_bin() + " record --switch-output=1s --switch-max-files=2 -e task-clock -o " +
+               sh(out) + " -- " + loop() + " 2500");
+  ASSERT_EQ(r.status, 0) << r.err;
+  static const std::regex dump(R"(\[ perfkit record: Dump (.*sw\.data\.[0-9]{16}) \])");
+  std::vector<std::string> dumped;
+  for (std::sregex_iterator it(r.err.begin(), r.err.end(), dump), end; it != end; ++it)
+    dumped.push_back((*it)[1].str());
+  ASSERT_GE(dumped.size(), 3u) << r.err;
+  EXPECT_NE(r.err.find("[ perfkit record: dump data: Woken up "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Captured and wrote "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sw.data.<timestamp> ]"), std::string::npos) << r.err;
+  EXPECT_EQ(::access(out.c_str(), F_OK), -1) << "the last file was not renamed";
+  for (std::size_t i = 0; i < dumped.size(); ++i) {
+    const bool kept = i + 2 >= dumped.size();
+    EXPECT_EQ(::access(dumped[i].c_str(), F_OK) == 0, kept) << dumped[i];
+    if (!kept) continue;
+    EXPECT_EQ(perf_report_errors(dumped[i]), "") << dumped[i];
+    auto rep = run("perf report --stdio --sort sym -i " + sh(dumped[i]) + " 2>/dev/null");
+    EXPECT_NE(rep.out.find("[.] spin"), std::string::npos) << dumped[i] << "\n" << rep.out;
+  }
+  // A size: perf's warning, and a file per 100K of data at least.
+  auto z = run(perfkit_bin() + " record --switch-output=100K -e task-clock -o " +
+               sh(dir_.path("size.data")) + " -- " + loop() + " 1500");
+  ASSERT_EQ(z.status, 0) << z.err;
+  EXPECT_NE(z.err.find("WARNING: switch-output data size lower than wakeup kernel buffer size ("),
+            std::string::npos)
+      << z.err;
+  EXPECT_NE(z.err.find("[ perfkit record: dump data: Woken up"), std::string::npos) << z.err;
+  // perf's refusal of a value that is neither.
+  auto bad =
+      run(perfkit_bin() + " record --switch-output=5x -o " + sh(dir_.path("x.data")) + " true");
+  EXPECT_EQ(bad.status, 234);
+  EXPECT_NE(bad.err.find("--switch-output[=<signal or size[BKMG] or time[smhd]>]"),
+            std::string::npos)
+      << bad.err;
+  auto perf_bad = run("perf record --switch-output=5x -o " + sh(dir_.path("y.data")) + " true");
+  EXPECT_EQ(perf_bad.status, bad.status);
+}
+
 }  // namespace
 }  // namespace perfkit::test

@@ -1,6 +1,10 @@
 #include "capture/counter.h"
 
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+
 #include <cerrno>
+#include <cstring>
 
 #include "capture/pmu.h"
 
@@ -55,6 +59,7 @@ std::vector<CounterEvent> counting_events(const EventList& list, const CountingO
     e.pmu = s.pmu;
     e.weak_group = s.weak_group;
     e.unit = s.unit;
+    e.filter = s.filter;
     if (s.scale) e.scale = *s.scale;
     if (is_clock(e.attr) && e.unit.empty()) {
       e.unit = "msec";
@@ -142,6 +147,13 @@ Status CounterSet::open_one(std::size_t ev, const OpenErrorContext& ctx,
       }
     }
   }
+  if (!e.filter.empty())
+    for (const auto& fd : fds)
+      if (fd.get() >= 0 && ::ioctl(fd.get(), PERF_EVENT_IOC_SET_FILTER, e.filter.c_str()) != 0) {
+        const int err = errno;
+        return make_error("failed to set filter \"{}\" on event {} with {} ({})", e.filter, e.name,
+                          err, std::strerror(err));
+      }
   return ok();
 }
 

@@ -48,6 +48,7 @@ struct CounterEvent {
   std::string pmu;
   bool weak_group = false;            // :W
   ToolEvent tool = ToolEvent::kNone;  // values filled by the caller, in ns
+  std::string filter;  // a tracepoint's --filter, set once opened (PERF_EVENT_IOC_SET_FILTER)
   bool is_leader(std::size_t self) const { return leader == self; }
 };
 

@@ -17,7 +17,10 @@
 #include <fstream>
 #include <optional>
 
+#include "abi/perf_event.h"
+#include "capture/event_spec.h"
 #include "capture/pmu.h"
+#include "capture/tracefs.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "perfdata/reader.h"
@@ -54,13 +57,17 @@ struct Args {
   std::vector<std::string> metrics;  // -M
   std::string cputype;
   std::optional<std::string> iostat;
+  // --filter: each applies to the events of the -e given just before it.
+  std::vector<std::string> filters;
+  const CLI::Option *event_opt = nullptr, *filter_opt = nullptr;
 };
 
 void add_target_options(CLI::App& app, Args& a) {
   auto& o = a.run;
-  app.add_option("-e,--event", o.events,
-                 "event selector. use 'perfkit list' to list available events")
-      ->allow_extra_args(false);
+  a.event_opt = app.add_option("-e,--event", o.events,
+                               "event selector. use 'perfkit list' to list available events")
+                    ->allow_extra_args(false);
+  a.filter_opt = app.add_option("--filter", a.filters, "event filter")->allow_extra_args(false);
   app.add_flag("-i,--no-inherit", o.no_inherit, "child tasks do not inherit counters");
   app.add_flag("-n,--null", o.null_run, "null run - dont start any counters");
   app.add_flag("--table", a.table, "display details about each run (only with -r option)");
@@ -129,6 +136,44 @@ void add_target_options(CLI::App& app, Args& a) {
                  "core or atom)");
   app.add_option("--iostat", a.iostat, "measure I/O performance metrics provided by arch/platform")
       ->expected(0, 1);
+}
+
+// perf's --filter: each applies to the events of the -e before it (joined
+// to one set before with &&); without an -e before it, or on an event that
+// is not a tracepoint (perf takes those as address filters of HW tracers,
+// which this machine has not), perf's words and status 129.
+int attach_filters(const CLI::App& app, Args& a) {
+  std::size_t seen_e = 0, next = 0;
+  auto refuse = [](const char* msg) {
+    fmt::print(stderr,
+               "{}\n\n Usage: perfkit stat [<options>] [<command>]\n\n        --filter <filter>\n"
+               "                          event filter\n",
+               msg);
+    return 129;
+  };
+  std::optional<capture::PmuCatalog> pmus;
+  std::optional<capture::Tracefs> tracefs;
+  for (const CLI::Option* opt : app.parse_order()) {
+    if (opt == a.event_opt) ++seen_e;
+    if (opt != a.filter_opt || next >= a.filters.size()) continue;
+    const std::string& text = a.filters[next++];
+    if (seen_e == 0)
+      return refuse("--filter option should follow a -e tracepoint or HW tracer option");
+    if (!pmus) {
+      pmus = capture::PmuCatalog::load(a.run.paths);
+      if (auto tf = capture::Tracefs::locate(a.run.paths)) tracefs = std::move(*tf);
+    }
+    capture::EventSources sources{&*pmus, tracefs ? &*tracefs : nullptr};
+    capture::EventList list;
+    if (capture::parse_events(a.run.events[seen_e - 1], sources, list))
+      for (const auto& e : list.events)
+        if (e.attr.type != abi::kTypeTracepoint)
+          return refuse("This CPU does not support address filtering");
+    auto& f = a.run.event_filters;
+    if (f.size() < seen_e) f.resize(seen_e);
+    f[seen_e - 1] = f[seen_e - 1].empty() ? text : fmt::format("({}) && ({})", f[seen_e - 1], text);
+  }
+  return 0;
 }
 
 // perf's usage error: the message, the usage line and the help lines of
@@ -384,6 +429,7 @@ int run_live(int argc, char** argv, bool record) {
   finish_run_options(a, app, argc, argv, record);
   const auto& o = a.run;
   if (int bad = check_options(a)) return bad;
+  if (int bad = attach_filters(app, a)) return bad;
   if (int bad = check_platform(a)) return bad;
   std::setlocale(LC_ALL, "");
   auto popts = print_options(a);
@@ -432,6 +478,10 @@ int run_live(int argc, char** argv, bool record) {
   hooks.before_run = [&] { return shell(pre, "pre"); };
   hooks.after_run = [&] { return shell(post, "post"); };
   auto result = recorder::run_stat(o, hooks);
+  if (!result && result.error().message().starts_with("failed to set filter ")) {
+    fmt::print(stderr, "{}\n", result.error().message());  // perf's words and status
+    return 255;
+  }
   if (!result) return fail(cmd, result.error());
   auto& r = *result;
   if (r.summary && print) {

@@ -164,9 +164,10 @@ Expected<std::vector<capture::CounterEvent>> stat_events(const StatRunOptions& o
   capture::EventSources sources{&pmus, tracefs ? &*tracefs : nullptr};
   std::vector<capture::CounterEvent> out;
   if (o.null_run) return out;
-  auto add_parsed = [&](const std::string& text) -> Status {
+  auto add_parsed = [&](const std::string& text, const std::string& filter = {}) -> Status {
     capture::EventList list;
     PK_TRY(capture::parse_events(text, sources, list));
+    for (auto& e : list.events) e.filter = filter;
     const std::size_t base = out.size();
     for (auto& e : capture::counting_events(list, co)) {
       e.leader += base;
@@ -178,19 +179,20 @@ Expected<std::vector<capture::CounterEvent>> stat_events(const StatRunOptions& o
   // the tool events after it.
   std::string grouped;
   std::vector<capture::ToolEvent> tools;
-  auto add = [&](const std::string& text) -> Status {
-    if (!o.group) return add_parsed(text);
+  auto add = [&](const std::string& text, const std::string& filter = {}) -> Status {
+    if (!o.group) return add_parsed(text, filter);
     for (char c : text)
       if (c != '{' && c != '}') grouped += c;
     grouped += ',';
     return ok();
   };
   if (o.events.empty()) PK_TRY(add(capture::default_stat_events(cpu_target, pmus)));
-  for (const auto& arg : o.events) {
-    for (const auto& tok : top_level_events(arg)) {
+  for (std::size_t i = 0; i < o.events.size(); ++i) {
+    const std::string& filter = i < o.event_filters.size() ? o.event_filters[i] : std::string();
+    for (const auto& tok : top_level_events(o.events[i])) {
       auto tool = capture::tool_event(tok);
       if (tool == capture::ToolEvent::kNone) {
-        PK_TRY(add(tok));
+        PK_TRY(add(tok, filter));
       } else if (o.group) {
         tools.push_back(tool);
       } else {

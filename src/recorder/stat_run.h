@@ -32,6 +32,9 @@ namespace perfkit::recorder {
 
 struct StatRunOptions {
   std::vector<std::string> events;  // -e arguments, each possibly a list
+  // --filter: the tracepoint filter of each -e argument's events ("" for
+  // none; shorter than `events` when the last have none).
+  std::vector<std::string> event_filters;
   std::vector<std::string> workload;
   std::string pids;          // -p "1,2"
   std::string tids;          // -t "3,4"

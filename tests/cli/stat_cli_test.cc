@@ -442,6 +442,40 @@ TEST(StatCli, MetricOnlyAndPlatformOptionsAsPerf) {
   }
 }
 
+// --filter: the tracepoint filter of the -e before it (writes of 3 bytes
+// only: 2 of the workload's 3), joined when given twice, perf's refusals
+// without an -e before it or on a software event, and of a filter the
+// kernel rejects.
+TEST(StatCli, FilterAppliesToTheEventBeforeItAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  const std::string work = " -- sh -c 'echo hi; echo x; echo ho' >/dev/null";
+  int compared = 0;
+  for (const char* args :
+       {"-x, -e syscalls:sys_enter_write --filter 'count == 3'",
+        "-x, -e syscalls:sys_enter_write,syscalls:sys_enter_read --filter 'count == 3' -e "
+        "task-clock",
+        "-x, -e syscalls:sys_enter_write --filter 'count == 3' --filter 'fd == 1'",
+        "-x, -e task-clock -e syscalls:sys_enter_write --filter 'count != 3'",
+        "-e task-clock --filter 'fd == 1'", "--filter 'fd == 1' -e task-clock",
+        "-e syscalls:sys_enter_write --filter 'bogus == 1'"}) {
+    auto p = both(std::string(args) + work);
+    EXPECT_EQ(p.ours.status, p.perf.status) << args << ": " << p.ours.err;
+    auto a = lines_of(p.ours.err), b = lines_of(p.perf.err);
+    ASSERT_EQ(a.size(), b.size()) << args << "\n" << p.ours.err << "---\n" << p.perf.err;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i].find("Usage:") != std::string::npos) continue;
+      // CSV: the counts of the tracepoints, exact; the clock's value varies.
+      auto fa = split(a[i], ","), fb = split(b[i], ",");
+      if (fa.size() > 2 && fa[2] == "task-clock") continue;
+      EXPECT_EQ(fa.empty() ? a[i] : fa[0] + "," + (fa.size() > 2 ? fa[2] : ""),
+                fb.empty() ? b[i] : fb[0] + "," + (fb.size() > 2 ? fb[2] : ""))
+          << args;
+    }
+    ++compared;
+  }
+  EXPECT_EQ(compared, 7);
+}
+
 TEST(StatCli, OutputFileStartsWithTheDate) {
   TempDir dir;
   auto r = run(sh(perfkit_bin()) + " stat -o " + sh(dir.path("out")) + " -e task-clock -- true");

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "capture/control.h"
 #include "capture/dso_hits.h"
 #include "capture/perf_event.h"
 #include "capture/record_config.h"
@@ -130,7 +131,6 @@ class Recorder {
   bool has_workload() const { return workload_.has_value(); }
 
  private:
-  struct Control;
   struct RunState;  // run()'s poll set, deadlines and stop condition
   Status build_maps();
   Status open_event(std::size_t index, std::vector<std::string>& messages);
@@ -141,7 +141,8 @@ class Recorder {
   Expected<bool> pass(RecordSink& sink, bool final);
   void scan(SplitBytes data);
   std::uint64_t sample_time(Bytes record) const;
-  Status handle_control(Control& c, bool& stop, const std::function<void(const std::string&)>& say);
+  Status handle_control(ControlChannel& c, bool& stop,
+                        const std::function<void(const std::string&)>& say);
   // run()'s start: the control fds, the events enabled (unless delayed), the
   // workload started, FINISHED_INIT written, the poll set made.
   Status start_run(RunState& rs, RecordSink& sink, const RunControl& control,

@@ -220,32 +220,9 @@ Expected<bool> Recorder::pass(RecordSink& sink, bool final) {
   return wrote;
 }
 
-struct Recorder::Control {
-  int ctl = -1;
-  int ack = -1;
-  bool owns = false;
-  std::string pending;
-  ~Control() {
-    if (owns) {
-      if (ctl >= 0) ::close(ctl);
-      if (ack >= 0) ::close(ack);
-    }
-  }
-};
-
-Status Recorder::handle_control(Control& c, bool& stop,
+Status Recorder::handle_control(ControlChannel& c, bool& stop,
                                 const std::function<void(const std::string&)>& say) {
-  char buf[256];
-  ssize_t n;
-  while ((n = ::read(c.ctl, buf, sizeof buf)) > 0)
-    c.pending.append(buf, static_cast<std::size_t>(n));
-  std::size_t nl;
-  while ((nl = c.pending.find_first_of("\n", 0)) != std::string::npos) {
-    std::string cmd(trim(std::string_view(c.pending).substr(0, nl)));
-    c.pending.erase(0, nl + 1);
-    if (cmd.empty()) continue;
-    std::string_view verb = std::string_view(cmd).substr(0, cmd.find(' '));
-    std::string arg = cmd.size() > verb.size() ? std::string(trim(cmd.substr(verb.size()))) : "";
+  for (const auto& [verb, arg] : c.read()) {
     if (verb == "enable" || verb == "disable") {
       PK_TRY(enable_all(verb == "enable", arg));
       if (!opts_.quiet) say(verb == "enable" ? "Events enabled" : "Events disabled");
@@ -255,42 +232,17 @@ Status Recorder::handle_control(Control& c, bool& stop,
     } else if (verb == "evlist") {
       for (const auto& e : config_.events) say(e.name);
     } else if (verb != "ping" && verb != "snapshot" && verb != "ack") {
-      say(fmt::format("Warning: unknown control command '{}'", cmd));
+      say(fmt::format("Warning: unknown control command '{}'",
+                      verb + (arg.empty() ? "" : " " + arg)));
       continue;
     }
-    if (c.ack >= 0) {
-      ssize_t w = ::write(c.ack, "ack\n", 4);
-      (void)w;
-    }
+    c.ack();
   }
   return ok();
 }
-
-namespace {
-
-Status open_control(const ControlOptions& o, int& ctl, int& ack, bool& owns) {
-  if (o.ctl_fd >= 0) {
-    ctl = o.ctl_fd;
-    ack = o.ack_fd;
-    owns = false;
-    return ok();
-  }
-  owns = true;
-  ctl = ::open(o.ctl_fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
-  if (ctl < 0) return make_error("--control: cannot open {}: {}", o.ctl_fifo, std::strerror(errno));
-  if (!o.ack_fifo.empty()) {
-    // Read-write so that opening never waits for the other side.
-    ack = ::open(o.ack_fifo.c_str(), O_RDWR | O_CLOEXEC);
-    if (ack < 0)
-      return make_error("--control: cannot open {}: {}", o.ack_fifo, std::strerror(errno));
-  }
-  return ok();
-}
-
-}  // namespace
 
 struct Recorder::RunState {
-  Control control;
+  ControlChannel control;
   int pidfd = -1;  // tells poll when the workload exits (kernels since 5.3)
   std::optional<Clock::time_point> enable_at, stop_at, switch_at;
   // The rings, then the stop fd, the workload's pidfd, the control fd, the
@@ -325,8 +277,7 @@ struct Recorder::RunState {
 
 Status Recorder::start_run(RunState& rs, RecordSink& sink, const RunControl& rc,
                            const std::function<void(const std::string&)>& say) {
-  if (opts_.control.enabled())
-    PK_TRY(open_control(opts_.control, rs.control.ctl, rs.control.ack, rs.control.owns));
+  PK_ASSIGN(rs.control, ControlChannel::open(opts_.control));
   const bool delayed = opts_.initial_delay_ms != 0;
   if (!opts_.target.none() && !delayed) PK_TRY(enable_all(true));
   if (workload_) {
@@ -348,7 +299,7 @@ Status Recorder::start_run(RunState& rs, RecordSink& sink, const RunControl& rc,
   rs.nrings = rs.pfds.size();
   rs.stop_i = rs.add(rc.stop_fd);
   rs.child_i = rs.add(rs.pidfd);
-  rs.ctl_i = rs.add(rs.control.ctl);
+  rs.ctl_i = rs.add(rs.control.fd());
   rs.switch_i = rs.add(rc.switch_fd);
   if (rc.switch_every_s) rs.switch_at = start + std::chrono::seconds(rc.switch_every_s);
   return ok();

@@ -208,6 +208,17 @@ Status CounterSet::disable() const {
   return ok();
 }
 
+Expected<bool> CounterSet::enable_named(const std::string& name, bool on) const {
+  bool found = false;
+  for (std::size_t ev = 0; ev < events_.size(); ++ev) {
+    if (!supported_[ev] || events_[ev].leader != ev) continue;
+    if (!name.empty() && events_[ev].name != name) continue;
+    found = true;
+    for (const auto& fd : fds_[ev]) PK_TRY(on ? fd.enable() : fd.disable());
+  }
+  return found;
+}
+
 void CounterSet::read_group(std::size_t leader, std::size_t s, CounterReadings& out) const {
   const CounterEvent& e = events_[leader];
   const auto words = read_format_words(e.attr.read_format, e.group_size);

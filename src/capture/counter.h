@@ -125,6 +125,9 @@ class CounterSet {
   // Enables / disables the group leaders (and so their groups).
   Status enable() const;
   Status disable() const;
+  // The same for the leaders named `name` alone ("" for all, as enable()):
+  // perf's --control "enable NAME". Returns whether one was found.
+  Expected<bool> enable_named(const std::string& name, bool on) const;
   // Reads every opened event now.
   CounterReadings read() const;
   // Closes every fd (counting stops; readings taken stay valid).

@@ -57,6 +57,7 @@ struct Args {
   std::vector<std::string> metrics;  // -M
   std::string cputype;
   std::optional<std::string> iostat;
+  std::string control;  // --control, parsed after the options
   // --filter: each applies to the events of the -e given just before it.
   std::vector<std::string> filters;
   const CLI::Option *event_opt = nullptr, *filter_opt = nullptr;
@@ -109,6 +110,12 @@ void add_target_options(CLI::App& app, Args& a) {
   app.add_flag("--no-csv-summary", a.no_csv_summary,
                "don't print 'summary' for CSV summary output");
   app.add_flag("--sync", o.sync, "call sync() before starting a run");
+  app.add_option("--control", a.control,
+                 "Listen on ctl-fd descriptor for command to control measurement ('enable': "
+                 "enable events, 'disable': disable events). Optionally send control command "
+                 "completion ('ack\\n') to ack-fd descriptor. Alternatively, ctl-fifo / ack-fifo "
+                 "will be opened and used as ctl-fd / ack-fd as described. "
+                 "(fd:ctl-fd[,ack-fd] or fifo:ctl-fifo[,ack-fifo])");
   app.add_option("--log-fd", a.log_fd, "log output to fd, instead of stderr");
   app.add_flag("-c,--scale", a.accepted, "scale/normalize counters (the default)");
   // No uncore PMU, hybrid core or metric is on this machine's list: these
@@ -430,6 +437,11 @@ int run_live(int argc, char** argv, bool record) {
   const auto& o = a.run;
   if (int bad = check_options(a)) return bad;
   if (int bad = attach_filters(app, a)) return bad;
+  if (!a.control.empty()) {
+    auto c = capture::parse_control(a.control);
+    if (!c) return fail(cmd, c.error());
+    a.run.control = *c;
+  }
   if (int bad = check_platform(a)) return bad;
   std::setlocale(LC_ALL, "");
   auto popts = print_options(a);

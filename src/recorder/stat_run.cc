@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "base/text.h"
+#include "capture/control.h"
 #include "capture/counter.h"
 #include "capture/perf_event.h"
 #include "capture/pmu.h"
@@ -281,11 +282,13 @@ class Runner {
   StatRecordWriter* writer() { return writer_.get(); }
   capture::CounterSet& set() { return set_; }
   bool stop_all() const { return stop_all_; }
+  void set_control(capture::ControlChannel* c) { control_ = c; }
 
  private:
   Status do_interval(std::uint64_t ref);
   Status wait_loop(std::uint64_t ref);
   Status delayed_enable();
+  Status handle_control();
 
   const StatRunOptions& o_;
   const StatRunHooks& h_;
@@ -295,6 +298,7 @@ class Runner {
   std::optional<capture::Workload> workload_;
   std::unique_ptr<StatRecordWriter> writer_;
   int intervals_left_ = 0;
+  capture::ControlChannel* control_ = nullptr;            // --control (may be closed)
   std::optional<capture::CounterReadings> last_reading_;  // --summary
   bool stop_all_ = false;
 };
@@ -344,9 +348,13 @@ Status Runner::wait_loop(std::uint64_t ref) {
       const int left = static_cast<int>((deadline - now + 999999) / 1000000);
       timeout = timeout < 0 ? left : std::min(timeout, left);
     }
-    pollfd p{h_.signal_fd, POLLIN, 0};
-    int n = ::poll(&p, h_.signal_fd >= 0 ? 1 : 0, timeout);
+    pollfd p[2] = {{h_.signal_fd, POLLIN, 0}, {control_ ? control_->fd() : -1, POLLIN, 0}};
+    int n = ::poll(p, 2, timeout);
     if (n < 0 && errno != EINTR) return make_error("poll: {}", std::strerror(errno));
+    if (n > 0 && (p[1].revents & POLLIN)) {
+      PK_TRY(handle_control());
+      if (!(p[0].revents & POLLIN)) continue;
+    }
     if (n <= 0) {
       if (interval && now_ns() >= next_tick) {
         PK_TRY(do_interval(ref));
@@ -441,6 +449,29 @@ Status Runner::run_once(int run_idx, const std::vector<capture::CounterEvent>& e
 
 // -D/--delay: perf says the events are disabled, waits, enables them and
 // says so (a negative delay leaves them disabled).
+// perf stat's --control: "enable"/"disable" (all, or the event named)
+// with its messages; ping, snapshot, stop and evlist are acknowledged
+// (stat counts on until its workload ends, as perf's does); anything else
+// is ignored without an ack.
+Status Runner::handle_control() {
+  for (const auto& [verb, arg] : control_->read()) {
+    if (verb == "enable" || verb == "disable") {
+      PK_ASSIGN(bool found, set_.enable_named(arg, verb == "enable"));
+      const char* done = verb == "enable" ? "enabled" : "disabled";
+      if (found && h_.message)
+        h_.message(arg.empty() ? fmt::format("Events {}", done)
+                               : fmt::format("Event {} {}", arg, done));
+    } else if (verb == "evlist") {
+      for (const auto& e : set_.events())
+        if (h_.message) h_.message(e.name);
+    } else if (verb != "ping" && verb != "snapshot" && verb != "stop") {
+      continue;
+    }
+    control_->ack();
+  }
+  return ok();
+}
+
 Status Runner::delayed_enable() {
   if (o_.delay_ms == 0) return ok();
   if (h_.message) h_.message("Events disabled");
@@ -476,6 +507,8 @@ Expected<StatOutcome> run_stat(const StatRunOptions& o, const StatRunHooks& hook
   out.skip_zero_threads = o.aggr == stat::AggrMode::kThread && o.system_wide;
   out.ru_display = o.repeat == 1 && !t.has_task && !t.has_cpu;
   Runner runner(o, hooks, t, out);
+  PK_ASSIGN(capture::ControlChannel control, capture::ControlChannel::open(o.control));
+  if (control.enabled()) runner.set_control(&control);
   const bool forever = o.repeat == 0;
   for (int run = 0; forever || run < o.repeat; ++run) {
     if (hooks.before_run) PK_TRY(hooks.before_run());

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "capture/record_options.h"
 #include "capture/system_paths.h"
 #include "capture/workload.h"
 #include "stat/stat.h"
@@ -51,10 +52,13 @@ struct StatRunOptions {
   int timeout_ms = 0;  // --timeout: counting ends (the workload gets SIGTERM) after it
   // -D/--delay: counting starts this long after the workload (-1: never).
   int delay_ms = 0;
-  int detailed = 0;                  // -d, -dd, -ddd: perf's detailed events after the others
-  bool group = false;                // -g/--group: every counter in one group
-  bool summary = false;              // --summary: with -I, the whole run's counts too
-  bool sync = false;                 // --sync: sync() before counting
+  int detailed = 0;      // -d, -dd, -ddd: perf's detailed events after the others
+  bool group = false;    // -g/--group: every counter in one group
+  bool summary = false;  // --summary: with -I, the whole run's counts too
+  bool sync = false;     // --sync: sync() before counting
+  // --control: enable/disable (optionally one event by name), ping,
+  // snapshot, stop and evlist commands, each acknowledged.
+  capture::ControlOptions control;
   std::string record_path;           // stat record: the output ("" when not recording)
   std::vector<std::string> cmdline;  // argv, for the record's CMDLINE
   std::string version;               // for the record's VERSION

@@ -476,6 +476,29 @@ TEST(StatCli, FilterAppliesToTheEventBeforeItAsPerf) {
   EXPECT_EQ(compared, 7);
 }
 
+// --control fifo:CTL,ACK with -D -1: perf's messages for enable, disable
+// and the enabling of one event by name, an ack for each command it knows
+// (none for an unknown one), and the counts of what was enabled.
+TEST(StatCli, ControlFifoAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  auto session = [](const std::string& tool) {
+    TempDir dir;
+    const std::string script =
+        "cd " + sh(dir.dir()) + " && mkfifo ctl ack && exec 3<>ctl 4<>ack && { " + tool +
+        " stat -e task-clock,context-switches --control fifo:ctl,ack -D -1 -- " +
+        sh(workload("cpuloop")) +
+        " 1500 >/dev/null 2>err & pid=$!; }; acks=; "
+        "for c in enable disable bogus 'enable context-switches' ping; do echo \"$c\" >&3; "
+        "[ \"$c\" = bogus ] && continue; read -t 20 x <&4; acks=\"$acks$x \"; sleep 0.1; done; "
+        "wait $pid; echo \"status $? acks $acks\"; sed '/^$/q' err";
+    return run("bash -c " + sh(script)).out;
+  };
+  const std::string want = session("/usr/bin/perf");
+  EXPECT_NE(want.find("acks ack ack ack ack"), std::string::npos) << want;
+  EXPECT_NE(want.find("Event context-switches enabled"), std::string::npos) << want;
+  EXPECT_EQ(session(sh(perfkit_bin())), want);
+}
+
 TEST(StatCli, OutputFileStartsWithTheDate) {
   TempDir dir;
   auto r = run(sh(perfkit_bin()) + " stat -o " + sh(dir.path("out")) + " -e task-clock -- true");

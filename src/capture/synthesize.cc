@@ -1,6 +1,7 @@
 #include "capture/synthesize.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -80,6 +81,29 @@ Expected<std::vector<pid_t>> process_threads(const SystemPaths& paths, pid_t pid
   auto tids = numeric_entries(dir);
   if (tids.empty()) return make_error("no process {} (no threads in {})", pid, dir);
   return tids;
+}
+
+std::vector<pid_t> processes_of_uid(const SystemPaths& paths, uid_t uid) {
+  std::vector<pid_t> out;
+  for (pid_t pid : numeric_entries(paths.procfs)) {
+    struct stat st {};
+    if (::stat(fmt::format("{}/{}", paths.procfs, pid).c_str(), &st) == 0 && st.st_uid == uid)
+      out.push_back(pid);
+  }
+  return out;
+}
+
+Expected<uid_t> parse_user(const std::string& user) {
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) == 0 && found)
+    return found->pw_uid;
+  std::uint64_t id = 0;
+  if (user.empty() || !parse_u64(user, id, 10)) return make_error("Invalid User: {}", user);
+  if (::getpwuid_r(static_cast<uid_t>(id), &pw, buf.data(), buf.size(), &found) != 0 || !found)
+    return make_error("Problems obtaining information for user {}", user);
+  return found->pw_uid;
 }
 
 bool parse_proc_map_line(std::string_view line, ProcMap& m) {

@@ -103,6 +103,12 @@ Expected<ProcStatus> read_proc_status(const SystemPaths& paths, pid_t pid, pid_t
 // Threads of a process from /proc/PID/task, in directory order. Errors: no
 // such process.
 Expected<std::vector<pid_t>> process_threads(const SystemPaths& paths, pid_t pid);
+// The processes whose /proc/PID belongs to `uid` (perf's --uid target), in
+// pid order.
+std::vector<pid_t> processes_of_uid(const SystemPaths& paths, uid_t uid);
+// perf's --uid USER: a user name, or a uid that names a user. Errors with
+// perf's words: "Invalid User: X", "Problems obtaining information for user X".
+Expected<uid_t> parse_user(const std::string& user);
 
 // One parsed /proc/PID/maps line.
 struct ProcMap {

@@ -16,6 +16,7 @@
 #include "base/text.h"
 #include "capture/event_spec.h"
 #include "capture/record_options.h"
+#include "capture/synthesize.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "recorder/record.h"
@@ -120,6 +121,7 @@ struct Args {
   std::vector<std::string> filters;
   int exclude_perf = 0;
   const CLI::Option *filter_opt = nullptr, *exclude_perf_opt = nullptr, *event_opt = nullptr;
+  std::string uid;                   // -u/--uid: the user's processes, as -p
   std::optional<std::string> synth;  // --synth, checked after parsing as perf does
   std::optional<std::string> switch_output;
   int realtime = 0;                 // --realtime: SCHED_FIFO priority of the recorder
@@ -140,6 +142,7 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
                  "event selector. use 'perfkit list' to list available events")
       ->take_all();
   app.add_option("-p,--pid", a.pids, "record events on existing process id");
+  app.add_option("-u,--uid", a.uid, "Record events in threads owned by uid. Name or number.");
   app.add_option("-t,--tid", a.tids, "record events on existing thread id");
   app.add_flag("-a,--all-cpus", o.target.system_wide, "system-wide collection from all CPUs");
   app.add_option("-C,--cpu", o.target.cpu_list, "list of cpus to monitor");
@@ -237,11 +240,34 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
   app.add_flag("-v,--verbose", a.verbose, "be more verbose (show counter open errors, etc)");
 }
 
+// -u USER: the processes of the user when recording starts, as -p takes
+// them; perf's warnings where -p/-t or -a override it or it overrides -a.
+Expected<std::string> user_pids(const Args& a, capture::RecordOptions& o) {
+  if (!a.pids.empty() || !a.tids.empty()) {
+    fmt::print(stderr, "Warning:\nPID/TID switch overriding UID\n");
+    return a.pids;
+  }
+  PK_ASSIGN(uid_t uid, capture::parse_user(a.uid));
+  if (o.target.system_wide) {
+    fmt::print(stderr, "Warning:\nUID switch overriding SYSTEM\n");
+    o.target.system_wide = false;
+  }
+  const auto pids = capture::processes_of_uid(capture::SystemPaths{}, uid);
+  if (pids.empty()) return make_error("user {} (uid {}) has no process to record", a.uid, uid);
+  std::string list;
+  for (pid_t pid : pids) list += (list.empty() ? "" : ",") + std::to_string(pid);
+  return list;
+}
+
 // Turns the parsed strings into RecordOptions. Errors name the option.
 Status finish_options(Args& a, capture::RecordOptions& o) {
   o.sample_time = true;
-  if (!a.pids.empty()) {
-    PK_ASSIGN(o.target.pids, parse_pids(a.pids, "pid"));
+  std::string pids = a.pids;
+  if (!a.uid.empty()) {
+    PK_ASSIGN(pids, user_pids(a, o));
+  }
+  if (!pids.empty()) {
+    PK_ASSIGN(o.target.pids, parse_pids(pids, "pid"));
   }
   if (!a.tids.empty()) {
     PK_ASSIGN(o.target.tids, parse_pids(a.tids, "tid"));
@@ -285,8 +311,6 @@ Status finish_options(Args& a, capture::RecordOptions& o) {
   o.workload = a.workload;
   if (o.target.none() && o.workload.empty())
     return make_error("no command to run and no target (-p, -t, -a or -C) given");
-  if (!o.target.none() && !o.workload.empty() && !o.target.has_cpu())
-    return make_error("a command cannot be recorded together with -p/-t");
   if (o.duration_s < 0) return make_error("--duration must be positive");
   return ok();
 }

@@ -357,5 +357,57 @@ TEST_F(RecordCliTest, SwitchOutputAsPerf) {
   EXPECT_EQ(perf_bad.status, bad.status);
 }
 
+// -u USER: the user's processes as recording starts (a cpuloop run as
+// nobody), with the side-band perf synthesizes for them and the workload
+// that only sets how long; -p PID with a workload the same way; perf's words
+// for users that do not exist and its overriding warnings.
+TEST_F(RecordCliTest, UidAndPidWithAWorkloadAsPerf) {
+  if (run("command -v setpriv").status != 0) GTEST_SKIP() << "no setpriv";
+  auto busy = run("setpriv --reuid=65534 --regid=65534 --clear-groups -- " + loop() +
+                  " 30000 >/dev/null 2>&1 & echo $!");
+  const std::string pid = busy.out.substr(0, busy.out.find('\n'));
+  ASSERT_FALSE(pid.empty());
+  struct Kill {
+    std::string pid;
+    ~Kill() { run("kill " + pid + " 2>/dev/null"); }
+  } kill{pid};
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto side = [&](const std::string& file) {
+    return run("perf script -i " + sh(file) +
+               " --show-task-events --show-mmap-events 2>/dev/null | grep PERF_RECORD | "
+               "awk '{print $1, $NF}' | sed 's/:[0-9]*\\/[0-9]*$//' | sort | uniq -c")
+        .out;
+  };
+  for (const std::string& target : std::vector<std::string>{"-u nobody", "-u 65534", "-p " + pid}) {
+    const std::string theirs = dir_.path("perf.data"), ours = dir_.path("perfkit.data");
+    ASSERT_EQ(run("perf record -q " + target + " -o " + sh(theirs) + " -- sleep 0.3").status, 0);
+    auto r = run(perfkit_bin() + " record -q " + target + " -o " + sh(ours) + " -- sleep 0.3");
+    ASSERT_EQ(r.status, 0) << target << ": " << r.err;
+    EXPECT_EQ(side(ours), side(theirs)) << target;
+    auto entries = [](const std::string& report) {
+      std::string out;
+      std::istringstream in(report);
+      for (std::string line; std::getline(in, line);)
+        if (!line.empty() && line[0] != '#') out += line + "\n";
+      return out;
+    };
+    const std::string want = entries(sorted_report("perf", theirs, "comm"));
+    EXPECT_NE(want.find("cpuloop"), std::string::npos) << target;
+    EXPECT_EQ(entries(sorted_report("perf", ours, "comm")), want) << target;
+    EXPECT_GT(count_samples(ours), 0) << target;
+  }
+  for (const char* args : {"-u nosuchuser", "-u 99999"}) {
+    auto p = run("perf record " + std::string(args) + " -o " + sh(dir_.path("x.data")) + " true");
+    auto k = run(perfkit_bin() + " record " + args + " -o " + sh(dir_.path("y.data")) + " true");
+    EXPECT_NE(k.status, 0) << args;
+    const std::string said = p.err.substr(p.err.find('\n') + 1);
+    EXPECT_NE(k.err.find(said.substr(0, said.find('\n'))), std::string::npos)
+        << args << ": " << k.err << " vs " << p.err;
+  }
+  auto w = run(perfkit_bin() + " record -q -u root -p 1 -o " + sh(dir_.path("w.data")) +
+               " -- sleep 0.1");
+  EXPECT_NE(w.err.find("Warning:\nPID/TID switch overriding UID"), std::string::npos) << w.err;
+}
+
 }  // namespace
 }  // namespace perfkit::test

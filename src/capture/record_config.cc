@@ -317,6 +317,7 @@ void config_sample_type(RecordEvent& e, const RecordOptions& o, bool no_inherit,
     a.set(kAttrWatermark, false);
     a.wakeup_events = 1;
   }
+  if (o.overwrite) a.set(kAttrWriteBackward, true);  // --overwrite: a flight recorder
   if (o.branch_stack) {
     set_bit(a, kSampleBranchStack);
     a.branch_sample_type = o.branch_stack;

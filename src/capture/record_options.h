@@ -97,6 +97,9 @@ struct RecordOptions {
   // --tail-synthesize: the side-band of what exists is synthesized when
   // recording ends, not before it starts.
   bool tail_synthesize = false;
+  // --overwrite: the buffers overwrite their oldest records (write_backward)
+  // and are read when recording ends or switches (the side-band then too).
+  bool overwrite = false;
   SwitchOutput switch_output;
   bool all_user = false;
   bool all_kernel = false;

@@ -162,7 +162,7 @@ Status Recorder::map_buffers() {
     else
       for (std::size_t t = 0; t < nthreads; ++t) slots.push_back(r * nthreads + t);
     const EventFd& target = fds_[0][slots[0]];
-    PK_ASSIGN(RingBuffer rb, RingBuffer::map(target.get(), pages));
+    PK_ASSIGN(RingBuffer rb, RingBuffer::map(target.get(), pages, opts_.overwrite));
     for (std::size_t e = 0; e < fds_.size(); ++e)
       for (std::size_t s : slots) {
         const EventFd& fd = fds_[e][s];

@@ -137,8 +137,12 @@ class Recorder {
   Status open_all(std::size_t index, std::vector<std::vector<EventFd>>& fds);
   Status map_buffers();
   Status enable_all(bool enable, const std::string& only = "");
-  // One pass over every buffer; true if anything was written.
+  // One pass over every buffer; true if anything was written. Backward
+  // buffers (--overwrite) are read by the final pass alone.
   Expected<bool> pass(RecordSink& sink, bool final);
+  // Pauses each backward buffer, takes what it holds since the last time,
+  // resumes it.
+  Expected<bool> pass_backward(RecordSink& sink);
   void scan(SplitBytes data);
   std::uint64_t sample_time(Bytes record) const;
   Status handle_control(ControlChannel& c, bool& stop,
@@ -173,7 +177,8 @@ class Recorder {
   std::vector<std::vector<EventFd>> fds_;
   std::vector<std::vector<std::uint64_t>> ids_;
   std::vector<RingBuffer> rings_;
-  std::vector<int> ring_fds_;  // the fd each ring is mapped from
+  std::vector<int> ring_fds_;         // the fd each ring is mapped from
+  std::vector<std::uint64_t> since_;  // --overwrite: each ring's head when last read
   std::vector<std::uint8_t> scratch_;
   int time_offset_ = -1;  // byte offset of TIME in every SAMPLE, -1 when it varies
   std::vector<std::pair<std::uint64_t, int>> id_time_offset_;  // id -> TIME offset

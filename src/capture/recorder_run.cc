@@ -1,7 +1,9 @@
 // The Recorder's side-band synthesis and its poll-driven reading loop.
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -201,7 +203,33 @@ void Recorder::scan(SplitBytes data) {
   if (c.failed()) stats_.corrupt_buffer = true;
 }
 
+Expected<bool> Recorder::pass_backward(RecordSink& sink) {
+  if (since_.size() != rings_.size()) since_.assign(rings_.size(), 0);
+  bool wrote = false;
+  for (std::size_t r = 0; r < rings_.size(); ++r) {
+    const int fd = ring_fds_[r];
+    if (::ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1) != 0)
+      return make_error("cannot pause the overwritable ring buffer: {}", std::strerror(errno));
+    SplitBytes data = rings_[r].backward(since_[r]);
+    Status st = ok();
+    if (data.size() != 0) {
+      scan(data);
+      stats_.bytes += data.size();
+      st = sink.write_ring(data);
+      wrote = true;
+    }
+    (void)::ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
+    PK_TRY(std::move(st));
+  }
+  if (wrote) {
+    hits_->end_pass();
+    PK_TRY(sink.write(header_only_record(kRecordFinishedRound)));
+  }
+  return wrote;
+}
+
 Expected<bool> Recorder::pass(RecordSink& sink, bool final) {
+  if (opts_.overwrite) return final ? pass_backward(sink) : Expected<bool>(false);
   bool wrote = false;
   for (auto& rb : rings_) {
     SplitBytes data = rb.pending();
@@ -295,7 +323,10 @@ Status Recorder::start_run(RunState& rs, RecordSink& sink, const RunControl& rc,
   if (opts_.duration_s > 0)
     rs.stop_at =
         start + std::chrono::microseconds(static_cast<std::int64_t>(opts_.duration_s * 1e6));
-  for (int fd : ring_fds_) rs.pfds.push_back({fd, POLLIN, 0});
+  // Backward buffers (--overwrite) are read at the end: their fds are
+  // watched for hang-ups only.
+  const short ring_events = opts_.overwrite ? 0 : POLLIN;
+  for (int fd : ring_fds_) rs.pfds.push_back({fd, ring_events, 0});
   rs.nrings = rs.pfds.size();
   rs.stop_i = rs.add(rc.stop_fd);
   rs.child_i = rs.add(rs.pidfd);

@@ -59,12 +59,12 @@ RingBuffer::~RingBuffer() {
   if (owns_ && base_) ::munmap(base_, mapped_size());
 }
 
-Expected<RingBuffer> RingBuffer::map(int fd, std::size_t data_pages) {
+Expected<RingBuffer> RingBuffer::map(int fd, std::size_t data_pages, bool backward) {
   if (!power_of_two(data_pages))
     return make_error("ring buffer of {} data pages: must be a power of two", data_pages);
   const std::size_t ps = page_size();
   const std::size_t len = ps * (data_pages + 1);
-  void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = ::mmap(nullptr, len, backward ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     int err = errno;
     if (err == EPERM)
@@ -81,6 +81,30 @@ Expected<RingBuffer> RingBuffer::map(int fd, std::size_t data_pages) {
   rb.owns_ = true;
   rb.tail_ = rb.tail();
   return rb;
+}
+
+SplitBytes RingBuffer::backward(std::uint64_t& since) const {
+  const std::uint64_t head = this->head();
+  const std::uint64_t mask = data_size_ - 1;
+  const std::uint8_t* data = base_ + page_size_;
+  std::uint64_t end = since;
+  since = head;
+  if (end - head > data_size_) {
+    // Overwritten since: the whole records from the head that fit in the
+    // buffer, up to one never written (size 0).
+    end = head;
+    for (;;) {
+      std::uint8_t hdr[8];
+      for (std::size_t i = 0; i < sizeof hdr; ++i) hdr[i] = data[(end + i) & mask];
+      const std::uint16_t size = load<std::uint16_t>(hdr + 6, false);
+      if (size == 0 || end - head + size > data_size_) break;
+      end += size;
+    }
+  }
+  const std::size_t len = static_cast<std::size_t>(end - head);
+  const std::size_t at = static_cast<std::size_t>(head & mask);
+  const std::size_t first = std::min(len, data_size_ - at);
+  return SplitBytes{Bytes(data + at, first), Bytes(data, len - first)};
 }
 
 RingBuffer RingBuffer::over(std::uint8_t* memory, std::size_t page_size, std::size_t data_size) {

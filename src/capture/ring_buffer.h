@@ -66,7 +66,9 @@ class RingBuffer {
   // Maps the user page and `data_pages` data pages (a power of two) of `fd`.
   // Errors: data_pages not a power of two; mmap failure (EPERM names
   // perf_event_mlock_kb, the usual cause).
-  static Expected<RingBuffer> map(int fd, std::size_t data_pages);
+  // `backward`: a write_backward buffer (perf record --overwrite), mapped
+  // read-only so that the kernel overwrites what is not read.
+  static Expected<RingBuffer> map(int fd, std::size_t data_pages, bool backward = false);
   // A buffer over memory the caller owns and keeps alive (tests): `memory`
   // holds the user page (page_size bytes) then `data_size` bytes of data.
   static RingBuffer over(std::uint8_t* memory, std::size_t page_size, std::size_t data_size);
@@ -82,6 +84,12 @@ class RingBuffer {
   // Gives `bytes` (from the last pending()) back to the kernel: release-store
   // of data_tail. Consuming less keeps the rest for the next pending().
   void consume(std::uint64_t bytes);
+
+  // A backward buffer, its output paused: the records written since the
+  // head `since` (0 at first), newest first, at most a buffer's worth of
+  // whole records, as perf's overwrite reading takes them. `since` becomes
+  // the head.
+  SplitBytes backward(std::uint64_t& since) const;
 
   std::uint64_t head() const;
   std::uint64_t tail() const;
@@ -138,6 +146,12 @@ class AuxBuffer {
   // The data of a PERF_RECORD_AUX: `size` bytes at `offset` (a position that
   // grows without wrapping; taken modulo the area).
   SplitBytes range(std::uint64_t offset, std::uint64_t size) const;
+  // A backward buffer, its output paused: the records written since the
+  // head `since` (0 at first), newest first, at most a buffer's worth of
+  // whole records, as perf's overwrite reading takes them. `since` becomes
+  // the head.
+  SplitBytes backward(std::uint64_t& since) const;
+
   std::uint64_t head() const;
   std::uint64_t tail() const;
 

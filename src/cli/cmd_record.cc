@@ -183,6 +183,7 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
                  "(--switch-output[=signal|size[BKMG]|time[smhd]])");
   app.add_option("--switch-max-files", o.switch_output.max_files,
                  "Limit number of switch output generated files");
+  app.add_flag("--overwrite", o.overwrite, "use overwrite mode");
   app.add_flag("--tail-synthesize", o.tail_synthesize,
                "synthesize non-sample events at the end of output");
   app.add_option("--synth", a.synth,
@@ -428,6 +429,7 @@ int cmd_record(int argc, char** argv) {
     }
     o.synth = *synth;
   }
+  if (o.overwrite) o.tail_synthesize = true;  // what exists at the end, as perf
   if (auto st = finish_options(a, o); !st) return fail("record", st.error());
 
   capture::SystemPaths paths;

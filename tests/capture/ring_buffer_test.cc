@@ -34,6 +34,16 @@ class FakeRing {
     __atomic_store_n(reinterpret_cast<std::uint64_t*>(mem_.data() + user_page::kDataHead), head_,
                      __ATOMIC_RELEASE);
   }
+  // Writes a record as a write_backward buffer does: before the head.
+  void produce_backward(std::uint32_t type, std::uint16_t size) {
+    head_ -= size;
+    std::vector<std::uint8_t> rec(size, 0);
+    store<std::uint32_t>(rec.data(), type, false);
+    store<std::uint16_t>(rec.data() + 6, size, false);
+    for (std::size_t i = 0; i < size; ++i) data()[(head_ + i) % size_] = rec[i];
+    __atomic_store_n(reinterpret_cast<std::uint64_t*>(mem_.data() + user_page::kDataHead), head_,
+                     __ATOMIC_RELEASE);
+  }
   std::uint64_t tail() const {
     return load<std::uint64_t>(mem_.data() + user_page::kDataTail, false);
   }
@@ -122,6 +132,33 @@ TEST(RingBufferTest, StopsAtAHeaderThatDoesNotFit) {
   ASSERT_TRUE(c.next(rec, scratch));
   EXPECT_FALSE(c.next(rec, scratch));
   EXPECT_TRUE(c.failed());
+}
+
+// perf record --overwrite: the newest records first; once the buffer has
+// wrapped, as many whole records as fit; later reads only what came since.
+TEST(RingBufferTest, BackwardBufferGivesTheNewestWholeRecords) {
+  FakeRing ring(64);
+  RingBuffer rb = ring.buffer();
+  auto types = [](SplitBytes d) {
+    std::vector<std::uint32_t> out;
+    std::vector<std::uint8_t> all(d.size());
+    d.copy_to(0, d.size(), all.data());
+    for (std::size_t at = 0; at + 8 <= all.size();) {
+      out.push_back(load<std::uint32_t>(all.data() + at, false));
+      at += load<std::uint16_t>(all.data() + at + 6, false);
+    }
+    return out;
+  };
+  std::uint64_t since = 0;
+  ring.produce_backward(1, 16);
+  ring.produce_backward(2, 16);
+  EXPECT_EQ(types(rb.backward(since)), (std::vector<std::uint32_t>{2, 1}));
+  EXPECT_TRUE(types(rb.backward(since)).empty());
+  for (std::uint32_t t = 3; t <= 7; ++t) ring.produce_backward(t, t == 5 ? 24 : 16);
+  // 5 records (88 bytes) since the last read, 64 fit: 7, 6, 5 whole (56).
+  EXPECT_EQ(types(rb.backward(since)), (std::vector<std::uint32_t>{7, 6, 5}));
+  ring.produce_backward(8, 16);
+  EXPECT_EQ(types(rb.backward(since)), (std::vector<std::uint32_t>{8}));
 }
 
 TEST(RingBufferTest, RingViewPositionsAreModuloSize) {

@@ -409,5 +409,26 @@ TEST_F(RecordCliTest, UidAndPidWithAWorkloadAsPerf) {
   EXPECT_NE(w.err.find("Warning:\nPID/TID switch overriding UID"), std::string::npos) << w.err;
 }
 
+// --overwrite: write_backward buffers read when recording ends, the newest
+// whole records that fit (with -m 4 as many samples as perf keeps), the
+// side-band synthesized at the end (perf's implied --tail-synthesize).
+TEST_F(RecordCliTest, OverwriteKeepsTheNewestAsPerf) {
+  auto shape = [&](const std::string& tool) {
+    const std::string out = dir_.path(tool == "perf" ? "perf.data" : "perfkit.data");
+    auto r = run(tool + " record -q --overwrite -e cpu-clock -m 4 -o " + sh(out) + " -- " + loop() +
+                 " 500");
+    EXPECT_EQ(r.status, 0) << tool << ": " << r.err;
+    EXPECT_NE(evlist(out).find("write_backward: 1"), std::string::npos) << tool;
+    auto samples = run("perf script -F time -i " + sh(out) + " 2>/dev/null | wc -l").out;
+    auto side = run("perf script --show-task-events --show-mmap-events -i " + sh(out) +
+                    " 2>/dev/null | grep PERF_RECORD | awk '{print $1, $5}' | sed 's/:.*//'")
+                    .out;
+    EXPECT_EQ(perf_report_errors(out), "") << tool;
+    return samples + side;
+  };
+  const std::string want = shape("perf");
+  EXPECT_EQ(shape(perfkit_bin()), want);
+}
+
 }  // namespace
 }  // namespace perfkit::test

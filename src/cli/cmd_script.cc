@@ -92,6 +92,8 @@ void add_input_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
   app.add_option("-c,--comms,--comm", a.comms, "Only display events for these comms");
   app.add_option("-S,--symbols", a.symbols, "Only consider these symbols");
   app.add_option("--dsos", a.dsos, "Only consider symbols in these DSOs");
+  app.add_option("--addr-range", opts.addr_range,
+                 "Use with -S to list traced records within address range");
   app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
   app.add_flag("--dump-unsorted-raw-trace", a.dump_unsorted,
                "Dump unsorted raw trace in ASCII (the records in file order)");

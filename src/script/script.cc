@@ -24,6 +24,7 @@ session::SampleFilterOptions filter_options(const ScriptOptions& o) {
   f.comms = o.comms;
   f.dsos = o.dsos;
   f.symbols = o.symbols;
+  f.addr_range = o.addr_range;
   f.pids = o.pids;
   f.tids = o.tids;
   f.cpus = o.cpus;

@@ -56,6 +56,7 @@ struct ScriptOptions {
   std::vector<std::string> comms;
   std::vector<std::int32_t> pids, tids;
   std::vector<std::string> symbols;  // -S
+  std::uint64_t addr_range = 0;      // --addr-range: with -S addresses
   std::vector<std::string> dsos;     // --dsos
   // --per-event-dump: each event's samples go to PREFIX.EVENT.dump (PREFIX
   // the input's path), everything else to the output, as perf writes them.

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+
 #include "abi/perf_event.h"
 #include "perfdata/features.h"
 
@@ -12,10 +16,26 @@ SampleFilter::SampleFilter(const SampleFilterOptions& o)
       reltime_(o.reltime),
       have_cpus_(o.have_cpus),
       comms_(o.comms.begin(), o.comms.end()),
-      symbols_(o.symbols.begin(), o.symbols.end()),
       dsos_(o.dsos.begin(), o.dsos.end()),
+      by_symbol_(!o.symbols.empty()),
+      addr_range_(o.addr_range),
       pids_(o.pids.begin(), o.pids.end()),
       tids_(o.tids.begin(), o.tids.end()) {
+  // perf's setup_addrlist: an entry that strtoul(, 16) reads whole (bar
+  // trailing blanks) is an address, not a name.
+  for (const std::string& e : o.symbols) {
+    const char* str = e.c_str();
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long v = std::strtoul(str, &end, 16);
+    bool number = errno == 0 && end != str;
+    for (const char* p = end; number && *p; ++p)
+      number = std::isspace(static_cast<unsigned char>(*p));
+    if (number)
+      addrs_.push_back(v);
+    else
+      symbols_.insert(e);
+  }
   for (auto c : o.cpus)
     if (c >= 0) {
       if (static_cast<std::size_t>(c) >= cpu_set_.size()) cpu_set_.resize(c + 1, false);
@@ -48,14 +68,13 @@ bool SampleFilter::skip(const ResolvedSample& s, const machine::Machine& m) cons
         !dsos_.count(d->long_name))
       return true;
   }
-  if (!symbols_.empty()) {
-    if (s.loc.symbol < 0) return true;
-    if (symbols_.count(std::string(m.symbol_name(s.loc)))) return false;
-    const auto& sym = s.loc.dso->symbols->at(static_cast<std::size_t>(s.loc.symbol));
-    std::uint64_t start = s.loc.map ? s.loc.map->unmap_ip(sym.start) : sym.start;
-    return !symbols_.count(fmt::format("{:#x}", start));
-  }
-  return false;
+  if (!by_symbol_) return false;
+  if (s.loc.symbol >= 0 && symbols_.count(std::string(m.symbol_name(s.loc)))) return false;
+  if (addrs_.empty() || !s.loc.map) return true;
+  const std::uint64_t addr = s.loc.map->unmap_ip(s.loc.addr);
+  for (std::uint64_t a : addrs_)
+    if (addr == a || (addr_range_ && addr >= a && addr < a + addr_range_)) return false;
+  return true;
 }
 
 }  // namespace perfkit::session

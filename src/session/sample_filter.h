@@ -24,6 +24,9 @@ struct SampleFilterOptions {
   bool have_cpus = false;  // -C given (an empty list then keeps nothing)
   std::string time;        // --time, as parse_time_ranges takes it
   bool reltime = false;    // --reltime: --time counts from the first sample
+  // --addr-range: the -S addresses (entries that read as hex numbers, as
+  // perf takes them) keep samples at [address, address + range).
+  std::uint64_t addr_range = 0;
 };
 
 class SampleFilter {
@@ -43,12 +46,13 @@ class SampleFilter {
     return have_cpus_ && cpu != ~0u && (cpu >= cpu_set_.size() || !cpu_set_[cpu]);
   }
   // By what the sample resolved to: its thread's comm, pid and tid, its DSO
-  // (short, shown or long name) and its symbol (name, or start address as
-  // "0x..."), as perf script's filters compare them.
+  // (short, shown or long name), its symbol's name, or its address (a -S
+  // entry that reads as a hex number, with --addr-range), as perf script's
+  // filters compare them.
   bool skip(const ResolvedSample& s, const machine::Machine& m) const;
 
   // Whether a DSO or symbol filter is set (they need resolved locations).
-  bool by_location() const { return !dsos_.empty() || !symbols_.empty(); }
+  bool by_location() const { return !dsos_.empty() || by_symbol_; }
   // Whether any filter is set.
   bool any() const {
     return have_cpus_ || !ranges_.empty() || !comms_.empty() || !pids_.empty() || !tids_.empty() ||
@@ -62,6 +66,9 @@ class SampleFilter {
   bool have_cpus_ = false;
   std::vector<bool> cpu_set_;
   std::unordered_set<std::string> comms_, symbols_, dsos_;
+  bool by_symbol_ = false;  // -S given (its entries may all be addresses)
+  std::vector<std::uint64_t> addrs_;
+  std::uint64_t addr_range_ = 0;
   std::unordered_set<std::int32_t> pids_, tids_;
 };
 

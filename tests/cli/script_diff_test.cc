@@ -176,6 +176,35 @@ TEST(ScriptOptions, FiltersMatchPerf) {
   expect_same("dwarf.data", "--comm cpuloop");
 }
 
+// -S entries that read as hex numbers are addresses (perf's addr_list): a
+// sample's exact address, or with --addr-range N the N bytes from it; a
+// symbol's start address alone keeps only samples at it, not the symbol.
+TEST(ScriptOptions, AddressFiltersMatchPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  PK_FIXTURE_OR_SKIP(f, "fp.data");
+  // The busiest address of spin, and spin's start, as perf prints them.
+  auto top = test::run("perf script -F ip,sym,symoff -G -i " + test::sh(f) +
+                       " 2>/dev/null | grep 'spin+' | sort | uniq -c | sort -rn | head -1");
+  std::istringstream in(top.out);
+  std::string count, ip, symoff;
+  in >> count >> ip >> symoff;
+  ASSERT_FALSE(ip.empty()) << top.out;
+  const std::uint64_t at = std::stoull(ip, nullptr, 16);
+  const std::uint64_t start = at - std::stoull(symoff.substr(symoff.find("+0x") + 3), nullptr, 16);
+  const std::string a = fmt::format("{:#x}", at), s = fmt::format("{:#x}", start);
+  int compared = 0;
+  for (const std::string& args :
+       {"-F ip,sym -S " + a, "-F ip,sym -S " + s, "-F ip,sym -S spin," + a,
+        "-F ip,sym -S " + a.substr(2), "-F ip,sym,symoff -S " + a + " --addr-range 16",
+        "-F ip,sym -S " + s + ",main --addr-range 64"}) {
+    auto p = test::run("perf script -G -i " + test::sh(f) + " " + args + " 2>&1");
+    auto k = test::run(test::perfkit_bin() + " script -G -i " + test::sh(f) + " " + args + " 2>&1");
+    EXPECT_TRUE(p.out == k.out) << args << "\n" << test::first_difference(k.out, p.out);
+    ++compared;
+  }
+  EXPECT_EQ(compared, 6);
+}
+
 // --switch-on/--switch-off/--show-on-off-events, after the other filters.
 TEST(ScriptOptions, EventSwitchMatchesPerf) {
   PK_SKIP_WITHOUT_PERF();

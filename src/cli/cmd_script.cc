@@ -75,6 +75,7 @@ void add_output_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
   app.add_flag("--show-lost-events", opts.show_lost, "Show lost events");
   app.add_flag("--show-round-events", opts.show_round, "Show round events");
   app.add_flag("--show-bpf-events", opts.show_bpf, "Show bpf related events");
+  app.add_flag("--show-text-poke-events", opts.show_text_poke, "Show text poke related events");
   app.add_flag("--show-kernel-path", opts.show_kernel_path, "Show the path of [kernel.kallsyms]");
   app.add_flag("-L,--Latency", opts.latency, "Show latency attributes");
   app.add_flag("-d,--debug-mode", opts.debug_mode, "Check that samples are time ordered");

@@ -157,19 +157,6 @@ void print_namespaces(const record::NamespacesRecord& n, Buf& b) {
   }
 }
 
-void print_text_poke(const record::TextPokeRecord& t, Buf& b) {
-  fmt::format_to(fmt::appender(b), " {:x}  old len {} new len {}\n", t.addr, t.old_len, t.new_len);
-  auto bytes = [&](Bytes data, std::string_view which) {
-    for (std::size_t i = 0; i < data.size(); ++i) {
-      if (i % 16 == 0) fmt::format_to(fmt::appender(b), "            {} bytes:", which);
-      fmt::format_to(fmt::appender(b), " {:02x}", data[i]);
-      if (i % 16 == 15 || i + 1 == data.size()) b.push_back('\n');
-    }
-  };
-  bytes(t.old_bytes, "Old");
-  bytes(t.new_bytes, "New");
-}
-
 void print_mmap2(const record::Mmap2Record& m, Buf& b) {
   auto out = fmt::appender(b);
   fmt::format_to(out, " {}/{}: [{}({}) @ {}", static_cast<std::int32_t>(m.pid),
@@ -306,6 +293,21 @@ void print_kernel_record(PrinterState& st, const RecordView& r, const Stamp& s, 
 }
 
 }  // namespace
+
+void print_text_poke(const record::TextPokeRecord& t, fmt::memory_buffer& b,
+                     std::string_view symbol) {
+  fmt::format_to(fmt::appender(b), " {:x} {} old len {} new len {}\n", t.addr, symbol, t.old_len,
+                 t.new_len);
+  auto bytes = [&](Bytes data, std::string_view which) {
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      if (i % 16 == 0) fmt::format_to(fmt::appender(b), "            {} bytes:", which);
+      fmt::format_to(fmt::appender(b), " {:02x}", data[i]);
+      if (i % 16 == 15 || i + 1 == data.size()) b.push_back('\n');
+    }
+  };
+  bytes(t.old_bytes, "Old");
+  bytes(t.new_bytes, "New");
+}
 
 struct RecordPrinter::Impl {
   Impl(const perfdata::Reader& r, RecordPrinterOptions o) : st(r, std::move(o)) {}

@@ -13,6 +13,8 @@
 // Output streams through the FdWriter; nothing is allocated per record.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -25,6 +27,7 @@
 #include "base/output.h"
 #include "perfdata/reader.h"
 #include "record/record_view.h"
+#include "record/records.h"
 
 namespace perfkit::dump {
 
@@ -98,5 +101,11 @@ class RecordPrinter {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// A TEXT_POKE's text as perf_event__fprintf prints it: " ADDR SYMBOL old len
+// N new len M" (SYMBOL "name+0xoff" where the kernel's maps know one, else
+// empty), then the old and new bytes, 16 a line.
+void print_text_poke(const record::TextPokeRecord& t, fmt::memory_buffer& b,
+                     std::string_view symbol = {});
 
 }  // namespace perfkit::dump

@@ -89,6 +89,7 @@ Status ScriptPrinter::prepare() {
   }
   if (!opts_.stop_bt.empty()) defer_kernel_ = false;  // the names decide where chains end
   if (opts_.per_event_dump) defer_kernel_ = false;    // each sample's lines move at once
+  if (opts_.show_text_poke) defer_kernel_ = false;    // a poke names its kernel symbol
   return ok();
 }
 

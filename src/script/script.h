@@ -48,7 +48,8 @@ struct ScriptOptions {
   bool full_source_path = false;  // --full-source-path
   bool show_kernel_path = false;
   bool show_task = false, show_mmap = false, show_switch = false, show_namespace = false,
-       show_cgroup = false, show_lost = false, show_round = false, show_bpf = false;
+       show_cgroup = false, show_lost = false, show_round = false, show_bpf = false,
+       show_text_poke = false;
   bool debug_mode = false;  // -d: check sample order instead of printing
   std::string time;         // --time, parsed once the recording is known
   std::vector<std::int32_t> cpus;

@@ -5,6 +5,7 @@
 #include "abi/names.h"
 #include "abi/perf_event.h"
 #include "base/alt_hex.h"
+#include "dump/dump_records.h"
 #include "record/records.h"
 #include "script/script_printer.h"
 
@@ -33,6 +34,8 @@ bool ScriptPrinter::shows(std::uint32_t type) const {
     case kRecordKsymbol:
     case kRecordBpfEvent:
       return opts_.show_bpf;
+    case kRecordTextPoke:
+      return opts_.show_text_poke;
     default:
       return false;
   }
@@ -289,6 +292,23 @@ void ScriptPrinter::print_record_body(const record::RecordView& r) {
         return;
       }
       fmt::format_to(out, " type {}, flags {}, id {}\n", e->type, e->flags, e->id);
+      return;
+    }
+    case kRecordTextPoke: {
+      auto t = record::parse_text_poke(r);
+      if (!t) {
+        b_.push_back('\n');
+        return;
+      }
+      // The kernel symbol at the address, as "name+0xoff".
+      machine::Machine& m = session_.machine();
+      const machine::Location loc = m.resolve(m.findnew_thread(0, 0), kMiscKernel, t->addr);
+      std::string symbol;
+      if (loc.symbol >= 0 && loc.dso) {
+        const auto& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
+        symbol = fmt::format("{}+{:#x}", m.symbol_name(loc), loc.addr - sym.start);
+      }
+      dump::print_text_poke(*t, b_, symbol);
       return;
     }
     default:

@@ -112,6 +112,20 @@ TEST(SyntheticDump, EveryRecordTypeAndSampleFieldEqualsPerf) {
   expect_same_dump(path);
 }
 
+// script --show-text-poke-events on a TEXT_POKE record: its address, the
+// kernel symbol there, the old and new bytes, as perf script prints them.
+TEST(SyntheticDump, TextPokeEventsAsPerfScript) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  std::string path = dir.path("synthetic.data");
+  ASSERT_EQ(test::write_synthetic_recording(path), "");
+  const std::string args = " script --show-text-poke-events -F comm,tid,time -i " + test::sh(path);
+  auto theirs = test::run("perf" + args + " 2>/dev/null | grep -A8 TEXT_POKE");
+  auto ours = test::run(test::perfkit_bin() + args + " 2>/dev/null | grep -A8 TEXT_POKE");
+  EXPECT_NE(theirs.out.find("PERF_RECORD_TEXT_POKE"), std::string::npos) << theirs.out;
+  EXPECT_EQ(ours.out, theirs.out);
+}
+
 TEST(SyntheticDump, StdinStreamPrintsPipeOffsets) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("pipe.data");

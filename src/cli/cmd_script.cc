@@ -14,6 +14,7 @@
 #include "dump/header_print.h"
 #include "dump/itrace_dump.h"
 #include "itrace/synth_events.h"
+#include "script/dlfilter.h"
 #include "script/script.h"
 #include "script/script_itrace.h"
 #include "session/session.h"
@@ -35,7 +36,7 @@ struct Args {
   std::string cpus, pids, tids, comms, symbols, dsos;
   SymbolArgs lookup;  // where symbols come from
   bool header = false, header_only = false, show_info = false, dump_raw = false;
-  bool dump_unsorted = false, per_event_dump = false;
+  bool dump_unsorted = false, per_event_dump = false, list_dlfilters = false;
   bool no_inline = false, inline_flag = false, demangle = false, force = false, all_cpus = false;
   int verbose = 0;
   // Intel PT (perf-intel-pt(1)): what to synthesize from the trace.
@@ -98,6 +99,10 @@ void add_input_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
   app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
   app.add_flag("--dump-unsorted-raw-trace", a.dump_unsorted,
                "Dump unsorted raw trace in ASCII (the records in file order)");
+  app.add_option("--dlfilter", opts.dlfilter, "Filter sample events using the given shared object");
+  app.add_option("--dlarg", opts.dlargs, "Argument to pass to the dlfilter (one per --dlarg)")
+      ->allow_extra_args(false);
+  app.add_flag("--list-dlfilters", a.list_dlfilters, "list available dlfilters");
   app.add_flag("--per-event-dump", a.per_event_dump,
                "Dump trace output to files named by the monitored events");
   app.add_flag("--header", a.header, "Show data header");
@@ -221,6 +226,10 @@ int cmd_script(int argc, char** argv) {
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
 
+  if (a.list_dlfilters) {
+    fmt::print("{}", script::DlFilter::list());
+    return 0;
+  }
   if (opts.reltime && opts.deltatime)
     return fail("script",
                 make_error("reltime and deltatime - the two don't get along well. Please limit "

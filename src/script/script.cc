@@ -90,6 +90,10 @@ Status ScriptPrinter::prepare() {
   if (!opts_.stop_bt.empty()) defer_kernel_ = false;  // the names decide where chains end
   if (opts_.per_event_dump) defer_kernel_ = false;    // each sample's lines move at once
   if (opts_.show_text_poke) defer_kernel_ = false;    // a poke names its kernel symbol
+  if (!opts_.dlfilter.empty()) {
+    defer_kernel_ = false;  // the filter resolves what it is given
+    PK_ASSIGN(dlfilter_, DlFilter::load(opts_.dlfilter, opts_.dlargs, *this));
+  }
   return ok();
 }
 
@@ -103,6 +107,42 @@ Status ScriptPrinter::print_one(const session::ResolvedSample& s, std::uint64_t 
   Status st = print_sample(s, period, period_set);
   PK_TRY(end_sample_lines(s.event));
   return st;
+}
+
+const abi::EventAttr& ScriptPrinter::attr(std::size_t event) const {
+  return session_.reader().events()[event].attr;
+}
+
+const std::string& ScriptPrinter::event_name(std::size_t event) {
+  name_width();                                               // fills names_
+  if (event >= names_.size()) name_width_ = 0, name_width();  // a pipe's later event
+  static const std::string kNone;
+  return event < names_.size() ? names_[event] : kNone;
+}
+
+std::size_t ScriptPrinter::read_code(const machine::Location& loc, std::uint8_t* buf,
+                                     std::size_t n) {
+  if (!code_) code_ = std::make_unique<session::CodeReader>(session_.symbolizer().options());
+  return code_->read(loc, buf, n) ? n : 0;
+}
+
+unsigned ScriptPrinter::fetch_insn(const machine::Location& loc, std::uint8_t (&code)[16]) {
+  if (!code_) code_ = std::make_unique<session::CodeReader>(session_.symbolizer().options());
+  return code_->fetch_insn(loc, code);
+}
+
+// The source file and line of `loc`, as script's srcline field shows them.
+std::pair<std::string, unsigned> ScriptPrinter::srcline(const machine::Location& loc) {
+  if (!loc.map || !loc.dso) return {};
+  std::string_view text = source_lines()->srcline(lines_of(loc.dso), loc.addr);
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || text.starts_with("??")) return {};
+  unsigned line = 0;
+  for (char c : text.substr(colon + 1)) {
+    if (c < '0' || c > '9') break;
+    line = line * 10 + static_cast<unsigned>(c - '0');
+  }
+  return {std::string(text.substr(0, colon)), line};
 }
 
 void ScriptPrinter::begin_sample_lines() { held_out_.move_to(real_out_); }
@@ -121,7 +161,8 @@ Status ScriptPrinter::end_sample_lines(std::size_t event) {
   return ok();
 }
 
-Status ScriptPrinter::finish_event_dumps() {
+Status ScriptPrinter::finish() {
+  if (dlfilter_) PK_TRY(dlfilter_->stop());
   if (!opts_.per_event_dump) return ok();
   held_out_.move_to(real_out_);
   const std::size_t n = session_.reader().events().size();
@@ -205,7 +246,7 @@ Status run_script(session::Session& session, ScriptOptions opts, FdWriter& out) 
   Status st = session.run(printer);
   printer.resolve_pending();
   PK_TRY(st);
-  PK_TRY(printer.finish_event_dumps());
+  PK_TRY(printer.finish());
   return out.flush();
 }
 

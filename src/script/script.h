@@ -62,6 +62,9 @@ struct ScriptOptions {
   // --per-event-dump: each event's samples go to PREFIX.EVENT.dump (PREFIX
   // the input's path), everything else to the output, as perf writes them.
   std::optional<std::string> per_event_dump;
+  // --dlfilter FILE and its --dlarg arguments (script/dlfilter.h).
+  std::string dlfilter;
+  std::vector<std::string> dlargs;
   WarnFn warn;
 };
 

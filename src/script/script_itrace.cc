@@ -534,7 +534,7 @@ Status run_script_itrace(session::Session& session, ScriptOptions opts,
   session.set_late_chains(nullptr);  // `late` goes with this frame
   printer.resolve_pending();
   PK_TRY(std::move(st));
-  PK_TRY(printer.finish_event_dumps());
+  PK_TRY(printer.finish());
   PK_TRY(out.flush());
   // perf_session__warn_about_errors.
   if (script.errors() && warn)

@@ -14,6 +14,7 @@
 
 #include "base/flat_map.h"
 #include "dump/dump_records.h"
+#include "script/dlfilter.h"
 #include "script/script.h"
 #include "session/code_reader.h"
 #include "session/sample_filter.h"
@@ -33,7 +34,7 @@ struct StartFields {
   bool callchain_layout = false;      // comm unpadded: a callchain follows
 };
 
-class ScriptPrinter : public session::SampleVisitor {
+class ScriptPrinter : public session::SampleVisitor, public DlFilterHost {
  public:
   ScriptPrinter(session::Session& session, ScriptOptions opts, FdWriter& out);
   ~ScriptPrinter() override;
@@ -52,10 +53,18 @@ class ScriptPrinter : public session::SampleVisitor {
   // waits for them); call once after Session::run.
   void resolve_pending();
 
-  // --per-event-dump: commits each event's file and names it on stderr with
-  // its size and samples, as perf does; call once after Session::run.
-  // Errors: a file that could not be written (naming it).
-  Status finish_event_dumps();
+  // Call once after Session::run: --per-event-dump's files committed and
+  // named with their sizes and samples, as perf does; the dlfilter's stop().
+  // Errors: a file that could not be written (naming it), the filter's.
+  Status finish();
+
+  // DlFilterHost (--dlfilter).
+  machine::Machine& machine() override { return session_.machine(); }
+  const abi::EventAttr& attr(std::size_t event) const override;
+  const std::string& event_name(std::size_t event) override;
+  std::size_t read_code(const machine::Location& loc, std::uint8_t* buf, std::size_t n) override;
+  unsigned fetch_insn(const machine::Location& loc, std::uint8_t (&code)[16]) override;
+  std::pair<std::string, unsigned> srcline(const machine::Location& loc) override;
 
   bool use_callchain() const { return use_callchain_; }
   // perf's normalized name of the recording's architecture ("" if unknown).
@@ -126,6 +135,7 @@ class ScriptPrinter : public session::SampleVisitor {
     std::uint64_t samples = 0;
   };
   std::vector<EventDump> event_dumps_;
+  std::unique_ptr<DlFilter> dlfilter_;  // --dlfilter
   std::vector<std::string> names_;
   int name_width_ = 0;
   bool use_callchain_ = true;

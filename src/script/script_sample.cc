@@ -570,6 +570,12 @@ Status ScriptPrinter::print_sample(const session::ResolvedSample& s, std::uint64
   const std::uint32_t cpu = (st & kSampleCpu) ? smp.cpu : ~0u;
   if (filter_.skip_cpu(cpu) || filter_.skip(s, session_.machine())) return ok();
   if (evswitch_.active() && evswitch_.discard(s.event)) return ok();
+  if (dlfilter_) {
+    PK_ASSIGN(bool early, dlfilter_->drops(s, true));
+    if (early) return ok();
+    PK_ASSIGN(bool late, dlfilter_->drops(s, false));
+    if (late) return ok();
+  }
 
   const OutputConfig& o = opts_.fields.of(attr.type);
   if (!o.fields) return ok();

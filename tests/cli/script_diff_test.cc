@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -203,6 +204,44 @@ TEST(ScriptOptions, AddressFiltersMatchPerf) {
     ++compared;
   }
   EXPECT_EQ(compared, 6);
+}
+
+// --dlfilter: a filter built against perf's perf/perf_dlfilter.h sees the
+// same samples, fields, resolved symbols, attr and instruction lengths from
+// perfkit as from perf, keeps the same ones, and gets its --dlarg; both list
+// it (and perf's installed ones) the same with --list-dlfilters.
+TEST(ScriptOptions, DlfilterAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  PK_TOOL_OR_SKIP(cc, "cc");
+  if (::access("/usr/include/perf/perf_dlfilter.h", R_OK) != 0) {
+    if (test::in_ci()) FAIL() << "perf/perf_dlfilter.h is missing in CI";
+    GTEST_SKIP() << "no perf/perf_dlfilter.h";
+  }
+  test::TempDir dir;
+  auto built =
+      test::run(cc + " -shared -fPIC -o " + test::sh(dir.path("keep.so")) + " " +
+                test::sh(std::string(PERFKIT_SOURCE_DIR) + "/tests/cli/dlfilter/keep_symbol.c"));
+  ASSERT_EQ(built.status, 0) << built.err;
+  int compared = 0;
+  for (const char* fixture : {"fp.data", "dwarf.data"}) {
+    PK_FIXTURE_OR_SKIP(f, fixture);
+    for (const std::string args :
+         {"--dlfilter ./keep.so -F comm,tid,ip,sym", "--dlfilter keep.so --dlarg run -F ip,sym",
+          "--dlfilter ./keep.so --dlarg main"}) {
+      const std::string cmd = " script -i " + test::sh(f) + " " + args;
+      auto p = test::run("cd " + test::sh(dir.dir()) + " && perf" + cmd);
+      auto k = test::run("cd " + test::sh(dir.dir()) + " && " + test::perfkit_bin() + cmd);
+      EXPECT_EQ(k.status, p.status) << args;
+      EXPECT_EQ(k.err, p.err) << fixture << " [" << args << "]";
+      EXPECT_TRUE(k.out == p.out) << fixture << " [" << args << "]\n"
+                                  << test::first_difference(k.out, p.out);
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 6);
+  const std::string list = " script --list-dlfilters";
+  EXPECT_EQ(test::run("cd " + test::sh(dir.dir()) + " && " + test::perfkit_bin() + list).out,
+            test::run("cd " + test::sh(dir.dir()) + " && perf" + list).out);
 }
 
 // --switch-on/--switch-off/--show-on-off-events, after the other filters.

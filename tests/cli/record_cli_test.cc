@@ -338,9 +338,10 @@ TEST_F(RecordCliTest, SwitchOutputAsPerf) {
     auto rep = run("perf report --stdio --sort sym -i " + sh(dumped[i]) + " 2>/dev/null");
     EXPECT_NE(rep.out.find("[.] spin"), std::string::npos) << dumped[i] << "\n" << rep.out;
   }
-  // A size: perf's warning, and a file per 100K of data at least.
-  auto z = run(perfkit_bin() + " record --switch-output=100K -e task-clock -o " +
-               sh(dir_.path("size.data")) + " -- " + loop() + " 1500");
+  // A size: perf's warning, and a file per 8K of data at least (a small
+  // buffer wakes the recorder often enough under any load).
+  auto z = run(perfkit_bin() + " record --switch-output=8K -m 8 -e task-clock -o " +
+               sh(dir_.path("size.data")) + " -- " + loop() + " 600");
   ASSERT_EQ(z.status, 0) << z.err;
   EXPECT_NE(z.err.find("WARNING: switch-output data size lower than wakeup kernel buffer size ("),
             std::string::npos)

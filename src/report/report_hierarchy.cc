@@ -150,7 +150,18 @@ Hierarchy build_hierarchy(const Report& r, Hists& h) {
   // (parent node + 1, value hash) -> the nodes with that hash
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> index;
   std::vector<unsigned> bits;  // by node: its first entry's filter bits
-  for (std::uint32_t i : h.collapsed) {
+  // A group's leader builds its tree from its own entries; perf links the
+  // members' entries it lacks in after (their nodes come second, and a
+  // node both have is the leader's first entry's copy).
+  std::vector<std::uint32_t> order;
+  order.reserve(h.collapsed.size());
+  for (int pass = 0; pass < (grouped ? 2 : 1); ++pass)
+    for (std::uint32_t i : h.collapsed) {
+      const Entry& e = h.entries[i];
+      const bool linked = grouped && e.nr_events == 0 && e.period == 0;
+      if (linked == (pass == 1)) order.push_back(i);
+    }
+  for (std::uint32_t i : order) {
     const Entry& e = h.entries[i];
     const unsigned entry_bits = filter_bits(r, e);
     std::uint32_t parent = UINT32_MAX;

@@ -160,8 +160,12 @@ TEST(HtmlReport, TreesEqualPerfkitReport) {
     SCOPED_TRACE(files[i]);
     const auto self = report_top(files[i], "--no-children", n);
     const auto children = report_top(files[i], "--children", n);
-    ASSERT_EQ(self.size(), static_cast<std::size_t>(n));
-    ASSERT_EQ(children.size(), static_cast<std::size_t>(n));
+    // A short run may have fewer than n functions: the page then shows as
+    // many rows as the report has.
+    ASSERT_GE(self.size(), 3u);
+    ASSERT_LE(self.size(), static_cast<std::size_t>(n));
+    ASSERT_GE(children.size(), 3u);
+    ASSERT_LE(children.size(), static_cast<std::size_t>(n));
     // Every row's percentage in order; the names where no tie with the
     // last row leaves their order to perf's internal keys.
     const auto page_self = split_lines(d.values[6 * i + 2], '\t');

@@ -89,7 +89,7 @@ struct Args {
   bool asm_raw = false, source = true, tui = false, modules = false, ref_call_graph = false;
   bool ignore_vmlinux = false, stitch_lbr = false;
   bool stdio = false, force = false, quiet = false, show_info = false, dump_raw = false;
-  bool disable_order = false;  // --disable-order: records in file order
+  bool disable_order = false;  // --disable-order: -D's records in file order
   bool inline_flag = false, no_inline = false, group = false, no_group = false;
   bool branch_stack = false, no_branch_stack = false, no_itrace = false;
   int verbose = 0;
@@ -578,7 +578,7 @@ int cmd_report(int argc, char** argv) {
     auto st = print_tasks(a, s);
     return st ? 0 : fail("report", st.error().with_context(s.reader().name()));
   }
-  if (a.disable_order) s.set_unordered(true);
+  // (--disable-order changes -D only: perf 6.1's report keeps time order)
   return print_report(a, opts, s, tty_err, input_name);
 }
 

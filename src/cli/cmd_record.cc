@@ -263,6 +263,10 @@ Expected<std::string> user_pids(const Args& a, capture::RecordOptions& o) {
 // Turns the parsed strings into RecordOptions. Errors name the option.
 Status finish_options(Args& a, capture::RecordOptions& o) {
   o.sample_time = true;
+  // perf caches the hit DSOs after recording, unless -N (record.build-id
+  // no-cache) or -B: in buildid.dir, $PERF_BUILDID_DIR or ~/.debug.
+  if (!a.no_buildid_cache && !o.no_buildid)
+    o.buildid_cache_dir = symbol::symbolizer_options_from_env().buildid_dir;
   std::string pids = a.pids;
   if (!a.uid.empty()) {
     PK_ASSIGN(pids, user_pids(a, o));

@@ -21,6 +21,7 @@
 #include "elf/build_id.h"
 #include "perfdata/writer.h"
 #include "recorder/record_buildids.h"
+#include "recorder/record_cache.h"
 #include "recorder/record_output.h"
 
 namespace perfkit::recorder {
@@ -151,6 +152,7 @@ Expected<std::vector<perfdata::FeatureData>> Session::final_features(
   // --buildid-mmap it does not.
   if (!opts.no_buildid && !z && !opts.buildid_mmap)
     f.build_id = build_id_table(r.dso_hits().dsos(), opts.buildid_all, paths.sysfs);
+  if (f.build_id) cache_build_ids(*f.build_id, opts.buildid_cache_dir, paths.procfs);
   if (z) {
     perfdata::CompressionInfo c;
     c.version = 0;
@@ -324,7 +326,8 @@ Expected<RecordSummary> run_record(const capture::EventList& events, const Recor
     };
   }
   if (run) run = r.synthesize(out, pipe, synth);
-  capture::RunControl rc{hooks.stop_fd};
+  capture::RunControl rc;
+  rc.stop_fd = hooks.stop_fd;
   OutputSwitch sw{s, r, writer, out, z.get(), data_offset, synth, wo, {}};
   const capture::SwitchOutput& so = opts.switch_output;
   if (so.enabled() && !pipe) {

@@ -412,7 +412,8 @@ Expected<RecordConfig> configure_record(const EventList& specs, const RecordOpti
   RecordConfig out;
   RecordOptions o = opts;
   // perf turns on data addresses for dwarf unwinding when it parses the option.
-  if (o.call_graph.mode == CallGraphMode::kDwarf) o.sample_address = true;
+  if (o.call_graph.mode == CallGraphMode::kDwarf && o.call_graph.dwarf_data_addresses)
+    o.sample_address = true;
   PK_ASSIGN(Rates rates, configure_rates(o, limits, out));
   out.freq = rates.freq;
   out.interval = rates.interval;

@@ -22,6 +22,9 @@ struct CallGraphOptions {
   CallGraphMode mode = CallGraphMode::kNone;
   std::uint32_t dump_size = 8192;  // --call-graph dwarf,SIZE (rounded up to 8)
   std::uint16_t max_stack = 0;     // max-stack term; 0 leaves the kernel default
+  // perf turns data addresses (-d) on as it parses --call-graph dwarf, not
+  // when -g takes dwarf from the configuration (call-graph.record-mode).
+  bool dwarf_data_addresses = true;
 };
 
 // Who is recorded. With none of pids/tids/system_wide/cpus set, the workload is.

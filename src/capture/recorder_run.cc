@@ -58,7 +58,8 @@ Status Recorder::synthesize_next_file(RecordSink& out, SynthOptions synth) {
 
 SynthOptions Recorder::completed(SynthOptions synth) const {
   synth.id_hdr_size = trailer_size(config_.events.front().attr.sample_type);
-  synth.mmap_data = opts_.sample_address || opts_.call_graph.mode == CallGraphMode::kDwarf;
+  synth.mmap_data = opts_.sample_address || (opts_.call_graph.mode == CallGraphMode::kDwarf &&
+                                             opts_.call_graph.dwarf_data_addresses);
   synth.namespaces = opts_.namespaces;
   synth.task_mmaps = (opts_.synth & kSynthMmap) != 0;
   return synth;

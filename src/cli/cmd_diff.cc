@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/diff_exports.h"
 #include "cli/options.h"
+#include "cli/perfconfig.h"
 #include "dump/session_dump.h"
 #include "export/json.h"
 #include "report/diff.h"
@@ -34,6 +35,26 @@ struct Args {
   int verbose = 0;
   double fail_above = 0, fail_total_above = 0;
 };
+
+// perf's diff.compute, diff.order and hist.percentage: the defaults the
+// options then change. A bad compute method is said and left at the default.
+void apply_diff_config(const config::ConfigSet& cfg, Args& a, report::DiffOptions& o) {
+  if (const std::string* c = cfg.get("diff.compute")) {
+    if (*c == "delta" || *c == "delta-abs" || *c == "ratio" || *c == "wdiff") {
+      a.compute = *c;
+    } else {
+      fmt::print(stderr, "Invalid compute method: {}\n", *c);
+      fmt::print(stderr,
+                 "Error in the given config file: wrong config key-value pair diff.compute={}\n",
+                 *c);
+    }
+  }
+  if (const std::string* v = cfg.get("diff.order")) {
+    std::int64_t n = 0;
+    if (parse_i64(*v, n) && n >= 0) o.order = static_cast<unsigned>(n);
+  }
+  if (const std::string* p = cfg.get("hist.percentage")) a.percentage = *p;
+}
 
 // Exit status of a gate that failed; errors keep perf's codes (255, 129).
 constexpr int kGateFailed = 2;
@@ -275,6 +296,7 @@ int cmd_diff(int argc, char** argv) {
   CLI::App app("Compare recordings, as 'perf diff' does; gate a CI build on the change.", "diff");
   Args a;
   report::DiffOptions o;
+  apply_diff_config(read_config(false), a, o);
   add_options(app, a, o);
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;

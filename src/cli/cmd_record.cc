@@ -19,6 +19,7 @@
 #include "capture/synthesize.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/perfconfig.h"
 #include "recorder/record.h"
 
 namespace perfkit::cli {
@@ -114,6 +115,7 @@ struct Args {
   std::string pids, tids, freq, call_graph, clockid, mmap_pages, mmap_flush, max_size, control,
       branch_filter, user_regs, intr_regs;
   bool g = false, branch_any = false, dry_run = false, no_buildid_cache = false;
+  std::optional<capture::CallGraphOptions> config_call_graph;  // -g's mode from the configuration
   int compression = 0;
   int verbose = 0;
   std::vector<std::string> workload;
@@ -284,7 +286,9 @@ Status finish_options(Args& a, capture::RecordOptions& o) {
     if (!parse_u64(a.freq, f, 10)) return make_error("invalid -F/--freq '{}'", a.freq);
     o.user_freq = f;
   }
-  if (a.g) o.call_graph.mode = capture::CallGraphMode::kFp;
+  if (a.g)
+    o.call_graph =
+        a.config_call_graph.value_or(capture::CallGraphOptions{capture::CallGraphMode::kFp});
   if (!a.call_graph.empty()) {
     PK_ASSIGN(o.call_graph, capture::parse_call_graph(a.call_graph));
   }
@@ -372,6 +376,21 @@ int cmd_record(int argc, char** argv) {
   app.prefix_command();
   Args a;
   capture::RecordOptions o;
+  // perf's configuration first: -g's mode, record.build-id.
+  const RecordConfig rc = record_config(read_config(false));
+  a.config_call_graph = rc.call_graph;
+  if (rc.build_id == "no-cache") {
+    a.no_buildid_cache = true;
+  } else if (rc.build_id == "skip") {
+    o.no_buildid = true;
+  } else if (rc.build_id == "mmap") {
+    o.buildid_mmap = true;
+  } else if (!rc.build_id.empty() && rc.build_id != "cache") {
+    fmt::print(stderr,
+               "Error in the given config file: wrong config key-value pair record.build-id={}\n",
+               rc.build_id);
+    return 255;
+  }
   add_options(app, a, o);
   auto args = normalize_args(argc, argv);
   std::vector<char*> cargs;

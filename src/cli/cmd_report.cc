@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/perfconfig.h"
 #include "cli/progress.h"
 #include "cli/report_html.h"
 #include "cli/stdin_peek.h"
@@ -96,6 +97,7 @@ struct Args {
   std::vector<std::string> itrace;  // each --itrace given, parsed on top of the ones before
   const CLI::Option* itrace_opt = nullptr;
   bool callgraph_given = false, percent_limit_given = false;
+  bool use_pager = true;  // pager.report
 };
 
 // What to show: sort keys, columns, call graphs, groups.
@@ -444,7 +446,7 @@ int html_report(const Args& a, const report::ReportOptions& opts) {
 // The histograms, through the pager on a terminal.
 int print_report(const Args& a, const report::ReportOptions& opts, session::Session& s,
                  bool tty_err, const std::string& input_name) {
-  pid_t pager = start_pager();
+  pid_t pager = a.use_pager ? start_pager() : -1;
   report::ReportBuilder builder(opts);
   auto st = builder.build(s);
   if (tty_err) fmt::print(stderr, "\r{:30}\r", "");
@@ -479,12 +481,26 @@ int cmd_report(int argc, char** argv) {
                "report");
   Args a;
   report::ReportOptions opts;
+  // perf's configuration sets the defaults the options then change.
+  const config::ConfigSet cfg = read_config(false);
+  std::string config_sort;  // report.sort_order: the default keys, not a --sort
+  apply_report_config(cfg, opts, config_sort);
+  a.percentage = opts.relative ? "relative" : "absolute";
+  a.use_pager = pager_allowed(cfg, "report");
   add_input_options(app, a);
   add_view_options(app, a, opts);
   add_filter_options(app, a);
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
   a.callgraph_given = app.count("-g") > 0;
+  if (a.sort.empty() && !config_sort.empty()) {
+    auto keys = report::parse_sort_keys(config_sort);
+    if (!keys) {
+      fmt::print(stderr, "Error:\n{}", keys.error().message());  // (perf's words and status)
+      return 0;
+    }
+    opts.sort = *keys;
+  }
   if (report::IgnoreCallees check; !opts.ignore_callees.empty()) {
     // perf refuses a bad regex as it parses the options
     if (auto st = check.setup(opts.ignore_callees); !st) {

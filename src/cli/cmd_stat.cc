@@ -23,6 +23,7 @@
 #include "capture/tracefs.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/perfconfig.h"
 #include "perfdata/reader.h"
 #include "recorder/stat_run.h"
 #include "stat/stat_print.h"
@@ -41,6 +42,7 @@ struct Args {
   std::string sep;
   bool json = false;
   bool big_num = false, no_big_num = false;
+  bool config_big_num = true;  // stat.big-num
   bool no_scale = false;
   std::string output;
   bool append = false;
@@ -318,7 +320,8 @@ Expected<stat::StatPrintOptions> print_options(const Args& a) {
   } else if (a.json) {
     p.format = stat::StatFormat::kJson;
   }
-  p.big_num = !a.no_big_num && p.format == stat::StatFormat::kStd;
+  p.big_num =
+      (a.big_num || (!a.no_big_num && a.config_big_num)) && p.format == stat::StatFormat::kStd;
   // perf's %' flag: the locale's separator (none in the C locale).
   if (const lconv* lc = std::localeconv(); lc && lc->thousands_sep)
     p.thousands_sep = lc->thousands_sep;
@@ -424,6 +427,7 @@ int run_live(int argc, char** argv, bool record) {
                cmd);
   app.prefix_command();
   Args a;
+  a.config_big_num = config_bool(read_config(false), "stat.big-num").value_or(true);
   add_target_options(app, a);
   app.add_option("-o,--output", a.output,
                  record ? "output file name (perf.data by default)" : "output file name");

@@ -31,6 +31,7 @@ int cmd_script_report(int argc, char** argv);
 int cmd_data(int argc, char** argv);
 int cmd_diff(int argc, char** argv);
 int cmd_evlist(int argc, char** argv);
+int cmd_config(int argc, char** argv);
 
 // Every command, in the order `perfkit help` lists them.
 std::span<const Command> commands();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/perfconfig.h"
 
 namespace perfkit::cli {
 
@@ -30,6 +31,7 @@ constexpr Command kCommands[] = {
     {"list", "List all symbolic event types", cmd_list},
     {"evlist", "List the event names in a perf.data file", cmd_evlist},
     {"stat", "Run a command and gather performance counter statistics", cmd_stat},
+    {"config", "Get and set variables in a configuration file", cmd_config},
     {"pt-synth", "Run a command single-stepped and write its Intel PT trace (test tool)",
      cmd_pt_synth},
 };
@@ -123,8 +125,8 @@ int run_version(int argc, char** argv) {
 
 std::span<const Command> commands() { return kCommands; }
 
-// perf's global options before the command: --no-pager (perfkit pages
-// nothing), --buildid-dir DIR (the build-id cache, as $PERF_BUILDID_DIR),
+// perf's global options before the command: --no-pager (no pager for
+// report's output), --buildid-dir DIR (the build-id cache, as $PERF_BUILDID_DIR),
 // --debug NAME[=N] (perf's debug variables; perfkit's commands take -v).
 // Returns how many arguments they took, or -1 after perf's refusal.
 int global_options(int argc, char** argv) {
@@ -133,7 +135,10 @@ int global_options(int argc, char** argv) {
   int i = 1;
   for (; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "--no-pager") continue;
+    if (a == "--no-pager") {
+      ::setenv("PERF_PAGER", "cat", 1);  // (the pager perfkit does not start)
+      continue;
+    }
     if (a == "--buildid-dir") {
       if (i + 1 >= argc) {
         fmt::print(stderr, "No directory given for --buildid-dir.\n{}", kUsage);
@@ -162,6 +167,9 @@ int global_options(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  // perf reads its configuration first; a bad value of a variable every
+  // command reads stops any command (perf's status 255).
+  if (!check_config(read_config(true))) return 255;
   const int globals = argc > 1 ? global_options(argc, argv) : 0;
   if (globals < 0) return 129;
   argc -= globals;

@@ -176,7 +176,8 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
   app.add_flag("-b,--branch-any", a.branch_any, "sample any taken branches");
   app.add_option("-j,--branch-filter", a.branch_filter, "branch stack filter modes");
   app.add_option("--user-regs", a.user_regs, "sample selected machine registers in user space");
-  app.add_option("--intr-regs", a.intr_regs, "sample selected machine registers on interrupt");
+  app.add_option("-I,--intr-regs", a.intr_regs,
+                 "sample selected machine registers on interrupt (-I alone: all of them)");
   app.add_flag("--switch-events", o.switch_events, "Record context switch events");
   app.add_flag("--namespaces", o.namespaces, "Record namespaces events");
   app.add_flag("--all-cgroups", o.all_cgroups, "Record cgroup events");
@@ -203,7 +204,7 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
   app.add_option("-m,--mmap-pages", a.mmap_pages, "number of mmap data pages");
   app.add_option("--mmap-flush", a.mmap_flush,
                  "Minimal number of bytes that is extracted from mmap data pages (default: 1)");
-  app.add_option("--compression-level", a.compression,
+  app.add_option("-z,--compression-level", a.compression,
                  "Compress records using specified level (default: 1 - fastest compression, 22 - "
                  "greatest compression); also -z, -zN");
   app.add_option("-o,--output", o.output, "output file name");

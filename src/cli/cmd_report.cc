@@ -119,7 +119,7 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
   app.add_option("--percent-limit", opts.percent_limit, "Hide entries below this percentage");
   app.add_option("--percentage", a.percentage, "relative or absolute percentages with filters");
   app.add_flag("--ns", opts.nanosecs, "Show times in nanoseconds");
-  app.add_flag("--hide-unresolved", opts.hide_unresolved,
+  app.add_flag("-U,--hide-unresolved", opts.hide_unresolved,
                "Only display entries resolved to a symbol");
   add_event_switch_options(app, opts.evswitch);
   app.add_option("--percent-type", a.percent_type,

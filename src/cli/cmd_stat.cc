@@ -111,7 +111,7 @@ void add_target_options(CLI::App& app, Args& a) {
   app.add_flag("--summary", o.summary, "print summary for interval mode");
   app.add_flag("--no-csv-summary", a.no_csv_summary,
                "don't print 'summary' for CSV summary output");
-  app.add_flag("--sync", o.sync, "call sync() before starting a run");
+  app.add_flag("-S,--sync", o.sync, "call sync() before starting a run");
   app.add_option("--control", a.control,
                  "Listen on ctl-fd descriptor for command to control measurement ('enable': "
                  "enable events, 'disable': disable events). Optionally send control command "

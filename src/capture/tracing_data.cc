@@ -70,7 +70,8 @@ Expected<std::vector<std::uint8_t>> build_tracing_data(const Tracefs& t,
   for (fs::directory_iterator it(t.root() + "/events", ec), end; !ec && it != end;
        it.increment(ec)) {
     std::string system = it->path().filename().string();
-    if (system == "ftrace" || !it->is_directory()) continue;
+    std::error_code dec;
+    if (system == "ftrace" || !it->is_directory(dec)) continue;
     auto names = recorded_in(t, system, tps);
     if (!names.empty()) systems.emplace_back(system, std::move(names));
   }

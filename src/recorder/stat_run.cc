@@ -49,9 +49,10 @@ Expected<std::vector<pid_t>> parse_id_list(std::string_view text, std::string_vi
 std::vector<pid_t> all_threads(const capture::SystemPaths& paths) {
   std::vector<pid_t> pids, out;
   std::error_code ec;
-  for (const auto& d : std::filesystem::directory_iterator(paths.procfs, ec)) {
+  for (std::filesystem::directory_iterator d(paths.procfs, ec), end; !ec && d != end;
+       d.increment(ec)) {
     std::int64_t v = 0;
-    if (parse_i64(d.path().filename().string(), v)) pids.push_back(static_cast<pid_t>(v));
+    if (parse_i64(d->path().filename().string(), v)) pids.push_back(static_cast<pid_t>(v));
   }
   std::sort(pids.begin(), pids.end());
   for (pid_t p : pids) {

@@ -60,7 +60,7 @@ Status BuildIdCache::add(const std::string& path) {
   PK_ASSIGN(auto id, elf::read_build_id(abs));
   if (id.empty()) return make_error("{}: no build-id", abs);
   fs::path d = buildid_cache_dir(dir_, abs, id);
-  if (fs::exists(d / "elf")) return ok();
+  if (fs::exists(d / "elf", ec)) return ok();
   fs::create_directories(d, ec);
   if (ec) return make_error("{}: cannot create directory: {}", d.string(), ec.message());
   // A hard link when on the same file system (as perf does), else a copy.
@@ -87,9 +87,11 @@ Status BuildIdCache::purge(const std::string& path) {
   std::string abs = fs::absolute(path, ec).lexically_normal().string();
   fs::path d = dir_ + abs;
   if (!fs::is_directory(d, ec)) return make_error("{}: not in the build-id cache", abs);
-  for (const auto& e : fs::directory_iterator(d, ec)) {
-    auto id = elf::BuildId::from_hex(e.path().filename().string());
-    if (id) fs::remove(buildid_link_path(dir_, *id), ec);
+  // (the iterators' error-code forms throughout: the library never throws)
+  for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+    auto id = elf::BuildId::from_hex(it->path().filename().string());
+    std::error_code rec;
+    if (id) fs::remove(buildid_link_path(dir_, *id), rec);
   }
   fs::remove_all(d, ec);
   if (ec) return make_error("{}: cannot purge: {}", abs, ec.message());
@@ -100,10 +102,13 @@ std::vector<std::pair<std::string, std::string>> BuildIdCache::list() const {
   std::vector<std::pair<std::string, std::string>> out;
   std::error_code ec;
   fs::path top = fs::path(dir_) / ".build-id";
-  for (const auto& sub : fs::directory_iterator(top, ec)) {
+  for (fs::directory_iterator s(top, ec), end; !ec && s != end; s.increment(ec)) {
+    const fs::directory_entry& sub = *s;
     std::string xx = sub.path().filename().string();
     if (xx.size() != 2) continue;
-    for (const auto& l : fs::directory_iterator(sub.path(), ec)) {
+    std::error_code iec;
+    for (fs::directory_iterator li(sub.path(), iec); !iec && li != end; li.increment(iec)) {
+      const fs::directory_entry& l = *li;
       std::error_code lec;
       if (!fs::is_symlink(l.symlink_status(lec))) continue;
       if (!fs::exists(l.path(), lec)) continue;  // only valid entries

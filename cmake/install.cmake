@@ -117,7 +117,7 @@ install(FILES ${PROJECT_BINARY_DIR}/perfkit.pc DESTINATION ${CMAKE_INSTALL_LIBDI
 # Manual pages and the bash completion, made from the built binary's own
 # --help (the same option definitions the CLI parses).
 set(doc_dir ${PROJECT_BINARY_DIR}/doc)
-set(PERFKIT_COMMANDS report diff script record stat inject dump list evlist buildid-list buildid-cache archive
+set(PERFKIT_COMMANDS report diff script record stat inject dump list evlist config buildid-list buildid-cache archive
     data pt-synth)
 set(man_pages ${doc_dir}/man1/perfkit.1)
 foreach(c IN LISTS PERFKIT_COMMANDS)

@@ -121,6 +121,7 @@ struct RecordOptions {
   std::string buildid_cache_dir;     // where the hit DSOs are cached after; empty: -N
   bool buildid_all = false;
   bool buildid_mmap = false;
+  std::string vmlinux;         // --vmlinux: the kernel's name in the BUILD_ID table (perf's)
   std::uint64_t max_size = 0;  // --max-size bytes, 0 unlimited
   double duration_s = 0;       // --duration (a perfkit extension)
   ControlOptions control;

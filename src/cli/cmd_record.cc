@@ -209,6 +209,7 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
                  "greatest compression); also -z, -zN");
   app.add_option("-o,--output", o.output, "output file name");
   app.add_flag("-B,--no-buildid", o.no_buildid, "do not collect buildids in perf.data");
+  app.add_option("--vmlinux", o.vmlinux, "vmlinux pathname");
   app.add_flag("-N,--no-buildid-cache", a.no_buildid_cache, "do not update the buildid cache");
   app.add_flag("--buildid-all", o.buildid_all, "Record build-id of all DSOs regardless of hits");
   app.add_flag("--buildid-mmap", o.buildid_mmap, "Record build-id in map events");
@@ -454,6 +455,10 @@ int cmd_record(int argc, char** argv) {
     o.synth = *synth;
   }
   if (o.overwrite) o.tail_synthesize = true;  // what exists at the end, as perf
+  if (!o.vmlinux.empty() && ::access(o.vmlinux.c_str(), R_OK) != 0) {
+    if (!o.quiet) fmt::print(stderr, "Invalid file: {}\n", o.vmlinux);
+    return 234;  // perf's -EINVAL (said only without -q)
+  }
   if (auto st = finish_options(a, o); !st) return fail("record", st.error());
 
   capture::SystemPaths paths;

@@ -152,6 +152,10 @@ Expected<std::vector<perfdata::FeatureData>> Session::final_features(
   // --buildid-mmap it does not.
   if (!opts.no_buildid && !z && !opts.buildid_mmap)
     f.build_id = build_id_table(r.dso_hits().dsos(), opts.buildid_all, paths.sysfs);
+  // --vmlinux names the kernel's entry, with the running kernel's build-id.
+  if (f.build_id && !opts.vmlinux.empty())
+    for (perfdata::BuildIdEntry& e : f.build_id->entries)
+      if (e.filename == "[kernel.kallsyms]") e.filename = opts.vmlinux;
   if (f.build_id) cache_build_ids(*f.build_id, opts.buildid_cache_dir, paths.procfs);
   if (z) {
     perfdata::CompressionInfo c;

@@ -40,7 +40,6 @@ const Excluded kExcluded[] = {
     {"record", "-G", true, "--cgroup: per-cgroup events"},
     {"record", "--switch-output-event", true, "a side-band event that switches the output"},
     {"record", "--threads", true, "parallel trace streaming (the --jobs issue)"},
-    {"record", "--vmlinux", true, "the kernel image for record's build-ids"},
     {"report", "--branch-history", true, "needs LBR call stacks (no PMU here)"},
     {"report", "--mem-mode", true, "needs memory samples (no PMU here)"},
     {"report", "--total-cycles", true, "needs LBR cycles (no PMU here)"},

@@ -370,6 +370,30 @@ TEST_F(RecordCliTest, SwitchOutputAsPerf) {
 // nobody), with the side-band perf synthesizes for them and the workload
 // that only sets how long; -p PID with a workload the same way; perf's words
 // for users that do not exist and its overriding warnings.
+// --vmlinux: the kernel's BUILD_ID entry under that name, with the running
+// kernel's id, as perf's; a file that cannot be read: perf's line (not
+// with -q) and its status 234.
+TEST_F(RecordCliTest, VmlinuxNamesTheKernelAsPerf) {
+  auto kernel = [](const std::string& data) {
+    return run("perf buildid-list -i " + sh(data) + " | grep ' /bin/ls$'").out;
+  };
+  const std::string rest = " -q --buildid-all --vmlinux /bin/ls -- " + loop() + " 10 >/dev/null";
+  const std::string theirs = dir_.path("perf.data"), ours = dir_.path("perfkit.data");
+  ASSERT_EQ(run("perf record -o " + sh(theirs) + rest).status, 0);
+  ASSERT_EQ(run(perfkit_bin() + " record -o " + sh(ours) + rest).status, 0);
+  EXPECT_NE(kernel(theirs), "");
+  EXPECT_EQ(kernel(ours), kernel(theirs));
+  for (const char* q : {"", "-q "}) {
+    const std::string bad = std::string(" record ") + q + "--vmlinux /nonexistent -o " +
+                            sh(dir_.path("x.data")) + " -- " + loop() + " 10";
+    auto p = run("perf" + bad);
+    auto k = run(perfkit_bin() + bad);
+    EXPECT_EQ(k.status, p.status) << q;
+    EXPECT_EQ(k.status, 234) << q;
+    EXPECT_EQ(k.err, p.err) << q;
+  }
+}
+
 TEST_F(RecordCliTest, UidAndPidWithAWorkloadAsPerf) {
   if (run("command -v setpriv").status != 0) GTEST_SKIP() << "no setpriv";
   auto busy = run("setpriv --reuid=65534 --regid=65534 --clear-groups -- " + loop() +

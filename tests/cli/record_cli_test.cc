@@ -445,11 +445,13 @@ TEST_F(RecordCliTest, UidAndPidWithAWorkloadAsPerf) {
 // --overwrite: write_backward buffers read when recording ends, the newest
 // whole records that fit (with -m 4 as many samples as perf keeps), the
 // side-band synthesized at the end (perf's implied --tail-synthesize).
+// Recorder and workload stay on cpu 0: what another cpu's buffer keeps
+// depends on when the scheduler moved the workload there.
 TEST_F(RecordCliTest, OverwriteKeepsTheNewestAsPerf) {
   auto shape = [&](const std::string& tool) {
     const std::string out = dir_.path(tool == "perf" ? "perf.data" : "perfkit.data");
-    auto r = run(tool + " record -q --overwrite -e cpu-clock -m 4 -o " + sh(out) + " -- " + loop() +
-                 " 500");
+    auto r = run("taskset -c 0 " + tool + " record -q --overwrite -e cpu-clock -m 4 -o " + sh(out) +
+                 " -- " + loop() + " 500");
     EXPECT_EQ(r.status, 0) << tool << ": " << r.err;
     EXPECT_NE(evlist(out).find("write_backward: 1"), std::string::npos) << tool;
     auto samples = run("perf script -F time -i " + sh(out) + " 2>/dev/null | wc -l").out;

@@ -26,7 +26,7 @@ struct Args {
 
 void print_usage_lines(const char* which) {
   fmt::print(stderr,
-             "\n Usage: perf config [<file-option>] [options] [section.name[=value] ...]\n\n");
+             "\n Usage: perfkit config [<file-option>] [options] [section.name[=value] ...]\n\n");
   if (std::string_view(which) == "l")
     fmt::print(stderr, "    -l, --list            show current config variables\n");
   if (std::string_view(which) == "files")
@@ -114,7 +114,10 @@ int get_and_set(const Args& a, config::ConfigSet& set, const std::string& file) 
 
 int cmd_config(int argc, char** argv) {
   Args a;
-  CLI::App app{"Get and set variables in a configuration file", "config"};
+  CLI::App app{
+      "Get and set variables of perf's configuration files, as 'perf config' does.\n\n"
+      " usage: perfkit config [<file-option>] [options] [section.name[=value] ...]",
+      "config"};
   app.add_flag("-l,--list", a.list, "show current config variables");
   app.add_flag("--system", a.system, "use system config file");
   app.add_flag("--user", a.user, "use user config file");

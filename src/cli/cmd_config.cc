@@ -5,9 +5,11 @@
 // /etc/perfconfig), which is written whole, perf's way.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -63,9 +65,19 @@ bool parse_arg(const std::string& arg, std::string& var, std::optional<std::stri
   return true;
 }
 
-// Writes `text` to `path` through a temporary file renamed over it.
-bool write_whole(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".perfkit-tmp";
+// Writes `text` to `path` as perf's file: a regular file (or none yet)
+// through a temporary file renamed over it, through a symbolic link to
+// where it points; anything else ($PERF_CONFIG=/dev/null) written in place.
+bool write_whole(std::string path, const std::string& text) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+      path = real;
+      std::free(real);
+    }
+  }
+  const bool in_place = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  const std::string tmp = in_place ? path : path + ".perfkit-tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) return false;
   std::size_t done = 0;
@@ -74,8 +86,9 @@ bool write_whole(const std::string& path, const std::string& text) {
     if (n <= 0) break;
     done += static_cast<std::size_t>(n);
   }
-  const bool written = done == text.size() && ::fsync(fd) == 0;
+  const bool written = done == text.size() && (in_place || ::fsync(fd) == 0);
   ::close(fd);
+  if (in_place) return written;
   if (!written || std::rename(tmp.c_str(), path.c_str()) != 0) {
     ::unlink(tmp.c_str());
     return false;

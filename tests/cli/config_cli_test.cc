@@ -4,6 +4,7 @@
 // same; and the variables that change report's, record's and diff's
 // defaults change them as they change perf's.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -83,6 +84,24 @@ TEST(Config, GetSetAndListAsPerf) {
   auto kl = run("PERF_CONFIG=" + sh(k_alt) + " " + perfkit_bin() + " config -l");
   EXPECT_EQ(kl.out, pl.out);
   EXPECT_NE(kl.out.find("ui.x=1"), std::string::npos) << kl.out;
+  // $PERF_CONFIG=/dev/null (perf's way to read no file) stays the device,
+  // and a ~/.perfconfig that is a link stays one, its target written.
+  for (const char* tool : {"perf", "ours"}) {
+    const std::string cmd = std::string(tool) == "perf" ? "perf" : perfkit_bin();
+    auto null = run("PERF_CONFIG=/dev/null " + cmd + " config report.children=false");
+    EXPECT_EQ(null.status, 0) << tool << ": " << null.err;
+    struct stat st {};
+    ASSERT_EQ(::stat("/dev/null", &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode)) << tool;
+    TempDir home;
+    write_file(home.path("real"), "[report]\n\tchildren = true\n");
+    std::filesystem::create_symlink(home.path("real"), home.path(".perfconfig"));
+    auto set = run("HOME=" + sh(home.dir()) + " PERF_CONFIG_NOSYSTEM=1 " + cmd +
+                   " config report.group=false");
+    EXPECT_EQ(set.status, 0) << tool << ": " << set.err;
+    EXPECT_TRUE(std::filesystem::is_symlink(home.path(".perfconfig"))) << tool;
+    EXPECT_NE(read_file(home.path("real")).find("group = false"), std::string::npos) << tool;
+  }
 }
 
 // perf's (git's) file syntax, and its bad lines.

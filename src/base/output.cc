@@ -151,12 +151,27 @@ Status FdWriter::status() const {
 
 Expected<OutputFile> OutputFile::create(const std::string& path, std::size_t buffer_size) {
   if (path == "-") return OutputFile(FdWriter::stdout_writer(buffer_size), path, "");
-  std::string temp = path + ".tmpXXXXXX";
+  // Something that is no regular file (/dev/null, a FIFO) is written as it
+  // is: a file renamed over it would replace it.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) return make_error("{}: is a directory", path);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return make_error("{}: cannot open: {}", path, std::strerror(errno));
+    return OutputFile(FdWriter(fd, path, true, buffer_size), path, "");
+  }
+  // Through a symbolic link, the file it names is the one replaced.
+  std::string target = path;
+  if (char* real = ::realpath(path.c_str(), nullptr)) {
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) target = real;
+    std::free(real);
+  }
+  std::string temp = target + ".tmpXXXXXX";
   int fd = ::mkstemp(temp.data());
   if (fd < 0) return make_error("{}: cannot create: {}", path, std::strerror(errno));
   ::fcntl(fd, F_SETFD, FD_CLOEXEC);
   ::fchmod(fd, 0644);
-  return OutputFile(FdWriter(fd, path, true, buffer_size), path, std::move(temp));
+  return OutputFile(FdWriter(fd, path, true, buffer_size), target, std::move(temp));
 }
 
 OutputFile::OutputFile(OutputFile&& o) noexcept
@@ -172,7 +187,7 @@ OutputFile::~OutputFile() {
 }
 
 Status OutputFile::commit() {
-  if (temp_.empty()) return writer_.flush();
+  if (temp_.empty()) return path_ == "-" ? writer_.flush() : writer_.close();
   Status st = writer_.close();
   if (st && std::rename(temp_.c_str(), path_.c_str()) != 0)
     st = make_error("{}: cannot write: {}", path_, std::strerror(errno));

@@ -303,7 +303,10 @@ Expected<RecordSummary> run_record(const capture::EventList& events, const Recor
   }
   if (!opened) {
     writer.reset();
-    if (!pipe) ::unlink(opts.output.c_str());
+    // (what record made: never /dev/null or another file that is no regular one)
+    struct stat st {};
+    if (!pipe && ::lstat(opts.output.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      ::unlink(opts.output.c_str());
     return opened.error();
   }
   std::vector<perfdata::FeatureData> pipe_features;

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bit>
@@ -197,6 +198,36 @@ TEST(FdWriter, CreateFailsInMissingDirectory) {
   auto w = FdWriter::create("/nonexistent/dir/out");
   ASSERT_FALSE(w);
   EXPECT_NE(w.error().message().find("/nonexistent/dir/out"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfkit
+
+namespace perfkit {
+namespace {
+
+// OutputFile writes a whole file under its name at the end; /dev/null (or
+// any file that is no regular one) is written as it is and stays what it
+// is, and a symbolic link stays a link, the file it names replaced.
+TEST(OutputFile, DevicesStayAndLinksAreFollowed) {
+  auto null = OutputFile::create("/dev/null");
+  ASSERT_TRUE(null) << null.error().message();
+  null->writer().write("discarded");
+  ASSERT_TRUE(null->commit());
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  test::TempDir tmp;
+  test::write_file(tmp.path("real"), "old");
+  ASSERT_EQ(::symlink(tmp.path("real").c_str(), tmp.path("link").c_str()), 0);
+  auto f = OutputFile::create(tmp.path("link"));
+  ASSERT_TRUE(f) << f.error().message();
+  f->writer().write("new");
+  ASSERT_TRUE(f->commit());
+  ASSERT_EQ(::lstat(tmp.path("link").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(test::read_file(tmp.path("real")), "new");
+  EXPECT_FALSE(OutputFile::create(tmp.dir()));
 }
 
 }  // namespace

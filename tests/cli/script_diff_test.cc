@@ -263,9 +263,26 @@ TEST(ScriptOptions, StopBtMatchesPerf) {
   PK_FIXTURE_OR_SKIP(f, "fp.data");
   auto full = test::run(test::perfkit_bin() + " script -F ip,sym -i " + test::sh(f));
   auto cut = test::run(test::perfkit_bin() + " script -F ip,sym --stop-bt run -i " + test::sh(f));
-  EXPECT_NE(full.out.find(" main\n"), std::string::npos);
-  EXPECT_EQ(cut.out.find(" main\n"), std::string::npos);
-  EXPECT_NE(cut.out.find(" run\n"), std::string::npos);
+  // Chains through run: how many, and how many go on past it. Without the
+  // option they go on (to main); with it each ends at run (a sample outside
+  // run, in main itself, still shows main).
+  auto through_run = [](const std::string& out) {
+    std::istringstream lines(out);
+    bool after_run = false;
+    int chains = 0, past = 0;
+    for (std::string line; std::getline(lines, line);) {
+      if (after_run && !line.empty()) ++past;
+      after_run = line.ends_with(" run");
+      chains += after_run;
+    }
+    return std::pair{chains, past};
+  };
+  const auto [full_chains, full_past] = through_run(full.out);
+  const auto [cut_chains, cut_past] = through_run(cut.out);
+  EXPECT_GT(full_chains, 0);
+  EXPECT_EQ(full_past, full_chains);
+  EXPECT_EQ(cut_chains, full_chains);
+  EXPECT_EQ(cut_past, 0);
 }
 
 // --dump-unsorted-raw-trace: -D's dump in file order (FINISHED_ROUND where

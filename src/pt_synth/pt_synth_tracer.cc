@@ -97,6 +97,7 @@ class Tracer {
 
  private:
   std::uint32_t insn_index(std::uint64_t ip, Status& st);
+  Status add_lost_steps(TraceResult& r, std::uint64_t from, std::uint64_t to);
   void refresh_maps(TraceResult& r, bool exec);
   Status step(int sig, int& status);
 
@@ -152,6 +153,38 @@ void Tracer::refresh_maps(TraceResult& r, bool exec) {
   current_ = std::move(now);
   // Code may have been replaced where the maps changed.
   if (exec) by_ip_.clear();
+}
+
+// Some hypervisors emulate an instruction (CPUID, ...) and lose the
+// single-step trap after it: the next trap comes one instruction later. The
+// instructions between the fall-through `from` and the IP `to` it stopped
+// at ran; each is added as a step, as far as the code says where it went.
+// Errors: no such path within a few instructions.
+Status Tracer::add_lost_steps(TraceResult& r, std::uint64_t from, std::uint64_t to) {
+  std::uint64_t at = from;
+  for (int n = 0; n < 4 && at != to; ++n) {
+    Status err;
+    const std::uint32_t idx = insn_index(at, err);
+    if (!err) return err;
+    const Insn i = r.exec.insns[idx];
+    r.exec.steps.push_back({at, idx, 0u});
+    const std::uint64_t next = at + i.length;
+    const std::uint64_t target = next + static_cast<std::uint64_t>(i.displacement);
+    if (i.cls == InsnClass::kOther) {
+      at = next;
+    } else if ((i.cls == InsnClass::kJump || i.cls == InsnClass::kCall) && target == to) {
+      return ok();
+    } else if (i.cls == InsnClass::kCondJump && (target == to || next == to)) {
+      return ok();
+    } else {
+      break;
+    }
+  }
+  if (at == to) return ok();
+  return make_error(
+      "pid {}: the single-step trap after {:#x} came at {:#x}, where the code does not lead "
+      "(a trap the machine lost)",
+      pid_, from, to);
 }
 
 Status Tracer::step(int sig, int& status) {
@@ -220,6 +253,8 @@ Status Tracer::run(TraceResult& r) {
     if (executed) {
       r.exec.steps.push_back({ip, idx, async_next ? intelpt::ExecStep::kAsyncBefore : 0u});
       async_next = false;
+      if (sig == SIGTRAP && insn.cls == InsnClass::kOther && regs.rip != ip + insn.length)
+        PK_TRY(add_lost_steps(r, ip + insn.length, regs.rip));
       if (is_syscall && syscall_changes_maps(nr)) {
         bool exec = (nr == SYS_execve || nr == SYS_execveat) && regs.rip != ip + insn.length;
         if (exec) r.execs.push_back({r.exec.steps.size(), comm_of(pid_)});

@@ -143,6 +143,7 @@ TEST(CounterSet, UnsupportedGroupMemberLeavesTheGroupNotCounted) {
 }
 
 TEST(CounterSet, ExecuteBreakpointCountsCallsExactly) {
+  PK_SKIP_WITHOUT_BREAKPOINTS();
   auto bin = test::workload("callcount");
   auto addr = function_address(bin, "counted_function");
   ASSERT_FALSE(addr.empty()) << "no counted_function in " << bin;

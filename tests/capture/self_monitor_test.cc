@@ -97,6 +97,7 @@ TEST(UserPage, TimeIsExtendedWhileMultiplexedAndNoCounterMeansNoFastPath) {
 }
 
 TEST(SelfMonitor, CountsExactlyWhileEnabled) {
+  PK_SKIP_WITHOUT_BREAKPOINTS();
   auto mon = SelfMonitor::open("{" + bp_spec() + ",page-faults,task-clock}");
   ASSERT_TRUE(mon) << mon.error().message();
   ASSERT_EQ(mon->size(), 3u);
@@ -122,6 +123,7 @@ TEST(SelfMonitor, CountsExactlyWhileEnabled) {
 }
 
 TEST(SelfMonitor, PrctlSwitchesEveryGroup) {
+  PK_SKIP_WITHOUT_BREAKPOINTS();
   auto a = SelfMonitor::open(bp_spec());
   auto b = SelfMonitor::open("page-faults");
   ASSERT_TRUE(a && b);
@@ -159,6 +161,7 @@ constexpr unsigned long long kFaultSlack = 400;
 #endif
 
 TEST(SelfMonitorExample, PrintsExactCounts) {
+  PK_SKIP_WITHOUT_BREAKPOINTS();
   const std::string bin = SELF_MONITOR_EXAMPLE;
   for (bool prctl : {false, true}) {
     auto r = test::run(test::sh(bin) + " 4321 300" + (prctl ? " --prctl" : ""));

@@ -123,6 +123,7 @@ TEST_F(RecordCliTest, EveryPageFault) {
 }
 
 TEST_F(RecordCliTest, WriteBreakpointCountsEveryWrite) {
+  PK_SKIP_WITHOUT_BREAKPOINTS();
   const std::string exe = watched_workload();
   const std::uint64_t addr = symbol_address(exe, "watched_counter");
   ASSERT_NE(addr, 0u) << "nm found no watched_counter in " << exe;

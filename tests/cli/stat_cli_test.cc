@@ -175,6 +175,7 @@ TEST(StatCli, SoftwareCountsMatchPerf) {
 
 TEST(StatCli, BreakpointCountsCallsExactlyAsPerf) {
   PK_SKIP_WITHOUT_PERF();
+  PK_SKIP_WITHOUT_BREAKPOINTS();
   const std::string ev = "mem:" + bp_address() + ":x";
   auto p = both("-x, -e " + ev + " -- " + sh(callcount()) + " 54321");
   ASSERT_EQ(p.ours.status, 0) << p.ours.err;

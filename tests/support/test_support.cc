@@ -1,9 +1,14 @@
 #include "support/test_support.h"
 
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -54,6 +59,36 @@ std::string workload(const std::string& name) {
 }
 
 bool have_perf() { return access("/usr/bin/perf", X_OK) == 0; }
+
+namespace {
+// The function the breakpoint probe watches.
+__attribute__((noinline)) void breakpoint_probe_target(volatile int* v) { *v = *v + 1; }
+}  // namespace
+
+bool breakpoints_count() {
+  static const bool counted = [] {
+    perf_event_attr a{};
+    a.size = sizeof a;
+    a.type = PERF_TYPE_BREAKPOINT;
+    a.bp_type = HW_BREAKPOINT_X;
+    a.bp_addr = reinterpret_cast<std::uintptr_t>(&breakpoint_probe_target);
+    a.bp_len = sizeof(long);
+    a.disabled = 1;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    const int fd = static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
+    if (fd < 0) return false;
+    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    volatile int v = 0;
+    for (int i = 0; i < 3; ++i) breakpoint_probe_target(&v);
+    ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    std::uint64_t n = 0;
+    const bool read_ok = read(fd, &n, sizeof n) == static_cast<ssize_t>(sizeof n);
+    close(fd);
+    return read_ok && n == 3;
+  }();
+  return counted;
+}
 
 std::string npm_consumer(const std::string& rel) {
   const std::string path = std::string(PERFKIT_CONSUMERS_DIR) + "/node_modules/" + rel;

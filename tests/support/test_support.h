@@ -18,6 +18,10 @@ std::string fixture(const std::string& name);
 std::string perfkit_bin();
 std::string workload(const std::string& name);
 bool have_perf();
+// Whether an execute breakpoint on a function of this process counts its
+// calls: some hypervisors never deliver the debug-register traps (perf
+// then counts 0 as well).
+bool breakpoints_count();
 // The path of `rel` under the npm consumers' node_modules, or "" when it
 // is not installed (tests/consumers/install.sh).
 std::string npm_consumer(const std::string& rel);
@@ -92,5 +96,11 @@ std::string first_difference(const std::string& ours, const std::string& theirs)
     if (perfkit::test::in_ci()) FAIL() << "npm consumer " << (rel) << " is missing in CI"; \
     GTEST_SKIP() << "npm consumer " << (rel) << " is not installed";                       \
   } while (0)
+// Skips a test whose counts come from hardware breakpoints on a machine
+// that does not deliver them (a capability, as a PMU: skipped in CI too).
+#define PK_SKIP_WITHOUT_BREAKPOINTS()                                                      \
+  if (!perfkit::test::breakpoints_count())                                                 \
+  GTEST_SKIP() << "hardware breakpoints do not fire on this machine (its hypervisor does " \
+                  "not deliver debug-register traps; perf counts 0 too)"
 #define PK_SKIP_WITHOUT_CORPUS() \
   if (perfkit::test::corpus_dir().empty()) GTEST_SKIP() << "perf-corpus not found"

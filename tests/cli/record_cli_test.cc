@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -397,7 +398,12 @@ TEST_F(RecordCliTest, VmlinuxNamesTheKernelAsPerf) {
 
 TEST_F(RecordCliTest, UidAndPidWithAWorkloadAsPerf) {
   if (run("command -v setpriv").status != 0) GTEST_SKIP() << "no setpriv";
-  auto busy = run("setpriv --reuid=65534 --regid=65534 --clear-groups -- " + loop() +
+  // A copy of the workload nobody can reach, wherever the build tree is.
+  TempDir reach;
+  chmod(reach.dir().c_str(), 0755);
+  const std::string work = reach.path("cpuloop");
+  ASSERT_EQ(run("cp " + sh(loop()) + " " + sh(work) + " && chmod 755 " + sh(work)).status, 0);
+  auto busy = run("setpriv --reuid=65534 --regid=65534 --clear-groups -- " + work +
                   " 30000 >/dev/null 2>&1 & echo $!");
   const std::string pid = busy.out.substr(0, busy.out.find('\n'));
   ASSERT_FALSE(pid.empty());

@@ -111,8 +111,15 @@ TEST_F(RecordErrorTest, UnprivilegedUserGetsParanoidAdvice) {
   if (run("command -v setpriv").status != 0) GTEST_SKIP() << "no setpriv";
   chmod(dir_.dir().c_str(), 0777);
   const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  // The build tree may lie under a directory only root enters (a clone in
+  // /root): the user runs copies in the test's own directory.
+  const std::string bin = dir_.path("perfkit"), work = dir_.path("cpuloop");
+  ASSERT_EQ(run("cp " + sh(perfkit_bin()) + " " + sh(bin) + " && cp " + sh(loop()) + " " +
+                sh(work) + " && chmod 755 " + sh(bin) + " " + sh(work))
+                .status,
+            0);
   // System-wide needs paranoid <= 0.
-  auto r = run(as_nobody + perfkit_bin() + " record -a -o " + sh(dir_.path("n.data")) + " -- true");
+  auto r = run(as_nobody + bin + " record -a -o " + sh(dir_.path("n.data")) + " -- true");
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("(EACCES)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("perf_event_paranoid is "), std::string::npos) << r.err;
@@ -120,8 +127,8 @@ TEST_F(RecordErrorTest, UnprivilegedUserGetsParanoidAdvice) {
             std::string::npos)
       << r.err;
   // Sampling one's own command falls back to user space only, as perf does.
-  auto u = run(as_nobody + perfkit_bin() + " record -e cpu-clock -o " + sh(dir_.path("u.data")) +
-               " -- " + loop() + " 1");
+  auto u = run(as_nobody + bin + " record -e cpu-clock -o " + sh(dir_.path("u.data")) + " -- " +
+               work + " 1");
   EXPECT_EQ(u.status, 0) << u.err;
   EXPECT_NE(u.err.find("trying to fall back to excluding kernel and hypervisor"), std::string::npos)
       << u.err;

@@ -27,6 +27,7 @@ Reader::Reader(std::string name, ReaderOptions opts)
 Reader::~Reader() = default;
 
 void Reader::warn(const std::string& msg) const {
+  if (barrier_) barrier_();  // after what the records before it made others say
   if (opts_.warn) opts_.warn(msg);
 }
 
@@ -224,6 +225,7 @@ Expected<bool> Reader::next(ReadRecord& out) {
   // A stream names its events by HEADER_FEATURE and EVENT_UPDATE records
   // before the first kernel record; events still unnamed then get perf's names.
   if (got && !names_complete_ && out.view.type < kRecordUserTypeStart) {
+    if (barrier_) barrier_();
     name_events_by_default(events_);
     names_complete_ = true;
   }
@@ -329,6 +331,17 @@ Expected<bool> Reader::next_from_compressed(ReadRecord& out) {
 }
 
 Status Reader::apply_user_record(const RecordView& r) {
+  switch (r.type) {
+    case kRecordHeaderAttr:
+    case kRecordHeaderFeature:
+    case kRecordHeaderTracingData:
+    case kRecordEventUpdate:
+    case kRecordHeaderEventType:
+      if (barrier_) barrier_();
+      break;
+    default:
+      break;
+  }
   switch (r.type) {
     case kRecordHeaderAttr: {
       PK_ASSIGN(auto a, record::parse_header_attr(r));

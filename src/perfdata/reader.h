@@ -98,6 +98,11 @@ class Reader {
   // (MappedFile::release_before; records there stay readable). No-op for
   // streams and memory.
   void release_before(std::uint64_t end) const { file_.release_before(end); }
+  // Called by next() before a record changes what the reader tells (its
+  // events, their names, features, tracing data) and before it warns, on
+  // next()'s thread: a reader running ahead of its records' users waits
+  // there for them.
+  void set_metadata_barrier(std::function<void()> barrier) { barrier_ = std::move(barrier); }
 
  private:
   Reader(std::string name, ReaderOptions opts);
@@ -133,6 +138,7 @@ class Reader {
   std::uint64_t decomp_offset_ = 0;
   bool in_compressed_ = false;
   bool names_complete_ = false;  // every event has a name (see next())
+  std::function<void()> barrier_;
 };
 
 }  // namespace perfkit::perfdata

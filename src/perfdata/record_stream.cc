@@ -1,5 +1,13 @@
 #include "perfdata/record_stream.h"
 
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
 namespace perfkit::perfdata {
 
 using namespace perfkit::abi;
@@ -28,7 +36,9 @@ std::uint64_t record_timestamp(const EventSet& events, const record::RecordView&
   return load<std::uint64_t>(body + at, r.swap);
 }
 
-Status process_records(Reader& reader, const RecordStreamOptions& opts, const RecordSink& sink) {
+namespace {
+
+Status read_in_order(Reader& reader, const RecordStreamOptions& opts, const RecordSink& sink) {
   OrderedStream stream(sink);
   ReadRecord rec;
   for (;;) {
@@ -45,6 +55,178 @@ Status process_records(Reader& reader, const RecordStreamOptions& opts, const Re
     rec.attr = ReadRecord::kAttrNotLooked;
   }
   return stream.finish();
+}
+
+// Records as delivered, handed from the reading thread to the sink's.
+// Records whose bytes lie outside the mapped file (decompressed ones) are
+// copied, since their buffers are reused once delivered.
+struct Batch {
+  std::vector<ReadRecord> records;
+  std::vector<std::uint64_t> stamps;
+  std::vector<std::uint8_t> bytes;
+  struct Copy {
+    std::size_t record, at;  // the record's bytes, then its trailing bytes, from `at`
+  };
+  std::vector<Copy> copies;
+  std::uint64_t position = 0;
+  void clear() {
+    records.clear();
+    stamps.clear();
+    bytes.clear();
+    copies.clear();
+  }
+  // Points the copied records at their copies (bytes is complete now).
+  void seal() {
+    for (const Copy& c : copies) {
+      record::RecordView& v = records[c.record].view;
+      const std::size_t n = v.bytes.size();
+      v.bytes = Bytes(bytes.data() + c.at, n);
+      v.trailing = Bytes(bytes.data() + c.at + n, v.trailing.size());
+    }
+  }
+};
+
+class ReadAhead {
+ public:
+  static constexpr std::size_t kBatchRecords = 2048, kBatchesAhead = 8;
+
+  ReadAhead(Reader& reader, const RecordStreamOptions& opts)
+      : reader_(reader), opts_(opts), position_(opts.position), file_(reader.file_bytes()) {
+    opts_.read_ahead = false;
+    opts_.position = nullptr;
+  }
+
+  Status run(const RecordSink& sink) {
+    reader_.set_metadata_barrier([this] { barrier(); });
+    std::thread producer([this] { produce(); });
+    Status st = consume(sink);
+    {
+      std::lock_guard lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    producer.join();
+    reader_.set_metadata_barrier(nullptr);
+    PK_TRY(std::move(st));
+    return std::move(read_status_);
+  }
+
+ private:
+  void produce() {
+    Status st = read_in_order(reader_, opts_, [this](const ReadRecord& rec, std::uint64_t ts) {
+      return accept(rec, ts);
+    });
+    if (cur_ && !cur_->records.empty() && !stopped()) (void)publish();
+    std::lock_guard lock(m_);
+    read_status_ = std::move(st);
+    done_ = true;
+    cv_.notify_all();
+  }
+
+  bool stopped() {
+    std::lock_guard lock(m_);
+    return stop_;
+  }
+
+  Status accept(const ReadRecord& rec, std::uint64_t ts) {
+    if (!cur_) {
+      std::unique_lock lock(m_);
+      if (stop_) return make_error("stopped");
+      if (free_.empty()) {
+        cur_ = std::make_unique<Batch>();
+        cur_->records.reserve(kBatchRecords);
+        cur_->stamps.reserve(kBatchRecords);
+      } else {
+        cur_ = std::move(free_.back());
+        free_.pop_back();
+        cur_->clear();
+      }
+    }
+    Batch& b = *cur_;
+    const auto* lo = file_.data();
+    const auto* hi = lo + file_.size();
+    const auto* p = rec.view.bytes.data();
+    const bool mapped =
+        p >= lo && p + rec.view.bytes.size() <= hi &&
+        (rec.view.trailing.empty() || (rec.view.trailing.data() >= lo &&
+                                       rec.view.trailing.data() + rec.view.trailing.size() <= hi));
+    if (!mapped) {
+      b.copies.push_back({b.records.size(), b.bytes.size()});
+      b.bytes.insert(b.bytes.end(), rec.view.bytes.begin(), rec.view.bytes.end());
+      b.bytes.insert(b.bytes.end(), rec.view.trailing.begin(), rec.view.trailing.end());
+    }
+    b.records.push_back(rec);
+    b.stamps.push_back(ts);
+    if (b.records.size() >= kBatchRecords) return publish();
+    return ok();
+  }
+
+  // Hands the current batch over, waiting while the sink is far behind.
+  Status publish() {
+    cur_->position = reader_.position();
+    cur_->seal();
+    std::unique_lock lock(m_);
+    cv_.wait(lock, [this] { return stop_ || full_.size() < kBatchesAhead; });
+    if (stop_) return make_error("stopped");
+    full_.push_back(std::move(cur_));
+    ++published_;
+    cv_.notify_all();
+    return ok();
+  }
+
+  // Before the reader changes its metadata: every record delivered so far
+  // taken by the sink.
+  void barrier() {
+    if (cur_ && !cur_->records.empty() && !publish()) return;
+    std::unique_lock lock(m_);
+    cv_.wait(lock, [this] { return stop_ || taken_ == published_; });
+  }
+
+  Status consume(const RecordSink& sink) {
+    for (;;) {
+      std::unique_ptr<Batch> b;
+      {
+        std::unique_lock lock(m_);
+        cv_.wait(lock, [this] { return !full_.empty() || done_; });
+        if (full_.empty()) return ok();
+        b = std::move(full_.front());
+        full_.pop_front();
+        cv_.notify_all();
+      }
+      if (position_) *position_ = b->position;
+      for (std::size_t i = 0; i < b->records.size(); ++i) PK_TRY(sink(b->records[i], b->stamps[i]));
+      std::lock_guard lock(m_);
+      free_.push_back(std::move(b));
+      ++taken_;
+      cv_.notify_all();
+    }
+  }
+
+  Reader& reader_;
+  RecordStreamOptions opts_;
+  std::uint64_t* position_;
+  Bytes file_;
+  std::unique_ptr<Batch> cur_;  // the reading thread's
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Batch>> full_, free_;
+  std::uint64_t published_ = 0, taken_ = 0;
+  bool done_ = false, stop_ = false;
+  Status read_status_ = ok();
+};
+
+}  // namespace
+
+Status process_records(Reader& reader, const RecordStreamOptions& opts, const RecordSink& sink) {
+  if (opts.read_ahead && !reader.is_pipe() && reader.file_size() > 0) {
+    ReadAhead ahead(reader, opts);
+    return ahead.run(sink);
+  }
+  if (!opts.position) return read_in_order(reader, opts, sink);
+  return read_in_order(reader, opts, [&](const ReadRecord& rec, std::uint64_t ts) {
+    *opts.position = reader.position();
+    return sink(rec, ts);
+  });
 }
 
 }  // namespace perfkit::perfdata

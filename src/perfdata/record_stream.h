@@ -23,6 +23,17 @@ std::uint64_t record_timestamp(const EventSet& events, const record::RecordView&
 
 struct RecordStreamOptions {
   bool ordered = true;  // false: deliver in file order
+  // Reads (and orders) the records on a thread of its own, a few thousand
+  // records ahead of the sink, which still gets every record on the
+  // caller's thread, in the same order. For a mapped file; a stream is read
+  // on the caller's thread. The sink must not change the reader (its
+  // events, ...): the reading thread uses it meanwhile. When the reader
+  // itself changes them (a user record of the data section), it first waits
+  // for the sink to have taken every record delivered before.
+  bool read_ahead = false;
+  // When set, kept at the reader's position as of the record the sink gets
+  // (with read_ahead: as of the batch of records it came in), for progress.
+  std::uint64_t* position = nullptr;
 };
 
 using RecordSink = std::function<Status(const ReadRecord&, std::uint64_t timestamp)>;

@@ -61,10 +61,12 @@ constexpr std::uint64_t kReleaseEvery = 1 << 20, kReleaseMargin = 2 << 20;
 Status Session::run(SampleVisitor& visitor) {
   perfdata::RecordStreamOptions so;
   so.ordered = !opts_.unordered;
+  so.read_ahead = opts_.read_ahead;
+  std::uint64_t pos = 0;
+  so.position = &pos;
   std::uint64_t next_progress = 0, next_release = kReleaseEvery;
   return perfdata::process_records(*reader_, so,
                                    [&](const perfdata::ReadRecord& rec, std::uint64_t) -> Status {
-                                     std::uint64_t pos = reader_->position();
                                      if (opts_.progress && pos >= next_progress) {
                                        opts_.progress(pos, reader_->data_end());
                                        next_progress = pos + (1 << 20);

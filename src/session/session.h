@@ -108,6 +108,11 @@ struct SessionOptions {
   bool skip_maps = false;
   // Deliver records in file order rather than perf's time order.
   bool unordered = false;
+  // Read and order the file's records on a thread of its own while the
+  // visitor takes them (perfdata::RecordStreamOptions::read_ahead): for
+  // visitors that leave the reader as it is. The records, their order and
+  // so the output are the same either way.
+  bool read_ahead = false;
   // Unwinds user stacks of samples that carry them; nullptr: none.
   std::shared_ptr<UserStackUnwinder> unwinder;
   // Called for problems that do not stop reading.

@@ -29,6 +29,7 @@ struct Args {
   std::string compute, sort = "dso,sym", percentage = "absolute", time_str;
   std::string comms, dsos, symbols, pids, tids, cpus, base_runs, new_runs;
   SymbolArgs lookup;
+  unsigned jobs = 0;  // --jobs
   DiffExportArgs exports;
   bool force = false, modules = false, dump_raw = false, json = false;
   bool stream = false, cycles_hist = false;
@@ -87,6 +88,7 @@ void add_options(CLI::App& app, Args& a, report::DiffOptions& o) {
                  "Separator for columns, no spaces will be added between columns '.' is reserved.");
   app.add_flag("-v,--verbose", a.verbose, "Be more verbose (not supported: refused)");
   app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
+  add_jobs_option(app, a.jobs);
   app.add_flag("--stream", a.stream, "Hot streams comparison (branch stacks; not supported)");
   app.add_flag("--cycles-hist", a.cycles_hist,
                "Cycles histogram and standard deviation, with -c cycles (not supported)");
@@ -253,6 +255,9 @@ int read_files(const Args& a, const report::DiffOptions& o, const Inputs& in,
   so.symbols = symbolizer_options(a.lookup);
   // The files are read side by side: the kernel's symbols are read once.
   so.symbols.kallsyms_share = std::make_shared<symbol::KallsymsShare>();
+  // A file per thread; threads to spare read ahead of their files.
+  const unsigned jobs = jobs_to_use(a.jobs);
+  so.read_ahead = jobs > in.paths.size();
   so.warn = [quiet = o.quiet](const std::string& m) {
     if (!quiet) fmt::print(stderr, "{}\n", m);
   };
@@ -280,10 +285,9 @@ int read_files(const Args& a, const report::DiffOptions& o, const Inputs& in,
   }
   if (a.dump_raw)
     if (int code = dump_files(in, so); code >= 0) return code;
-  // The files are read at once, one per core.
+  // The files are read at once, as many as --jobs allows.
   std::size_t failed = 0;
-  if (auto st = diff.add_all(opened, std::max(1u, std::thread::hardware_concurrency()), failed);
-      !st) {
+  if (auto st = diff.add_all(opened, jobs, failed); !st) {
     fmt::print(stderr, "{}\nFailed to process {}\n", st.error().message(), in.paths[failed]);
     return 255;
   }

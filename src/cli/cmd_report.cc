@@ -98,6 +98,7 @@ struct Args {
   const CLI::Option* itrace_opt = nullptr;
   bool callgraph_given = false, percent_limit_given = false;
   bool use_pager = true;  // pager.report
+  unsigned jobs = 0;      // --jobs
 };
 
 // What to show: sort keys, columns, call graphs, groups.
@@ -209,6 +210,7 @@ void add_input_options(CLI::App& app, Args& a) {
                  "timeline) to this file");
   app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
   app.add_flag("--disable-order", a.disable_order, "Disable raw trace ordering");
+  add_jobs_option(app, a.jobs);
   app.add_flag("--tasks", a.tasks, "Display recorded tasks");
   app.add_flag("--mmaps", a.mmaps, "Display recorded tasks memory maps");
   app.add_flag("--header", a.header, "Show the perf.data header first");
@@ -358,6 +360,7 @@ session::SessionOptions session_options(const Args& a, StdinPeek& peek, bool tty
   session::SessionOptions so;
   so.stream_prefix = std::move(peek.prefix);
   so.symbols = symbolizer_options(a.lookup);
+  so.read_ahead = jobs_to_use(a.jobs) > 1;
   so.warn = [quiet = a.quiet](const std::string& m) {
     if (!quiet) fmt::print(stderr, "{}\n", m);
   };
@@ -431,6 +434,7 @@ int html_report(const Args& a, const report::ReportOptions& opts) {
   p.opts.max_stack = opts.max_stack;
   p.no_inline = a.no_inline;
   p.quiet = a.quiet;
+  p.jobs = a.jobs;
   p.itrace = a.itrace;
   p.no_itrace = a.no_itrace;
   if (a.callgraph_given) {

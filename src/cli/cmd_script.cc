@@ -35,6 +35,7 @@ struct Args {
   std::vector<std::string> fields;
   std::string cpus, pids, tids, comms, symbols, dsos;
   SymbolArgs lookup;  // where symbols come from
+  unsigned jobs = 0;  // --jobs
   bool header = false, header_only = false, show_info = false, dump_raw = false;
   bool dump_unsorted = false, per_event_dump = false, list_dlfilters = false;
   bool no_inline = false, inline_flag = false, demangle = false, force = false, all_cpus = false;
@@ -85,6 +86,7 @@ void add_output_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
 // Which events count, and where they come from.
 void add_input_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
   app.add_option("-i,--input", a.input, "Input file name ('-' for stdin)");
+  add_jobs_option(app, a.jobs);
   app.add_option("--time", opts.time,
                  "Time span of interest: start,stop (seconds), several separated by spaces, "
                  "or percent slices (10%/2, 0%-10%,30%-40%)");
@@ -257,6 +259,11 @@ int cmd_script(int argc, char** argv) {
     if (!peek.spooled.empty()) input = peek.spooled;
     so.stream_prefix = std::move(peek.prefix);
   }
+  // An Intel PT decode adds its events to the reader as it goes: no
+  // reading ahead then (its queues decode on threads of their own).
+  const bool pt = !no_itrace && itrace::has_intel_pt(input);
+  so.read_ahead = !pt && jobs_to_use(a.jobs) > 1;
+  itopts.jobs = a.jobs;
   auto session = session::Session::open(input, so);
   if (!session) return fail("script", session.error());
   auto& s = **session;
@@ -270,9 +277,8 @@ int cmd_script(int argc, char** argv) {
       return fl ? 0 : fail("script", fl.error());
     }
   }
-  st = !no_itrace && itrace::has_intel_pt(input)
-           ? run_itrace(s, std::move(opts), itopts, input, out)
-           : script::run_script(s, std::move(opts), out);
+  st = pt ? run_itrace(s, std::move(opts), itopts, input, out)
+          : script::run_script(s, std::move(opts), out);
   if (!st) {
     (void)out.flush();
     return fail("script", st.error().with_context(s.reader().name()));

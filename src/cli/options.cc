@@ -1,5 +1,10 @@
 #include "cli/options.h"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
+
 namespace perfkit::cli {
 
 namespace {
@@ -103,6 +108,19 @@ void add_event_switch_options(CLI::App& app, session::EventSwitchOptions& o) {
                  "Stop considering events after the ocurrence of this event");
   app.add_flag("--show-on-off-events", o.show_on_off,
                "Show the on/off switch events, used with --switch-on and --switch-off");
+}
+
+void add_jobs_option(CLI::App& app, unsigned& jobs) {
+  app.add_option("--jobs", jobs,
+                 "Threads to use (default 0: every core available); the output is the same for "
+                 "any number");
+}
+
+unsigned jobs_to_use(unsigned jobs) {
+  if (jobs) return jobs;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace perfkit::cli

@@ -61,6 +61,13 @@ symbol::SymbolizerOptions symbolizer_options(const SymbolArgs& a);
 // Prints "perfkit CMD: message" to stderr and returns 1.
 int fail(std::string_view cmd, const Error& e);
 
+// --jobs N (long only: perf's -j is another option in each command): the
+// threads a command may use; 0, the default, is every core available. The
+// output is the same for any N.
+void add_jobs_option(CLI::App& app, unsigned& jobs);
+// What --jobs' `jobs` comes to: the cores available for 0, else `jobs`.
+unsigned jobs_to_use(unsigned jobs);
+
 // --switch-on, --switch-off, --show-on-off-events (report and script).
 void add_event_switch_options(CLI::App& app, session::EventSwitchOptions& o);
 

@@ -22,6 +22,7 @@ void add_profile_options(CLI::App& app, ProfileArgs& a) {
   app.add_option("--max-stack", a.opts.max_stack, "Frames of a call chain to keep at most");
   app.add_flag("--no-inline", a.no_inline, "Leave out inlined frames of DWARF call chains");
   app.add_flag("-G,--hide-call-graph", a.hide_callchain, "Only each sample's own location");
+  add_jobs_option(app, a.jobs);
   app.add_option("--symfs", a.lookup.symfs, "Look for files with symbols under this directory");
   app.add_option("-k,--vmlinux", a.lookup.vmlinux, "vmlinux file for kernel symbols");
   app.add_option("--kallsyms", a.lookup.kallsyms, "kallsyms file for kernel symbols");
@@ -85,6 +86,7 @@ Expected<std::unique_ptr<session::Session>> open_profile_session(ProfileArgs& a,
   PK_TRY(decode_itrace(a, bar));
   session::SessionOptions so;
   so.symbols = symbolizer_options(a.lookup);
+  so.read_ahead = jobs_to_use(a.jobs) > 1;
   so.warn = [&a](const std::string& m) {
     a.warnings.push_back(m);
     if (!a.quiet) fmt::print(stderr, "{}\n", m);

@@ -21,6 +21,7 @@ struct ProfileArgs {
   SymbolArgs lookup;
   profile::ProfileOptions opts;
   bool no_inline = false, hide_callchain = false, quiet = false;
+  unsigned jobs = 0;  // --jobs
   // Intel PT recordings: what to synthesize (perf's --itrace grammar; each
   // given on top of the ones before; report's defaults when none is).
   std::vector<std::string> itrace;
@@ -35,7 +36,7 @@ struct ProfileArgs {
 };
 
 // -i, the filters (-C, --pid, --tid, -c, --dsos, -S, --time), --max-stack,
-// --no-inline, -G, --itrace, --no-itrace, the symbol options, -q.
+// --no-inline, -G, --itrace, --no-itrace, the symbol options, -q, --jobs.
 void add_profile_options(CLI::App& app, ProfileArgs& a);
 
 class ProgressBar;

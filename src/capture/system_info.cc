@@ -226,7 +226,8 @@ std::optional<CacheInfo> read_caches(const SystemPaths& paths, std::uint32_t nr_
         info.levels.push_back(std::move(c));
     }
   }
-  if (info.levels.empty()) return std::nullopt;
+  // No cache directories (a VM that shows none): perf still writes the
+  // feature, with no levels.
   std::stable_sort(info.levels.begin(), info.levels.end(),
                    [](const CacheLevel& a, const CacheLevel& b) { return a.level < b.level; });
   return info;

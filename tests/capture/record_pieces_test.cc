@@ -313,6 +313,13 @@ TEST(SystemInfoTest, FakeSysfsTopology) {
   ASSERT_EQ(caches->levels.size(), 5u);  // four L1s, one shared L3, by level
   EXPECT_EQ(caches->levels.back().level, 3u);
   EXPECT_EQ(caches->levels.back().map, "0-3");
+  // A machine that shows no cache directories still has the feature, empty
+  // (perf writes it so).
+  fake::FakeSystem bare;
+  bare.file("devices/system/cpu/online", "0\n");
+  auto none = read_caches(bare.paths(), 1);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->levels.empty());
   auto numa = read_numa_topology(p);
   ASSERT_TRUE(numa);
   EXPECT_EQ((*numa)[0].mem_total_kb, 1000u);

@@ -20,6 +20,7 @@
 #include "abi/perf_event.h"
 #include "capture/event_spec.h"
 #include "capture/pmu.h"
+#include "capture/system_info.h"
 #include "capture/tracefs.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -229,6 +230,18 @@ int check_options(const Args& a) {
   return 0;
 }
 
+// Whether perf 6.1 has metric definitions for this cpu (its pmu-events
+// tables: AMD families 0x17 and 0x19, Intel's family 6); on others it takes
+// -M without a word.
+bool perf_defines_metrics_here() {
+  const auto id = capture::read_cpuid();  // "AuthenticAMD,25,1,1"
+  if (!id) return false;
+  const auto f = split_list(*id);
+  if (f.size() < 2) return false;
+  if (f[0] == "AuthenticAMD") return f[1] == "23" || f[1] == "25";
+  return f[0] == "GenuineIntel" && f[1] == "6";
+}
+
 // What perf says of the options that need a PMU or a platform this
 // machine may lack (a hybrid cpu, uncore I/O counters, SMI freezing,
 // TSX, top-down slots); 0 when the machine has it. perf's status: 129 for
@@ -291,8 +304,9 @@ int check_platform(Args& a) {
     return 234;
   }
   // perf's metric definitions are compiled into perf; perfkit has none yet:
-  // perf's words for a name it does not know, and the counting goes on.
-  if (!a.metrics.empty()) {
+  // perf's words for a name it does not know, and the counting goes on
+  // (without a word on a cpu perf has no definitions for).
+  if (!a.metrics.empty() && perf_defines_metrics_here()) {
     const std::string& first = a.metrics.front();
     fmt::print(stderr, "Cannot find metric or group `{}'\n", first.substr(0, first.find(',')));
   }

@@ -34,8 +34,9 @@ struct Args {
   std::string input;
   std::vector<std::string> fields;
   std::string cpus, pids, tids, comms, symbols, dsos;
-  SymbolArgs lookup;  // where symbols come from
-  unsigned jobs = 0;  // --jobs
+  std::string graph_function;  // --graph-function
+  SymbolArgs lookup;           // where symbols come from
+  unsigned jobs = 0;           // --jobs
   bool header = false, header_only = false, show_info = false, dump_raw = false;
   bool dump_unsorted = false, per_event_dump = false, list_dlfilters = false;
   bool no_inline = false, inline_flag = false, demangle = false, force = false, all_cpus = false;
@@ -57,6 +58,8 @@ void add_output_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
                  "code_page_size,ins_lat");
   app.add_flag("-G,--hide-call-graph", opts.hide_callchain,
                "When printing symbols do not display call chain");
+  app.add_option("--graph-function", a.graph_function,
+                 "Only print symbols and callees with --call-trace/--call-ret-trace");
   add_event_switch_options(app, opts.evswitch);
   app.add_option("--max-stack", opts.max_stack,
                  "Set the maximum stack depth when parsing the callchain (default 127)");
@@ -186,6 +189,9 @@ Status apply_filters(const Args& a, script::ScriptOptions& opts) {
   opts.comms = split_list(a.comms);
   opts.symbols = split_list(a.symbols);
   opts.dsos = split_list(a.dsos);
+  // perf compares each name of the list whole; an empty one matches none.
+  for (std::string& f : split_list(a.graph_function))
+    if (!f.empty()) opts.graph_functions.push_back(std::move(f));
   return ok();
 }
 

@@ -33,8 +33,13 @@ struct ScriptOptions {
   // -D: every record dumped as perf script -D prints it, each sample then
   // followed by its resolution lines and its script output.
   bool dump_raw = false;
-  bool dump_unsorted = false;            // --dump-unsorted-raw-trace: -D's dump in file order
-  bool hide_callchain = false;           // -G
+  bool dump_unsorted = false;   // --dump-unsorted-raw-trace: -D's dump in file order
+  bool hide_callchain = false;  // -G
+  // --graph-function: only the samples from one of these functions'
+  // entries (a call into it, a trace beginning in it) to their returns, as
+  // perf's show_event; recorded samples carry no branch flags and so start
+  // none (Intel PT's decode shows them inside one).
+  std::vector<std::string> graph_functions;
   session::EventSwitchOptions evswitch;  // --switch-on, --switch-off, --show-on-off-events
   int max_stack = 127;                   // --max-stack
   // --stop-bt: a call chain's lines end after a frame of one of these

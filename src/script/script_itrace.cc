@@ -188,7 +188,8 @@ Status ItraceScript::on_sample_general(const itrace::ItraceSample& is) {
     if (branch_filter_ && !(branch_filter_ & s.flags)) return ok();
   }
   const auto event = static_cast<std::size_t>(ev);
-  if (fast_line_.armed && print_fast_line(is, event)) return ok();
+  const bool graph = !p_.opts_.graph_functions.empty();
+  if (!graph && fast_line_.armed && print_fast_line(is, event)) return ok();
   fast_line_.armed = false;  // what it was armed with changes below
   const auto& attr = session_.reader().events()[static_cast<std::size_t>(ev)].attr;
   const std::uint64_t st = attr.sample_type;
@@ -221,6 +222,7 @@ Status ItraceScript::on_sample_general(const itrace::ItraceSample& is) {
   if (p_.filter_.skip(rs, session_.machine())) return ok();
   const OutputConfig& o = p_.opts_.fields.of(attr.type);
   if (!o.fields) return ok();
+  if (graph && !graph_shows(is.tid, stack_depth(is.tid), branch_symbol(rs, s))) return ok();
 
   StartFields f;
   f.pid = is.pid;
@@ -245,8 +247,44 @@ Status ItraceScript::on_sample_general(const itrace::ItraceSample& is) {
   }
   b.push_back('\n');
   p_.maybe_flush();
-  if (fast_event(rs.event)) arm_fast_line(is, rs.event);
+  if (!graph && fast_event(rs.event)) arm_fast_line(is, rs.event);
   return ok();
+}
+
+// perf's resolve_branch_sym: the function a call (or a trace beginning)
+// enters, the one a return (or a trace end) leaves; "" for other samples
+// and addresses in no symbol.
+std::string_view ItraceScript::branch_symbol(const session::ResolvedSample& rs,
+                                             const intelpt::SynthSample& s) {
+  if (s.flags & (intelpt::kFlagCall | intelpt::kFlagTraceBegin)) {
+    const std::uint8_t mode = s.addr >= kKernelStart ? kMiscKernel : kMiscUser;
+    const machine::Location at = p_.resolve_fb(*rs.thread, mode, s.addr);
+    return at.symbol >= 0 ? p_.symbol_name(at) : std::string_view();
+  }
+  if (s.flags & (intelpt::kFlagReturn | intelpt::kFlagTraceEnd))
+    return rs.loc.symbol >= 0 ? p_.symbol_name(rs.loc) : std::string_view();
+  return {};
+}
+
+// perf's show_event: inside a function of the list, everything deeper
+// shows; the first sample back at (or above) its entry depth ends it and
+// does not show. Outside, a sample shows when its branch enters (or
+// leaves) one of the functions, which starts it.
+bool ItraceScript::graph_shows(std::int32_t tid, std::size_t depth, std::string_view name) {
+  GraphFilter& g = graph_[tid];
+  if (g.on) {
+    if (depth > g.entry) return true;
+    g.on = false;
+    return false;
+  }
+  if (name.empty()) return false;
+  for (const std::string& f : p_.opts_.graph_functions)
+    if (f == name) {
+      g.on = true;
+      g.entry = depth;
+      return true;
+    }
+  return false;
 }
 
 void ItraceScript::print_event_fields(const OutputConfig& o, session::ResolvedSample& rs,

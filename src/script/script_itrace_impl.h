@@ -83,6 +83,12 @@ class ItraceScript {
   ItraceScript(ScriptPrinter& p, session::Session& s, const ScriptItraceOptions& it)
       : p_(p), session_(s), it_(it), code_(s.symbolizer().options()) {
     event_of_.fill(-1);
+    if (!p_.opts_.graph_functions.empty()) {
+      p_.graph_shows_ = [this](const session::ResolvedSample& rs) {
+        const auto tid = static_cast<std::int32_t>(rs.sample->tid);
+        return graph_shows(tid, stack_depth(tid), {});
+      };
+    }
   }
 
   // Adds perf's synthesized events and prepares the printer with them;
@@ -127,6 +133,14 @@ class ItraceScript {
   bool print_fast_line(const itrace::ItraceSample& is, std::size_t event);
   void restart_fast_line(const intelpt::SynthSample& s, std::size_t event);
   Status on_sample_general(const itrace::ItraceSample& is);
+  // perf's show_event (--graph-function) for a sample of thread `tid`
+  // whose branch enters `name` ("" for none) at call depth `depth`.
+  bool graph_shows(std::int32_t tid, std::size_t depth, std::string_view name);
+  std::string_view branch_symbol(const session::ResolvedSample& rs, const intelpt::SynthSample& s);
+  std::size_t stack_depth(std::int32_t tid) const {
+    auto it = stacks_.find(tid);
+    return it == stacks_.end() ? 0 : it->second.e.size();
+  }
   // What follows the line start of a sample of any kind but branches: the
   // synth text, addr, ip (or the call chain), branch stack, insn and IPC.
   void print_event_fields(const OutputConfig& o, session::ResolvedSample& rs,
@@ -146,6 +160,11 @@ class ItraceScript {
   int spacing_ = 0;
   std::uint64_t errors_ = 0;
   std::unordered_map<std::int32_t, CallStack> stacks_;
+  struct GraphFilter {
+    bool on = false;        // inside a --graph-function function
+    std::size_t entry = 0;  // the call depth it was entered at
+  };
+  std::unordered_map<std::int32_t, GraphFilter> graph_;
   session::CodeReader code_;
   record::Sample sample_;
   std::vector<std::uint8_t> branch_bytes_;  // sample_.branch_stack's entries (itrace l)

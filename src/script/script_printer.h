@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,9 @@ class ScriptPrinter : public session::SampleVisitor, public DlFilterHost {
 
  private:
   friend class ItraceScript;  // Intel PT samples (script_itrace.cc)
+  // --graph-function for recorded samples: whether this one shows (nullptr:
+  // none does, no branch ever entering a function).
+  std::function<bool(const session::ResolvedSample&)> graph_shows_;
   using Buf = fmt::memory_buffer;
 
   // ---- samples (script_sample.cc) ----

@@ -45,7 +45,6 @@ const Excluded kExcluded[] = {
     {"report", "--total-cycles", true, "needs LBR cycles (no PMU here)"},
     {"report", "--column-widths", true, "user column widths"},
     {"report", "-w", true, "--column-widths"},
-    {"script", "--graph-function", true, "the Intel PT call graph of one function"},
     {"script", "--max-blocks", true, "brstack* blocks limit"},
     {"script", "--stitch-lbr", true, "needs LBR call stacks (no PMU here)"},
     {"script", "--guestmount", true, "guest machines"},

@@ -177,6 +177,15 @@ TEST(ScriptOptions, FiltersMatchPerf) {
   expect_same("dwarf.data", "--comm cpuloop");
 }
 
+// --graph-function on a recording without a trace: no sample enters a
+// function (none carries branch flags), so none prints; the side-band
+// records still do.
+TEST(ScriptOptions, GraphFunctionWithoutATraceMatchesPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  expect_same("fp.data", "--graph-function main --show-task-events --show-mmap-events");
+  expect_same("syswide.data", "--graph-function main,hot --show-task-events");
+}
+
 // -S entries that read as hex numbers are addresses (perf's addr_list): a
 // sample's exact address, or with --addr-range N the N bytes from it; a
 // symbol's start address alone keeps only samples at it, not the symbol.

@@ -271,6 +271,22 @@ TEST_F(PtScriptTest, CallTraces) {
   compare("ptflow", "--call-ret-trace --dsos /usr/lib/x86_64-linux-gnu/libc.so.6");
 }
 
+// --graph-function: a function's calls down to its return (a recursion,
+// a longjmp out of one, a signal raised in one, several at once), with and
+// without the call indent that keeps perf's thread stack, and the recorded
+// samples beside a trace shown only inside one.
+TEST_F(PtScriptTest, GraphFunction) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* fn : {"dispatch", "deep", "jumper", "raise", "main", "f1,leaf,memmove"}) {
+    const std::string g = std::string(" --graph-function ") + fn;
+    compare("ptflow-static", "--call-trace" + g);
+    compare("ptflow-static", "--call-ret-trace" + g);
+  }
+  compare("ptflow-static", "--itrace=cr -F ip,sym,flags --graph-function deep");
+  compare("ptflow", "--call-ret-trace --graph-function dispatch,memset");
+  compare("sampled", "--call-ret-trace -F+period --graph-function deep,jumper");
+}
+
 // itrace l: each sample's last branches from its thread's stack, as perf's
 // brstack fields show them (brstackoff absolute: perf loaded the DSOs to
 // decode), per thread and per cpu.

@@ -54,7 +54,7 @@ TEST(ScriptCorpus, SameAsPerf) {
       ++same;
       continue;
     }
-    if (d.perfkit_ok && d.match() >= 0.999) {
+    if (d.perfkit_ok && d.match() == 1.0) {
       ++same;
       continue;
     }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <sstream>
-#include <unordered_map>
 #include <vector>
 
 #include "support/test_support.h"
@@ -44,29 +43,16 @@ ScriptDiff diff_script(const std::string& file, const std::string& args, const s
   auto a = lines_of(p.out), b = lines_of(k.out);
   d.perf_lines = a.size();
   d.perfkit_lines = b.size();
+  // In order: line i of one against line i of the other.
   int shown = 0;
-  if (a.size() == b.size()) {
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (a[i] == b[i]) {
-        ++d.same;
-      } else if (shown++ < 6) {
-        d.first_mismatches +=
-            fmt::format("line {}\n  perf:    {}\n  perfkit: {}\n", i + 1, a[i], b[i]);
-      }
+  for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    const std::string& x = i < a.size() ? a[i] : std::string("<none>");
+    const std::string& y = i < b.size() ? b[i] : std::string("<none>");
+    if (i < a.size() && i < b.size() && x == y) {
+      ++d.same;
+    } else if (shown++ < 6) {
+      d.first_mismatches += fmt::format("line {}\n  perf:    {}\n  perfkit: {}\n", i + 1, x, y);
     }
-    return d;
-  }
-  // Different lengths: count the lines both have (as multisets) and show
-  // where the outputs first part.
-  std::unordered_map<std::string, long> count;
-  for (const auto& l : a) ++count[l];
-  for (const auto& l : b)
-    if (count[l]-- > 0) ++d.same;
-  for (std::size_t i = 0; i < std::max(a.size(), b.size()) && shown < 6; ++i) {
-    std::string x = i < a.size() ? a[i] : "<none>", y = i < b.size() ? b[i] : "<none>";
-    if (x == y) continue;
-    d.first_mismatches += fmt::format("line {}\n  perf:    {}\n  perfkit: {}\n", i + 1, x, y);
-    ++shown;
   }
   return d;
 }

@@ -1,7 +1,6 @@
 // Comparing perfkit script with perf script: both run on the same file with
-// the same arguments; the outputs are compared line by line (position by
-// position when the line counts agree, else as multisets) and the first
-// mismatches are kept for the failure message.
+// the same arguments; the outputs are compared line by line, in order, and
+// the first mismatches are kept for the failure message.
 #pragma once
 
 #include <string>

@@ -19,7 +19,8 @@
 namespace perfkit {
 namespace {
 
-constexpr double kMinMatch = 0.999;
+// Every line, in order: no tolerance.
+constexpr double kMinMatch = 1.0;
 
 const std::vector<std::string> kFixtures = {
     "fp.data",      "dwarf.data",      "nocg.data",     "tracepoint.data", "multi.data",

@@ -180,7 +180,9 @@ Status ItraceScript::on_sample_general(const itrace::ItraceSample& is) {
   const int ev = event_of_[static_cast<std::size_t>(s.kind)];
   if (ev < 0) return ok();
   std::size_t depth = 0;
-  if (s.kind == SampleKind::kBranches && callindent_) {
+  const bool graph = !p_.opts_.graph_functions.empty();
+  // perf keeps the thread stack for the call indent and for --graph-function.
+  if (s.kind == SampleKind::kBranches && (callindent_ || graph)) {
     // perf's thread stack sees every branch; c and r only choose what prints.
     CallStack& cs = stacks_[is.tid];
     cs.event(s.flags, s.ip, s.addr, s.insn_len);
@@ -188,7 +190,6 @@ Status ItraceScript::on_sample_general(const itrace::ItraceSample& is) {
     if (branch_filter_ && !(branch_filter_ & s.flags)) return ok();
   }
   const auto event = static_cast<std::size_t>(ev);
-  const bool graph = !p_.opts_.graph_functions.empty();
   if (!graph && fast_line_.armed && print_fast_line(is, event)) return ok();
   fast_line_.armed = false;  // what it was armed with changes below
   const auto& attr = session_.reader().events()[static_cast<std::size_t>(ev)].attr;

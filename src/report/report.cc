@@ -405,6 +405,22 @@ Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t p
   return ok();
 }
 
+// Whether one of the entries this sample added (seen_) is, by perf's
+// comparison, the entry `key` at `loc` would make.
+bool Report::perf_duplicate(Hists& h, const session::ResolvedSample& s,
+                            const machine::Location& loc, char level, const EntryKey& key) {
+  h.entries.push_back(make_entry(s, loc, level, key));
+  const auto tmp = static_cast<std::uint32_t>(h.entries.size() - 1);
+  bool dup = false;
+  for (std::uint32_t j : seen_)
+    if (perf_same_entry(*this, h, j, tmp)) {
+      dup = true;
+      break;
+    }
+  h.entries.pop_back();
+  return dup;
+}
+
 // perf's --children: each callchain frame's entry, once per sample.
 void Report::add_children(Hists& h, const session::ResolvedSample& s,
                           std::span<const session::Frame> chain, std::uint32_t self, bool filtered,
@@ -436,6 +452,12 @@ void Report::add_children(Hists& h, const session::ResolvedSample& s,
       }
       seen.srcline_known |= same_but_ext(seen.key, probe);
     }
+    // Where perf's comparison is not key equality (inline symbols match by
+    // name where ranges overlap, ...), its duplicate check is that comparison:
+    // a recursion through inlined copies in adjacent functions counts once.
+    if (!dup && (h.live_on || key.inlined || sym_without_dso() || ips_wrap_) &&
+        !ext_->dedup_differs())
+      dup = perf_duplicate(h, s, loc, level, key);
     if (dup) continue;
     const bool found = ext_->active() && ext_->last_found();
     std::uint32_t k = add_entry(h, key, s, loc, level, filtered, false, period, count);

@@ -404,6 +404,8 @@ class Report : public session::SampleVisitor {
  private:
   // The entry of `key` as perf's tree search finds it (Hists::live), new
   // ones made from the sample and `loc`.
+  bool perf_duplicate(Hists& h, const session::ResolvedSample& s, const machine::Location& loc,
+                      char level, const EntryKey& key);
   std::uint32_t live_entry(Hists& h, const EntryKey& key, const session::ResolvedSample& s,
                            const machine::Location& loc, char level, bool filtered);
   // Adds `period` to the entry of `key`, made from the sample and `loc` when new.
@@ -474,5 +476,9 @@ std::span<const std::uint64_t> hpp_members(const Hists& h, const Entry& e, SortK
 // from the earlier entries when it is not kept yet. Returns the entry perf's
 // search finds equal, or idx when it links the new one.
 std::uint32_t live_find_or_link(const Report& r, Hists& h, std::uint32_t idx);
+// Whether perf's hist_entry__cmp finds entries `a` and `b` equal (inline
+// symbols by name where their ranges overlap, ...), as its duplicate check
+// of a sample's call-chain entries does.
+bool perf_same_entry(const Report& r, const Hists& h, std::uint32_t a, std::uint32_t b);
 
 }  // namespace perfkit::report

@@ -539,6 +539,11 @@ std::uint32_t live_find_or_link(const Report& r, Hists& h, std::uint32_t idx) {
   return found;
 }
 
+bool perf_same_entry(const Report& r, const Hists& h, std::uint32_t a, std::uint32_t b) {
+  return row_perf_cmp(r, h.entries, live_row(h.entries[a], a), live_row(h.entries[b], b),
+                      nullptr) == 0;
+}
+
 namespace {
 
 // compare_output over rows (no event group).

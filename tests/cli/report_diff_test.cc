@@ -103,6 +103,23 @@ TEST(ReportSystemWide, CallchainsThroughInitTextMatchPerf) {
   }
 }
 
+// A recursion through an inline function copied into adjacent functions
+// (deepstack's next in step0..step15): perf's duplicate check of a sample's
+// call-chain entries is its entry comparison, which takes inline symbols of
+// one name as one where their ranges touch, so each counts once per sample
+// (before, perfkit's --children showed such entries at 284%).
+TEST(ReportDwarf, InlinedRecursionCountsOncePerSampleAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  PK_FIXTURE_OR_SKIP(f, "deep_dwarf.data");
+  int compared = 0;
+  for (const char* mode : {"", "--no-children", "--sort sym", "-g caller --sort comm,sym"}) {
+    std::string d = diff_report(f, mode);
+    EXPECT_TRUE(d.empty()) << "deep_dwarf.data [" << mode << "]:\n" << d;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 4);
+}
+
 // DWARF-unwound stacks with perf's inline entries. dwarf_vdso.data runs
 // through the vdso and a PLT slot that perf names _init (its symbol tree's
 // walk, simulated); stacks cut short end in an unwound 0 less one, which

@@ -1,7 +1,6 @@
 #include "perfdata/record_stream.h"
 
 #include <condition_variable>
-#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>

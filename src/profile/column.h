@@ -1,11 +1,15 @@
 // Column<T>: a growable array of a trivially copyable T, the storage of the
-// profile's per-sample columns. It grows by realloc: past malloc's mmap
-// threshold the C library moves a large block by remapping its pages
-// (mremap), so a column that grows to hundreds of thousands of samples is
-// neither copied at each doubling nor faulted in twice, as std::vector's
-// allocate-copy-free growth makes it. Out of memory ends the process, as
-// std::bad_alloc from std::vector would.
+// profile's per-sample columns. Small ones live on the heap; past kMapBytes a
+// column is a mapping of its own that grows by mremap, so a column that grows
+// to hundreds of thousands of samples is neither copied at each doubling nor
+// faulted in twice, as std::vector's allocate-copy-free growth makes it (and
+// realloc's too, once malloc's dynamic mmap threshold has risen past the
+// block). Each growth populates the new pages in one call rather than a page
+// fault per page. Out of memory ends the process, as std::bad_alloc from
+// std::vector would.
 #pragma once
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -41,7 +45,7 @@ class Column {
     Column(std::move(o)).swap(*this);
     return *this;
   }
-  ~Column() { std::free(data_); }
+  ~Column() { release(); }
 
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -91,11 +95,50 @@ class Column {
 
  private:
   void grow(std::size_t need) { grow_to(std::max({need, 2 * capacity_, std::size_t{16}})); }
+  static constexpr std::size_t kMapBytes = std::size_t{1} << 20;
+  static constexpr std::size_t kPage = 4096;
+
+  bool mapped() const { return capacity_ * sizeof(T) >= kMapBytes; }
+  void release() {
+    if (mapped())
+      ::munmap(data_, capacity_ * sizeof(T));
+    else
+      std::free(data_);
+  }
   void grow_to(std::size_t n) {
-    void* p = std::realloc(data_, n * sizeof(T));
-    if (!p) std::abort();
+    std::size_t bytes = n * sizeof(T);
+    if (bytes < kMapBytes) {
+      void* p = std::realloc(data_, bytes);
+      if (!p) std::abort();
+      data_ = static_cast<T*>(p);
+      capacity_ = n;
+      return;
+    }
+    bytes = (bytes + kPage - 1) / kPage * kPage;
+    const std::size_t old = capacity_ * sizeof(T);
+    void* p;
+    if (mapped()) {
+      p = ::mremap(data_, old, bytes, MREMAP_MAYMOVE);
+      if (p == MAP_FAILED) std::abort();
+      populate(static_cast<char*>(p) + old, bytes - old);
+    } else {
+      p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) std::abort();
+      populate(p, bytes);
+      if (size_) std::memcpy(p, data_, size_ * sizeof(T));
+      std::free(data_);
+    }
     data_ = static_cast<T*>(p);
-    capacity_ = n;
+    capacity_ = bytes / sizeof(T);
+  }
+  // The new pages at once (Linux 5.14); where the kernel lacks it they
+  // fault in as they are written.
+  static void populate(void* at, std::size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+    (void)::madvise(at, bytes, MADV_POPULATE_WRITE);
+#else
+    (void)::madvise(at, bytes, 23);
+#endif
   }
 
   T* data_ = nullptr;

@@ -120,5 +120,27 @@ TEST(Profile, MergeRefusesMoreEvents) {
   EXPECT_EQ(st.error().message(), "merging profiles: 2 events into 1");
 }
 
+// A column grows from the heap into a mapping of its own (past 1 MiB) and
+// on by remapping: the values stay, copies and moves keep them.
+TEST(Column, GrowsPastTheHeapIntoAMappingKeepingItsValues) {
+  Column<std::uint64_t> c;
+  constexpr std::size_t kCount = 3 << 18;  // 6 MiB of values
+  for (std::size_t i = 0; i < kCount; ++i) c.push_back(i * 7);
+  ASSERT_EQ(c.size(), kCount);
+  for (std::size_t i = 0; i < kCount; i += 4099) ASSERT_EQ(c[i], i * 7) << i;
+  EXPECT_EQ(c.back(), (kCount - 1) * 7);
+  Column<std::uint64_t> copy(c);
+  EXPECT_EQ(copy, c);
+  Column<std::uint64_t> moved(std::move(copy));
+  EXPECT_EQ(moved, c);
+  Column<std::uint16_t> narrow;
+  narrow.resize(700000, 3);
+  narrow.push_back(9);
+  EXPECT_EQ(narrow[699999], 3u);
+  EXPECT_EQ(narrow.back(), 9u);
+  narrow = Column<std::uint16_t>{1, 2};
+  EXPECT_EQ(narrow.size(), 2u);
+}
+
 }  // namespace
 }  // namespace perfkit::profile

@@ -55,10 +55,12 @@ Expected<MappedFile> MappedFile::open(const std::string& path) {
   return f;
 }
 
-void MappedFile::release_before(std::uint64_t end) const {
+void MappedFile::release(std::uint64_t begin, std::uint64_t end) const {
   const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  begin = (begin + page - 1) / page * page;
   end = std::min(end, size_) / page * page;
-  if (data_ && end) madvise(const_cast<std::uint8_t*>(data_), end, MADV_DONTNEED);
+  if (data_ && end > begin)
+    madvise(const_cast<std::uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 void MappedFile::advise_sequential() const {

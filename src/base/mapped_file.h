@@ -27,10 +27,11 @@ class MappedFile {
   const std::string& path() const { return path_; }
   // Asks the kernel to read ahead sequentially.
   void advise_sequential() const;
-  // Drops the resident pages of bytes [0, end) from this process: they stay
-  // readable (a later touch reads them again from the file), so views stay
-  // valid; only the peak resident size of a long sequential read shrinks.
-  void release_before(std::uint64_t end) const;
+  // Drops the resident pages of bytes [begin, end) (whole pages within it)
+  // from this process: they stay readable (a later touch reads them again
+  // from the file), so views stay valid; only the peak resident size of a
+  // long sequential read shrinks.
+  void release(std::uint64_t begin, std::uint64_t end) const;
 
  private:
   const std::uint8_t* data_ = nullptr;

@@ -94,10 +94,10 @@ class Reader {
   // Bytes consumed so far (data section offset for files), for progress.
   std::uint64_t position() const { return pos_; }
   std::uint64_t data_end() const { return data_end_; }
-  // For a mapped file: drops the resident pages before file offset `end`
-  // (MappedFile::release_before; records there stay readable). No-op for
-  // streams and memory.
-  void release_before(std::uint64_t end) const { file_.release_before(end); }
+  // For a mapped file: drops the resident pages of file offsets [begin, end)
+  // (MappedFile::release; records there stay readable). No-op for streams
+  // and memory.
+  void release(std::uint64_t begin, std::uint64_t end) const { file_.release(begin, end); }
   // Called by next() before a record changes what the reader tells (its
   // events, their names, features, tracing data) and before it warns, on
   // next()'s thread: a reader running ahead of its records' users waits

@@ -64,7 +64,7 @@ Status Session::run(SampleVisitor& visitor) {
   so.read_ahead = opts_.read_ahead;
   std::uint64_t pos = 0;
   so.position = &pos;
-  std::uint64_t next_progress = 0, next_release = kReleaseEvery;
+  std::uint64_t next_progress = 0, next_release = kReleaseEvery, released = 0;
   return perfdata::process_records(*reader_, so,
                                    [&](const perfdata::ReadRecord& rec, std::uint64_t) -> Status {
                                      if (opts_.progress && pos >= next_progress) {
@@ -75,8 +75,9 @@ Status Session::run(SampleVisitor& visitor) {
                                      // records the ordering still holds lie in the last rounds,
                                      // well within the margin (and would be read again from the
                                      // file if not).
-                                     if (pos >= next_release) {
-                                       reader_->release_before(pos - kReleaseMargin);
+                                     if (pos >= next_release && pos > kReleaseMargin) {
+                                       reader_->release(released, pos - kReleaseMargin);
+                                       released = pos - kReleaseMargin;
                                        next_release = pos + kReleaseEvery;
                                      }
                                      return on_record(rec, visitor);

@@ -19,6 +19,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/populate.h"
+
 namespace perfkit::profile {
 
 template <class T>
@@ -120,25 +122,16 @@ class Column {
     if (mapped()) {
       p = ::mremap(data_, old, bytes, MREMAP_MAYMOVE);
       if (p == MAP_FAILED) std::abort();
-      populate(static_cast<char*>(p) + old, bytes - old);
+      base::populate_for_write(static_cast<char*>(p) + old, bytes - old);
     } else {
       p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (p == MAP_FAILED) std::abort();
-      populate(p, bytes);
+      base::populate_for_write(p, bytes);
       if (size_) std::memcpy(p, data_, size_ * sizeof(T));
       std::free(data_);
     }
     data_ = static_cast<T*>(p);
     capacity_ = bytes / sizeof(T);
-  }
-  // The new pages at once (Linux 5.14); where the kernel lacks it they
-  // fault in as they are written.
-  static void populate(void* at, std::size_t bytes) {
-#ifdef MADV_POPULATE_WRITE
-    (void)::madvise(at, bytes, MADV_POPULATE_WRITE);
-#else
-    (void)::madvise(at, bytes, 23);
-#endif
   }
 
   T* data_ = nullptr;

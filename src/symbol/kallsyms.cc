@@ -36,6 +36,8 @@ class KallsymsParser {
   // Parses the complete lines of `text` (with what an earlier call left
   // over in front); keeps its unterminated tail for the next call.
   void feed(std::string_view text) {
+    // A line is some 44 bytes, half of them the name.
+    info_.table.prefault(text.size() / 32, text.size() / 2);
     if (!carry_.empty()) {
       std::size_t nl = text.find('\n');
       carry_.append(text.substr(0, nl));

@@ -1,0 +1,30 @@
+// populate_for_write: maps the anonymous pages of [at, at + bytes) ready for
+// writing in one call (MADV_POPULATE_WRITE, Linux 5.14) rather than one page
+// fault for each page as they are first written: on a virtual machine a fault
+// costs microseconds, and a table of a few megabytes takes thousands of them.
+// The contents do not change (pages already there stay; new ones are zero,
+// as the first write would have found them). Where the kernel lacks it the
+// pages fault in as before. Only for memory this process may write.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace perfkit::base {
+
+inline void populate_for_write(const void* at, std::size_t bytes) {
+  if (bytes == 0) return;
+  constexpr std::uintptr_t kPage = 4096;
+  const auto a = reinterpret_cast<std::uintptr_t>(at);
+  const std::uintptr_t from = a / kPage * kPage;
+#ifdef MADV_POPULATE_WRITE
+  constexpr int kAdvice = MADV_POPULATE_WRITE;
+#else
+  constexpr int kAdvice = 23;
+#endif
+  (void)::madvise(reinterpret_cast<void*>(from), a + bytes - from, kAdvice);
+}
+
+}  // namespace perfkit::base

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "base/mapped_file.h"
+#include "base/populate.h"
 
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21  // Linux 5.4
@@ -191,6 +192,7 @@ bool ElfFile::inflate(void* section) const {
   if (ch.ch_size == 0 || ch.ch_size / 1032 > raw->d_size) return false;
   std::unique_ptr<std::uint8_t[]> out(new (std::nothrow) std::uint8_t[ch.ch_size]);
   if (!out) return false;
+  base::populate_for_write(out.get(), ch.ch_size);
   std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(
       libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
   const void* compressed = raw->d_buf;

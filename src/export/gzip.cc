@@ -10,7 +10,7 @@
 
 namespace perfkit::exports {
 
-Expected<std::string> gzip_member(const std::string& data, int level) {
+Expected<std::string> gzip_member(std::string_view data, int level) {
   std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor*)> c(
       libdeflate_alloc_compressor(level), libdeflate_free_compressor);
   if (!c) return make_error("gzip: cannot start libdeflate (level {})", level);
@@ -85,10 +85,11 @@ void GzipWriter::submit() {
   current_.reserve(chunk_);
 }
 
-void GzipWriter::write_deferred(std::function<std::string()> make) {
+void GzipWriter::write_deferred(std::function<ByteBuffer()> make) {
   if (!current_.empty()) submit();
   wait_for_room();
-  run_member([make = std::move(make), level = level_] { return gzip_member(make(), level); });
+  run_member(
+      [make = std::move(make), level = level_] { return gzip_member(make().view(), level); });
 }
 
 Status GzipWriter::write_oldest() {

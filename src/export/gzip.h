@@ -8,16 +8,46 @@
 // zlib's speed at level 1 with smaller output.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <future>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "base/error.h"
 #include "base/output.h"
 
 namespace perfkit::exports {
+
+// Bytes a worker makes for a member: grown without zeroing (a std::string's
+// resize writes every byte it adds, and a block of samples is megabytes).
+class ByteBuffer {
+ public:
+  std::uint8_t* data() { return data_.get(); }
+  std::size_t size() const { return size_; }
+  std::string_view view() const { return {reinterpret_cast<const char*>(data_.get()), size_}; }
+  // Room for `n` bytes in all; what is there stays, what is added is not
+  // initialised.
+  void resize(std::size_t n) {
+    if (n > capacity_) {
+      const std::size_t cap = std::max(n, 2 * capacity_);
+      std::unique_ptr<std::uint8_t[]> more(new std::uint8_t[cap]);
+      if (size_) std::memcpy(more.get(), data_.get(), std::min(size_, n));
+      data_ = std::move(more);
+      capacity_ = cap;
+    }
+    size_ = n;
+  }
+
+ private:
+  std::unique_ptr<std::uint8_t[]> data_;
+  std::size_t size_ = 0, capacity_ = 0;
+};
 
 class GzipWriter {
  public:
@@ -31,7 +61,7 @@ class GzipWriter {
   // Bytes made on a worker: what was written so far becomes a member, then
   // `make`'s result (made and compressed off this thread) another, in
   // order. `make` must only read what stays unchanged until finish().
-  void write_deferred(std::function<std::string()> make);
+  void write_deferred(std::function<ByteBuffer()> make);
   // Compresses what is left and writes every member. Errors: the compressor's, the
   // output's.
   Status finish();
@@ -56,6 +86,6 @@ class GzipWriter {
 Status gzip_fd(int fd, const std::string& name, FdWriter& out, int level = 6);
 
 // One gzip member of `data` at `level` (libdeflate's 1-12). Errors: libdeflate's.
-Expected<std::string> gzip_member(const std::string& data, int level);
+Expected<std::string> gzip_member(std::string_view data, int level);
 
 }  // namespace perfkit::exports

@@ -204,14 +204,17 @@ bool Report::take_raw(const session::RawSample& r) {
 Status Report::on_sample(const session::ResolvedSample& s) {
   if (fold_) {
     fold_->keep(s, session_->machine().generation());
-    // From a sample on whose chain can make a call-graph level mix frames
-    // that perf compares inconsistently, repeats are counted one by one:
-    // the tree a later repeat searches may miss the node an earlier made.
-    if (mixes_chain_kinds(s) || sample_wraps_ips(s)) {
+    // A sample whose chain can make a call-graph level mix frames that perf
+    // compares inconsistently is counted alone, in its place: what is kept
+    // goes in first, then it (the tree a later repeat searches may miss the
+    // node an earlier made). Samples that touch no such level still fold.
+    const bool mixes = mixes_chain_kinds(s);
+    if (sample_wraps_ips(s)) {
       PK_TRY(drain_fold());
       fold_.reset();
       return ok();
     }
+    if (mixes) return drain_fold(false);
     return fold_->full() ? drain_fold() : ok();
   }
   if (!accepts(*s.sample, s.event)) return ok();
@@ -253,14 +256,17 @@ Status Report::add_read_sample(const session::ResolvedSample& s) {
   return ok();
 }
 
-Status Report::drain_fold() {
+Status Report::drain_fold(bool judge) {
   if (!fold_) return ok();
-  bool paying = fold_->paying();
+  bool paying = !judge || fold_->paying();
   folded_ += fold_->repeats();
   PK_TRY(fold_->drain(session_->machine(), [&](const session::ResolvedSample& s,
                                                std::uint64_t period, std::uint32_t count) {
-    // kernel frames kept before kallsyms had loaded
-    if (mixes_chain_kinds(s)) paying = false;
+    // Kernel frames kept before kallsyms had loaded: a kept sample found
+    // mixing only now ends folding (one that made a level mixed, and
+    // drained what was kept before it, is no such case).
+    const bool mixes = mixes_chain_kinds(s);
+    if (judge && mixes) paying = false;
     return add_sample(s, period, count);
   }));
   // Samples that seldom repeat are cheaper one at a time.

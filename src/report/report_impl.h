@@ -315,7 +315,9 @@ class Report : public session::SampleVisitor {
   bool take_raw(const session::RawSample& r) override;
   bool defers_kernel_symbols() const override { return fold_ != nullptr; }
   // Adds what the folded samples still hold to the histograms.
-  Status drain_fold();
+  // Adds the folded samples; unless `judge` is false, gives folding up
+  // where it has not paid.
+  Status drain_fold(bool judge = true);
   bool mixes_chain_kinds(const session::ResolvedSample& s);
   void settle(session::Session& session);
   void settle_from_events();

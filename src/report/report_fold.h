@@ -62,7 +62,9 @@ class SampleFold {
   }
 
  private:
-  static constexpr std::size_t kMaxFrames = 1 << 16;
+  // Frames kept before a drain: 64k drained a deep recursion's ~8k distinct
+  // stacks (~30 frames each) every few thousand samples, adding each again.
+  static constexpr std::size_t kMaxFrames = 1 << 19;
   struct Kept {
     machine::Thread* thread = nullptr;
     const std::string* comm = nullptr;

@@ -68,7 +68,9 @@ struct Batch {
   };
   std::vector<Copy> copies;
   std::uint64_t position = 0;
+  std::size_t span = 0;  // bytes of its records, mapped or copied
   void clear() {
+    span = 0;
     records.clear();
     stamps.clear();
     bytes.clear();
@@ -87,7 +89,10 @@ struct Batch {
 
 class ReadAhead {
  public:
-  static constexpr std::size_t kBatchRecords = 2048, kBatchesAhead = 8;
+  // A batch ends at 2048 records or 512 KiB of them (a DWARF recording's
+  // samples carry 8 KiB stacks: the reader stays some 4 MiB ahead, so the
+  // pages released behind the sink bound the resident set).
+  static constexpr std::size_t kBatchRecords = 2048, kBatchBytes = 512 << 10, kBatchesAhead = 8;
 
   ReadAhead(Reader& reader, const RecordStreamOptions& opts)
       : reader_(reader), opts_(opts), position_(opts.position), file_(reader.file_bytes()) {
@@ -156,7 +161,8 @@ class ReadAhead {
     }
     b.records.push_back(rec);
     b.stamps.push_back(ts);
-    if (b.records.size() >= kBatchRecords) return publish();
+    b.span += rec.view.bytes.size() + rec.view.trailing.size();
+    if (b.records.size() >= kBatchRecords || b.span >= kBatchBytes) return publish();
     return ok();
   }
 

@@ -30,9 +30,15 @@ class SampleFold {
  public:
   // `with_cpu`: the cpu tells samples apart (a sort key); `with_chain`: the
   // callchain does (it is resolved at all). `max_kept`: how many distinct
-  // samples are kept before full() asks for a drain.
-  SampleFold(bool with_cpu, bool with_chain, std::size_t max_kept)
-      : index_({with_cpu, with_chain}), max_kept_(max_kept) {}
+  // samples are kept before full() asks for a drain; `max_frames`: how many
+  // of their resolved frames. Where each drained sample grows call graphs,
+  // a fold that holds a deep recursion's distinct stacks whole (some 8k of
+  // ~30 frames) pays for its memory: drained every few thousand samples,
+  // each would be added again.
+  SampleFold(bool with_cpu, bool with_chain, std::size_t max_kept,
+             std::size_t max_frames = kSmallFrames)
+      : index_({with_cpu, with_chain}), max_kept_(max_kept), max_frames_(max_frames) {}
+  static constexpr std::size_t kSmallFrames = 1 << 16, kLargeFrames = 1 << 19;
 
   // Whether `r`, of `period`, repeats a kept sample of `generation`; if so
   // it is counted there. Otherwise it is remembered for keep().
@@ -41,7 +47,7 @@ class SampleFold {
   // locations are valid in `generation` (resolving may have begun a new one).
   void keep(const session::ResolvedSample& s, std::uint64_t generation);
   // Enough is kept that it should be drained (memory stays bounded).
-  bool full() const { return kept_.size() >= max_kept_ || frames_.size() >= kMaxFrames; }
+  bool full() const { return kept_.size() >= max_kept_ || frames_.size() >= max_frames_; }
   // Whether folding has paid so far: more repeats than distinct samples.
   bool paying() const { return repeats_ >= kept_.size(); }
   // Samples counted with a kept one since the last drain.
@@ -62,9 +68,6 @@ class SampleFold {
   }
 
  private:
-  // Frames kept before a drain: 64k drained a deep recursion's ~8k distinct
-  // stacks (~30 frames each) every few thousand samples, adding each again.
-  static constexpr std::size_t kMaxFrames = 1 << 19;
   struct Kept {
     machine::Thread* thread = nullptr;
     const std::string* comm = nullptr;
@@ -83,7 +86,7 @@ class SampleFold {
   void clear();
 
   session::RawKeyTable index_;  // raw sample -> its entry in kept_
-  std::size_t max_kept_;
+  std::size_t max_kept_, max_frames_;
   std::vector<Kept> kept_;
   std::vector<session::Frame> frames_;
   std::deque<machine::Map> maps_;

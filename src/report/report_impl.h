@@ -2,6 +2,7 @@
 // printing (report_print.cc). Not a public API.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -63,16 +64,21 @@ struct ExtKeyHash {
   }
 };
 
+// One multiply per field and one finalizer (a lookup per chain frame of
+// every sample: five finalizers were 6% of a default report).
 struct EntryKeyHash {
+  static std::uint64_t step(std::uint64_t h, std::uint64_t v) {
+    return (std::rotl(h, 29) ^ v) * 0x9e3779b97f4a7c15ULL;
+  }
   std::uint64_t operator()(const EntryKey& k) const {
-    std::uint64_t h = mix64(reinterpret_cast<std::uintptr_t>(k.comm) ^
-                            static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.tid)) << 32);
-    h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.dso) ^
-              (static_cast<std::uint64_t>(k.cpu) << 48));
-    h = mix64(h ^ k.sym_start);
-    if (k.has_sym) h = mix64(h ^ k.sym_end ^ reinterpret_cast<std::uintptr_t>(k.inlined));
-    if (k.ext) h = mix64(h ^ k.ext);
-    return h;
+    std::uint64_t h = step(reinterpret_cast<std::uintptr_t>(k.comm),
+                           static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.tid)) << 32 |
+                               static_cast<std::uint32_t>(k.cpu));
+    h = step(h, reinterpret_cast<std::uintptr_t>(k.dso));
+    h = step(h, k.sym_start);
+    if (k.has_sym) h = step(h, k.sym_end ^ reinterpret_cast<std::uintptr_t>(k.inlined));
+    if (k.ext) h = step(h, k.ext);
+    return mix64(h);
   }
 };
 

@@ -328,8 +328,9 @@ TEST_F(RecordCliTest, SynthAndTailSynthesizeAsPerf) {
 // --switch-max-files=2 two files are left. Sizes and signals switch too.
 TEST_F(RecordCliTest, SwitchOutputAsPerf) {
   const std::string out = dir_.path("sw.data");
+  // Some 4 s of work, for at least three files.
   auto r = run(perfkit_bin() + " record --switch-output=1s --switch-max-files=2 -e task-clock -o " +
-               sh(out) + " -- " + loop() + " 2500");
+               sh(out) + " -- " + loop() + " 3500");
   ASSERT_EQ(r.status, 0) << r.err;
   static const std::regex dump(R"(\[ perfkit record: Dump (.*sw\.data\.[0-9]{16}) \])");
   std::vector<std::string> dumped;
@@ -345,6 +346,10 @@ TEST_F(RecordCliTest, SwitchOutputAsPerf) {
     EXPECT_EQ(::access(dumped[i].c_str(), F_OK) == 0, kept) << dumped[i];
     if (!kept) continue;
     EXPECT_EQ(perf_report_errors(dumped[i]), "") << dumped[i];
+    // The workload's maps are synthesized again at each switch; the last
+    // file may begin as the workload exits (its maps gone), so symbols are
+    // checked in the files before it.
+    if (i + 1 == dumped.size()) continue;
     auto rep = run("perf report --stdio --sort sym -i " + sh(dumped[i]) + " 2>/dev/null");
     EXPECT_NE(rep.out.find("[.] spin"), std::string::npos) << dumped[i] << "\n" << rep.out;
   }

@@ -113,6 +113,7 @@ class Reader {
   Status read_feature_table();
   Status apply_user_record(const record::RecordView& r);
   Expected<bool> next_raw(ReadRecord& out);
+  void populate_ahead();
   Expected<bool> next_from_compressed(ReadRecord& out);
   // Makes `n` bytes at pos_ available; false at a clean end of stream.
   Expected<bool> fill(std::uint64_t n);
@@ -122,8 +123,9 @@ class Reader {
   std::string name_;
   ReaderOptions opts_;
   MappedFile file_;
-  Bytes whole_;  // the mapped file or memory (empty for fd streams)
-  int fd_ = -1;  // stream source when reading a descriptor
+  Bytes whole_;                  // the mapped file or memory (empty for fd streams)
+  std::uint64_t populated_ = 0;  // whole_'s pages mapped in ahead of pos_ up to here
+  int fd_ = -1;                  // stream source when reading a descriptor
   std::vector<std::uint8_t> stream_buf_;
   std::uint64_t stream_buf_pos_ = 0;  // stream offset of stream_buf_[0]
   bool stream_eof_ = false;

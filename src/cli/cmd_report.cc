@@ -172,6 +172,8 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
   app.add_flag("-n,--show-nr-samples", opts.show_nr_samples, "Show a Samples column");
   app.add_option("-t,--field-separator", opts.field_sep,
                  "Separator for columns, no spaces will be added between columns '.' is reserved.");
+  app.add_option("-w,--column-widths", opts.column_widths,
+                 "don't try to adjust column width, use these fixed values (width[,width...])");
   app.add_flag("--show-total-period", opts.show_period, "Show a Period column");
   app.add_flag("--show-cpu-utilization", opts.show_cpu_utilization,
                "Show sys and usr columns: the period in kernel and in user mode");

@@ -165,6 +165,9 @@ struct ReportOptions {
   bool nanosecs = false;
   // -t/--field-separator: between columns instead of spaces ("" none).
   std::string field_sep;
+  // -w/--column-widths: fixed widths of the columns in order, as perf's
+  // perf_hpp__set_user_width reads them (0: sized to the values).
+  std::string column_widths;
   std::string tip = "Tip: perfkit report --sort dso,sym shows where the time went per library";
 };
 

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "symbol/symbol_table.h"
@@ -12,6 +13,20 @@ namespace perfkit::report {
 
 // snprintf(buf, cap, "%-*.*s", w, w, s): left-aligned in `w`, cut at `w`,
 // at most cap - 1 bytes stored; returns the untruncated length, as snprintf.
+std::vector<int> parse_column_widths(std::string_view list) {
+  std::vector<int> out;
+  if (list.empty()) return out;
+  const std::string s(list);
+  const char* p = s.c_str();
+  for (;;) {
+    char* end = nullptr;
+    out.push_back(static_cast<int>(std::strtol(p, &end, 10)));
+    if (*end != ',') break;
+    p = end + 1;
+  }
+  return out;
+}
+
 int put_left(char* buf, std::size_t cap, std::string_view s, int w) {
   auto width = static_cast<std::size_t>(std::max(w, 0));
   std::size_t stored = std::min(width, cap - 1);
@@ -30,17 +45,21 @@ const char* percent_color(double p) {
 // printf's "%*.2f%%" in `width` after `lead` (to_chars gives printf's
 // digits for a precision); with `color`, all of it in the percentage's
 // colour (perf's percent_color_snprintf).
-void put_percent(FdWriter& out, double p, const char* lead, int width, bool color) {
+std::size_t put_percent(FdWriter& out, double p, const char* lead, int width, bool color) {
   const char* c = color ? percent_color(p) : nullptr;
   if (c) out.write(c);
   char buf[64];
   char* end = std::to_chars(buf, buf + sizeof buf, p, std::chars_format::fixed, 2).ptr;
   auto len = static_cast<std::size_t>(end - buf);
   out.write(lead);
-  for (auto w = static_cast<std::size_t>(width); len < w; --w) out.write(" ");
+  for (auto w = static_cast<std::size_t>(std::max(width, 0)); len < w; --w) out.write(" ");
   out.write(std::string_view(buf, len));
+  // (printf's negative width: left-aligned, padded after)
+  for (auto w = static_cast<std::size_t>(std::max(-width, 0)); len < w; --w) out.write(" ");
   out.write("%");
   if (c) out.write("\033[m");
+  const auto w = static_cast<std::size_t>(width < 0 ? -width : width);
+  return std::strlen(lead) + std::max(w, len) + 1;
 }
 
 const char* header_of(SortKey k) {
@@ -114,9 +133,11 @@ int sym_cell(char* buf, std::size_t cap, char level, std::string_view name, std:
   if (type == symbol::kTypeObject)
     return n + std::snprintf(buf + n, cap - n, "%.*s+0x%" PRIx64, static_cast<int>(name.size()),
                              name.data(), ip - start_abs);
-  int room = std::max(0, w - n);
+  // perf's "%.*s" in what the width leaves: a width narrower than the
+  // level ("-w") is a negative precision, which printf ignores.
+  const int room = w - n;
   // As snprintf: n counts what did not fit in buf.
-  auto len = std::min(static_cast<std::size_t>(room), name.size());
+  auto len = room < 0 ? name.size() : std::min(static_cast<std::size_t>(room), name.size());
   std::memcpy(buf + n, name.data(), std::min(len, cap - 1 - n));
   n += static_cast<int>(len);
   if (inlined) {

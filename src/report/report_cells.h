@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/output.h"
 #include "report/report.h"
@@ -33,7 +34,12 @@ void outf(FdWriter& out, const char* fmt, A... a) {
 struct Column {
   SortKey key;
   std::size_t width;
+  int user = 0;  // -w's width for it (0: none)
 };
+
+// -w's list as perf's perf_hpp__set_user_width reads it: strtol per comma,
+// stopping at the first number not followed by a comma.
+std::vector<int> parse_column_widths(std::string_view list);
 
 // snprintf(buf, cap, "%-*.*s", w, w, s): left-aligned in `w`, cut at `w`,
 // at most cap - 1 bytes stored; returns the untruncated length, as snprintf.
@@ -41,8 +47,10 @@ int put_left(char* buf, std::size_t cap, std::string_view s, int w);
 // perf's get_percent_color: red from 5%, green above 0.5%, else none.
 const char* percent_color(double p);
 // printf's "%*.2f%%" in `width` after `lead`; with `color`, all of it in
-// the percentage's colour (perf's percent_color_snprintf).
-void put_percent(FdWriter& out, double p, const char* lead, int width = 6, bool color = false);
+// the percentage's colour (perf's percent_color_snprintf). Returns the
+// characters shown (colour codes aside).
+std::size_t put_percent(FdWriter& out, double p, const char* lead, int width = 6,
+                        bool color = false);
 // The column header perf gives key `k`.
 const char* header_of(SortKey k);
 // perf's _hist_entry__sym_snprintf: "[level] name" cut to the width (an

@@ -31,13 +31,14 @@ class Printer {
   // The columns' widths from `entries` (indexes into h_.entries).
   void compute_widths(const std::vector<std::uint32_t>& entries);
   void print_headers();
+  const char* column_name(SortKey k) const;
   void print_entry(const Entry& e);
   void print_hierarchy();
   void print_hierarchy_headers(const Hierarchy& t);
   void print_node(const Hierarchy& t, std::uint32_t n);
   bool node_shown(const HierarchyNode& node) const;
   int key_cell(const Entry& e, const Column& c, char* buf, std::size_t cap) const;
-  void hpp_cell(const Entry& e, SortKey k, std::size_t width, bool first, bool last);
+  void hpp_cell(const Entry& e, const Column& c, bool first, bool last);
   void hpp_cell_separated(const Entry& e, SortKey k, std::size_t width, bool first, bool last);
   template <class F>
   void hpp_values(const Entry& e, SortKey k, F&& f) const;
@@ -73,18 +74,41 @@ class Printer {
 };
 
 void Printer::compute_widths(const std::vector<std::uint32_t>& entries) {
-  for (SortKey k : r_.columns_) {
+  // -w gives widths to perf's list of columns in order, elided ones too
+  // (not to --hierarchy's, which perf copies from the list before -w).
+  const std::vector<int> user =
+      r_.opts_.hierarchy ? std::vector<int>{} : parse_column_widths(r_.opts_.column_widths);
+  for (std::size_t i = 0; i < r_.columns_.size(); ++i) {
+    const SortKey k = r_.columns_[i];
     // (perf's hierarchy keeps the column of a key one filter value names)
     if (r_.elided(k) && !r_.opts_.hierarchy) continue;
-    // perf's hpp__width_fn: the width of one event times the group members.
-    std::size_t w = std::strlen(header_of(k));
-    if (is_hpp_key(k)) w = std::max(w, hpp_len(k) * std::max<std::size_t>(1, h_.members.size()));
-    cols_.push_back({k, w});
+    const int u = i < user.size() ? user[i] : 0;
+    // perf's hpp__width_fn: its width (-w's, else one event's), at least the
+    // width of one event times the group members and the header's.
+    const std::size_t header = std::strlen(column_name(k));
+    std::size_t w = header;
+    if (is_hpp_key(k)) {
+      w = std::max(w, hpp_len(k) * std::max<std::size_t>(1, h_.members.size()));
+      // (perf's event group mode: --group, or a file's groups shown)
+      const bool group_mode = r_.opts_.group == 1 || h_.members.size() > 1;
+      if (u)
+        w = std::max({header, static_cast<std::size_t>(std::max(u, 0)),
+                      group_mode ? hpp_len(k) * std::max<std::size_t>(1, h_.members.size()) : 0});
+      cols_.push_back({k, w, u});
+    } else if (u > 0) {
+      // A key's -w width is its width: header and values cut to it. (A
+      // negative one, which perf takes as a dotted line of ~2^32 dots, is
+      // taken as none.)
+      cols_.push_back({k, static_cast<std::size_t>(u), u});
+    } else {
+      cols_.push_back({k, w});
+    }
   }
   std::size_t comm_len = 0;
   for (std::uint32_t i : entries) {
     const Entry& e = h_.entries[i];
     for (Column& c : cols_) {
+      if (c.user) continue;
       switch (c.key) {
         case SortKey::kComm:
           // perf's thread__comm_len: the command the thread ends with.
@@ -132,8 +156,14 @@ void Printer::compute_widths(const std::vector<std::uint32_t>& entries) {
     // An unresolved symbol widens the DSO column even when sym is not a key.
     if (e.sym_name.empty() && r_.opts_.dsos.empty())
       for (Column& c : cols_)
-        if (c.key == SortKey::kDso) c.width = std::max<std::size_t>(c.width, 16);
+        if (c.key == SortKey::kDso && !c.user) c.width = std::max<std::size_t>(c.width, 16);
   }
+}
+
+// The column's header: perf's, but "Self" for the overhead beside Children.
+const char* Printer::column_name(SortKey k) const {
+  if (k == SortKey::kOverhead && r_.children_ && !r_.opts_.fields_given) return "Self";
+  return header_of(k);
 }
 
 void Printer::print_headers() {
@@ -152,8 +182,7 @@ void Printer::print_headers() {
     first = false;
     const int w = static_cast<int>(c.width);
     // perf's hpp columns are right-aligned, sort keys left-aligned.
-    const char* name = header_of(c.key);
-    if (c.key == SortKey::kOverhead && r_.children_ && !r_.opts_.fields_given) name = "Self";
+    const char* name = column_name(c.key);
     if (is_hpp_key(c.key))
       outf(out_, "%*s", w, name);
     else
@@ -233,7 +262,7 @@ void Printer::branch_widths(const Entry& e) {
   if (e.branch == UINT32_MAX) return;
   const BranchInfo& b = r_.branches_.at(e.branch);
   for (Column& c : cols_) {
-    if (!is_branch_key(c.key) || c.key == SortKey::kCycles) continue;
+    if (!is_branch_key(c.key) || c.key == SortKey::kCycles || c.user) continue;
     const bool from = c.key == SortKey::kDsoFrom || c.key == SortKey::kSymFrom;
     const BranchEnd& end = from ? b.from : b.to;
     const bool dso = c.key == SortKey::kDsoFrom || c.key == SortKey::kDsoTo;
@@ -260,24 +289,33 @@ void Printer::hpp_values(const Entry& e, SortKey k, F&& f) const {
   }
 }
 
-// perf's hpp cell of column `k`: "  ", then per group member " %*.2f%%"
+// perf's hpp cell of column `c`: "  ", then per group member " %*.2f%%"
 // (a percentage of the member's total) or " %*lu", in the event's width
-// less the space (and the '%').
-void Printer::hpp_cell(const Entry& e, SortKey k, std::size_t width, bool first, bool last) {
-  if (!sep_.empty()) return hpp_cell_separated(e, k, width, first, last);
+// (-w's, else perf's) less the space (and the '%'); then, but in the last
+// column, spaces to the column's width (hist_entry__snprintf_alignment).
+void Printer::hpp_cell(const Entry& e, const Column& c, bool first, bool last) {
+  const SortKey k = c.key;
+  if (!sep_.empty()) return hpp_cell_separated(e, k, c.width, first, last);
   out_.write("  ");
-  const int len = static_cast<int>(hpp_len(k));
+  const int len = c.user ? c.user : static_cast<int>(hpp_len(k));
+  std::size_t printed = 0;
+  char buf[64];
+  auto put = [&](int n) {
+    n = std::clamp(n, 0, static_cast<int>(sizeof buf) - 1);
+    out_.write(std::string_view(buf, static_cast<std::size_t>(n)));
+    printed += static_cast<std::size_t>(n);
+  };
   if (k == SortKey::kOverheadChildren && !r_.children_) {
-    // perf's hpp__fmt_acc without accumulation, padded to the column
-    outf(out_, " %*s%*s", len - 1, "N/A", static_cast<int>(width) - len, "");
-    return;
+    put(std::snprintf(buf, sizeof buf, " %*s", len - 1, "N/A"));  // perf's hpp__fmt_acc
+  } else {
+    hpp_values(e, k, [&](std::uint64_t v, double p) {
+      if (is_percent(k))
+        printed += put_percent(out_, p, " ", len - 2, r_.opts_.color);
+      else
+        put(std::snprintf(buf, sizeof buf, " %*" PRIu64, len - 1, v));
+    });
   }
-  hpp_values(e, k, [&](std::uint64_t v, double p) {
-    if (is_percent(k))
-      put_percent(out_, p, " ", len - 2, r_.opts_.color);
-    else
-      outf(out_, " %*" PRIu64, len - 1, v);
-  });
+  if (!last && printed < c.width) out_.write(std::string(c.width - printed, ' '));
 }
 
 // With -t: each value as " %.2f%%" or " %lu" (no width), the cell padded
@@ -367,7 +405,7 @@ void Printer::print_entry(const Entry& e) {
     const Column& c = cols_[i];
     bool last = i + 1 == cols_.size();
     if (is_hpp_key(c.key)) {
-      hpp_cell(e, c.key, c.width, i == 0 && !lead_, last);
+      hpp_cell(e, c, i == 0 && !lead_, last);
       continue;
     }
     int w = static_cast<int>(c.width);
@@ -655,7 +693,7 @@ void Printer::print_node(const Hierarchy& t, std::uint32_t n) {
   bool first = true;
   for (const Column& c : cols_) {
     if (is_hpp_key(c.key))
-      hpp_cell(e, c.key, c.width, first, false), first = false;
+      hpp_cell(e, c, first, false), first = false;
     else if (depth++ == node.depth)
       key = &c;
   }

@@ -131,6 +131,31 @@ TEST(ReportSortKeysParent, ParentRegexSameAsPerf) {
   }
 }
 
+// -w/--column-widths: perf's columns in order (elided ones too) take the
+// widths; a percentage in its width less two, a count less one, padded to
+// the header; keys cut to theirs, the symbol's name to what "[.] " leaves
+// (all of it when the width is narrower); group mode's wider minimum;
+// none in --hierarchy.
+TEST(ReportColumnWidths, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"fp.data", "group.data", "syswide_g.data"}) {
+    std::string f = test::fixture(name);
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
+    for (const char* args :
+         {"-w 5,4", "-w 12,5,4,30,10", "--no-children -w 3,3,3,3 -g none",
+          "--no-children -n --show-total-period -w 10,3,4,0,8 -g none",
+          "-F overhead,sym,period -w 10,8,3 -g none", "-s sym,dso -w 10,3,4 -g none",
+          "--hierarchy -w 12,5", "--group -w 5,4,3 -g none -n", "--no-group -w 20,5 -g none",
+          "-w -9,x,4 -g none", "-t , -w 9,4,3 -g none"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 33);
+}
+
 // -t/--field-separator: the separator between columns, no dotted line,
 // values unpadded before it, the call graphs as they are.
 TEST(ReportFieldSeparator, SameAsPerf) {

@@ -16,13 +16,42 @@ struct Case {
   std::string args;
 };
 
+// Files perf 6.1 fails to read where perfkit reads them, each for a reason
+// of perf's (their report diffs then compare nothing).
+const char* kPerfCannotRead[] = {
+    // COMPRESSED2 records (type 83) come after perf 6.1
+    "linux-perf-data/fibo.compressed2.pipe.data",
+    "linux-perf-data/sleep.compressed2.pipe.data",
+    // simpleperf's own record types (32769 and up): perf fails the file
+    "simpleperf/perf_for_build_id_check.data",
+    "simpleperf/perf_test_max_stack_and_percent_limit.data",
+    "simpleperf/perf_with_callchain_record.data",
+    "simpleperf/perf_with_failed_unwinding_debug_info.data",
+    // Arm CoreSight: perf 6.1 needs random access to decode it ("Failed to
+    // process auxtrace index"); perfkit reports the recorded samples
+    "simpleperf/etm/",
+    // Intel PT in a pipe: perf's pipe reader fails on the trace's samples
+    "quipper/perf.data.piped.intel_pt-4.14",
+};
+
+// perf's output against perfkit's for `file` and `args`: "" when they are
+// the same, or when both refuse (perf prints "Error:" and may still exit 0);
+// else what differs. Where perf refuses, perfkit must too, unless `file` is
+// one perf cannot read (kPerfCannotRead).
 std::string diff_report(const std::string& file, const std::string& args) {
   auto p = test::run("perf report --stdio -i " + test::sh(file) + " " + args);
-  auto k = test::run(test::perfkit_bin() + " report --stdio -i " + test::sh(file) + " " + args +
-                     " 2>/dev/null");
-  // perf cannot read it, or refuses the options (it then still exits 0 after
-  // printing "Error:"): nothing to compare.
-  if (p.status != 0 || p.err.find("Error:") != std::string::npos) return "";
+  auto k = test::run(test::perfkit_bin() + " report --stdio -i " + test::sh(file) + " " + args);
+  // perf died (a signal): nothing to compare.
+  if (p.status > 128 || p.status < 0) return "";
+  auto refused = [](const test::RunResult& r) {
+    return r.status != 0 || r.err.find("Error:") != std::string::npos;
+  };
+  if (refused(p)) {
+    if (refused(k)) return "";
+    for (const char* f : kPerfCannotRead)
+      if (file.find(f) != std::string::npos) return "";
+    return "perf refused, perfkit did not: " + p.err.substr(0, 300);
+  }
   if (k.status != 0) return "perfkit failed: " + k.err;
   return test::report_mismatches(p.out, k.out);
 }
@@ -401,7 +430,7 @@ TEST(ReportCorpus, SameAsPerfInEveryMode) {
     bool skip = false;
     for (const char* e : kCorpusExceptions) skip |= file.find(e) != std::string::npos;
     if (skip) continue;
-    // (diff_report skips files perf cannot read or refuses)
+    // (diff_report expects perfkit to refuse what perf refuses)
     ++compared;
     bool all_same = true;
     for (const char* mode :
@@ -413,6 +442,13 @@ TEST(ReportCorpus, SameAsPerfInEveryMode) {
       // A pipe with tracing data: perf's --stats does not read past it
       // ("unexpected end of event stream"), perfkit counts every record.
       if (std::string(mode) == "--stats" && file.ends_with("perfparser/probe.data.stream"))
+        continue;
+      // Pipes perf's --stats misreads (a tracepoint pipe's sample taken for
+      // a record of type 1950615575; a compressed pipe's "Couldn't
+      // decompress data"), which perf's report of them reads whole.
+      if (std::string(mode) == "--stats" &&
+          (file.ends_with("LinuxTracepoints/pipe.data") ||
+           file.ends_with("linux-perf-data/sleep.compressed.pipe.data")))
         continue;
       std::string d = diff_report(file, mode);
       if (d.empty()) continue;

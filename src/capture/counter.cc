@@ -119,6 +119,10 @@ Status CounterSet::open_one(std::size_t ev, const OpenErrorContext& ctx,
       OpenTarget where;
       where.cpu = target_.cpus[c];
       where.pid = target_.threads[t];
+      if (e.cgroup) {  // (system-wide: one thread slot, -1)
+        where.pid = e.cgroup->dir.get();
+        where.flags |= PERF_FLAG_PID_CGROUP;
+      }
       if (!leader) {
         const auto& leader_fds = fds_[e.leader];
         // A member whose leader is not open opens on its own, as perf's does.

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "abi/attr.h"
 #include "abi/read_format.h"
 #include "base/error.h"
+#include "capture/cgroup.h"
 #include "capture/event_spec.h"
 #include "capture/perf_event.h"
 
@@ -49,6 +51,8 @@ struct CounterEvent {
   bool weak_group = false;            // :W
   ToolEvent tool = ToolEvent::kNone;  // values filled by the caller, in ns
   std::string filter;  // a tracepoint's --filter, set once opened (PERF_EVENT_IOC_SET_FILTER)
+  // -G: counts only while a task of this cgroup runs (nullptr: any task).
+  std::shared_ptr<const Cgroup> cgroup;
   bool is_leader(std::size_t self) const { return leader == self; }
 };
 

@@ -15,9 +15,11 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <optional>
 
 #include "abi/perf_event.h"
+#include "capture/cgroup.h"
 #include "capture/event_spec.h"
 #include "capture/pmu.h"
 #include "capture/system_info.h"
@@ -63,7 +65,11 @@ struct Args {
   std::string control;  // --control, parsed after the options
   // --filter: each applies to the events of the -e given just before it.
   std::vector<std::string> filters;
-  const CLI::Option *event_opt = nullptr, *filter_opt = nullptr;
+  // -G (each a list, applying to the events given before it), --for-each-cgroup
+  std::vector<std::string> cgroups;
+  std::string for_each_cgroup;
+  const CLI::Option *event_opt = nullptr, *filter_opt = nullptr, *cgroup_opt = nullptr,
+                    *for_each_opt = nullptr;
 };
 
 void add_target_options(CLI::App& app, Args& a) {
@@ -72,6 +78,10 @@ void add_target_options(CLI::App& app, Args& a) {
                                "event selector. use 'perfkit list' to list available events")
                     ->allow_extra_args(false);
   a.filter_opt = app.add_option("--filter", a.filters, "event filter")->allow_extra_args(false);
+  a.cgroup_opt = app.add_option("-G,--cgroup", a.cgroups, "monitor event in cgroup name only")
+                     ->allow_extra_args(false);
+  a.for_each_opt =
+      app.add_option("--for-each-cgroup", a.for_each_cgroup, "expand events for each cgroup");
   app.add_flag("-i,--no-inherit", o.no_inherit, "child tasks do not inherit counters");
   app.add_flag("-n,--null", o.null_run, "null run - dont start any counters");
   app.add_flag("--table", a.table, "display details about each run (only with -r option)");
@@ -188,11 +198,72 @@ int attach_filters(const CLI::App& app, Args& a) {
 
 // perf's usage error: the message, the usage line and the help lines of
 // the options at fault (each group after its own usage line), status 234.
-int usage_error(const std::string& msg, std::initializer_list<std::string_view> groups) {
-  fmt::print(stderr, "{}\n", msg);
+int usage_error(const std::string& msg, std::initializer_list<std::string_view> groups,
+                int status = 234 /* perf's -EINVAL */) {
+  if (!msg.empty()) fmt::print(stderr, "{}\n", msg);
   for (std::string_view g : groups)
     fmt::print(stderr, "\n Usage: perfkit stat [<options>] [<command>]\n\n{}\n", g);
-  return 234;  // perf's -EINVAL
+  return status;
+}
+
+constexpr std::string_view kCgroupHelp =
+    "    -G, --cgroup <name>   monitor event in cgroup name only";
+constexpr std::string_view kForEachCgroupHelp =
+    "        --for-each-cgroup <name>\n                          expand events for each cgroup";
+constexpr std::string_view kSystemWideHelp =
+    "    -G, --cgroup <name>   monitor event in cgroup name only\n"
+    "    -A, --no-aggr         disable CPU count aggregation\n"
+    "    -a, --all-cpus        system-wide collection from all CPUs\n"
+    "        --for-each-cgroup <name>\n                          expand events for each cgroup";
+
+// perf's -G and --for-each-cgroup: each -G's names go to the events given
+// before it, in order (parse_cgroups), opened as they are read; the two
+// together, or cgroups without -a/-C, are refused with perf's words and
+// status. 0 when they pass.
+int attach_cgroups(const CLI::App& app, Args& a) {
+  std::size_t seen_e = 0, next = 0;
+  bool for_each_seen = false;
+  std::map<std::string, std::shared_ptr<const capture::Cgroup>> opened;
+  auto open = [&](const std::string& name) -> Expected<std::shared_ptr<const capture::Cgroup>> {
+    if (auto it = opened.find(name); it != opened.end()) return it->second;
+    PK_ASSIGN(auto cg, capture::open_cgroup(a.run.paths, name));
+    return opened[name] = cg;
+  };
+  for (const CLI::Option* opt : app.parse_order()) {
+    if (opt == a.event_opt) ++seen_e;
+    if (opt == a.for_each_opt) for_each_seen = true;
+    if (opt != a.cgroup_opt || next >= a.cgroups.size()) continue;
+    const std::string& text = a.cgroups[next++];
+    if (for_each_seen)
+      return usage_error("--cgroup and --for-each-cgroup cannot be used together", {kCgroupHelp},
+                         129);
+    if (seen_e == 0) return usage_error("must define events before cgroups", {kCgroupHelp}, 129);
+    for (const std::string& name : capture::split_cgroup_list(text)) {
+      std::shared_ptr<const capture::Cgroup> cg;
+      if (!name.empty()) {
+        auto c = open(name);
+        if (!c) return usage_error(c.error().message(), {kCgroupHelp}, 129);
+        cg = *c;
+      }
+      a.run.cgroups.push_back(std::move(cg));
+    }
+  }
+  if (!a.for_each_cgroup.empty() && !a.run.cgroups.empty())
+    return usage_error("--cgroup and --for-each-cgroup cannot be used together",
+                       {std::string(kCgroupHelp) + "\n" + std::string(kForEachCgroupHelp)});
+  const auto& o = a.run;
+  const bool has_cpu = o.system_wide || !o.cpu_list.empty() ||
+                       (o.workload.empty() && o.pids.empty() && o.tids.empty());
+  if ((a.no_aggr || !o.cgroups.empty() || !a.for_each_cgroup.empty()) && !has_cpu)
+    return usage_error("both cgroup and no-aggregation modes only available in system-wide mode",
+                       {kSystemWideHelp});
+  if (!a.for_each_cgroup.empty())
+    for (const std::string& name : capture::split_cgroup_list(a.for_each_cgroup)) {
+      auto c = open(name);
+      if (!c) return usage_error(c.error().message(), {kForEachCgroupHelp});
+      a.run.for_each_cgroup.push_back(*c);
+    }
+  return 0;
 }
 
 constexpr std::string_view kRepeatHelp =
@@ -455,6 +526,7 @@ int run_live(int argc, char** argv, bool record) {
   const auto& o = a.run;
   if (int bad = check_options(a)) return bad;
   if (int bad = attach_filters(app, a)) return bad;
+  if (int bad = attach_cgroups(app, a)) return bad;
   if (!a.control.empty()) {
     auto c = capture::parse_control(a.control);
     if (!c) return fail(cmd, c.error());

@@ -156,6 +156,32 @@ std::vector<std::string> top_level_events(std::string_view arg) {
   return out;
 }
 
+// perf's cgroups of the events: --for-each-cgroup repeats the list for
+// each cgroup in turn (evlist__expand_cgroup); -G gives the n-th event the
+// n-th cgroup, or every event the one cgroup (parse_cgroups). Errors: more
+// cgroups than events.
+Expected<std::vector<capture::CounterEvent>> with_cgroups(std::vector<capture::CounterEvent> ev,
+                                                          const StatRunOptions& o) {
+  if (!o.for_each_cgroup.empty()) {
+    std::vector<capture::CounterEvent> out;
+    for (const auto& cg : o.for_each_cgroup)
+      for (const capture::CounterEvent& e : ev) {
+        const std::size_t base = out.size() - (out.size() % ev.size());
+        out.push_back(e);
+        out.back().leader += base;
+        out.back().cgroup = cg;
+      }
+    return out;
+  }
+  if (o.cgroups.size() > ev.size())
+    return make_error("-G: {} cgroups for {} events", o.cgroups.size(), ev.size());
+  for (std::size_t i = 0; i < ev.size() && !o.cgroups.empty(); ++i)
+    ev[i].cgroup = o.cgroups.size() == 1  ? o.cgroups[0]
+                   : i < o.cgroups.size() ? o.cgroups[i]
+                                          : nullptr;
+  return ev;
+}
+
 // The events to count, in order: parsed ones configured as perf stat does,
 // and perf's tool events (duration_time, user_time, system_time).
 Expected<std::vector<capture::CounterEvent>> stat_events(const StatRunOptions& o, bool cpu_target,
@@ -212,16 +238,25 @@ Expected<std::vector<capture::CounterEvent>> stat_events(const StatRunOptions& o
     out.push_back(capture::tool_counter_event(tool));
     out.back().leader = out.size() - 1;
   }
-  return out;
+  return with_cgroups(std::move(out), o);
 }
 
 stat::StatSetup make_setup(const capture::CounterSet& set, const Target& t,
-                           const capture::SystemPaths& paths) {
+                           const capture::SystemPaths& paths, bool cgroups_given) {
   stat::StatSetup s;
+  s.cgroups = cgroups_given;
+  std::vector<const capture::Cgroup*> cgroups;
   for (std::size_t ev = 0; ev < set.events().size(); ++ev) {
     const auto& e = set.events()[ev];
     s.events.push_back(
         {e.name, e.attr, e.unit, e.scale, set.supported(ev), e.leader, e.group_size});
+    if (e.cgroup) {
+      s.events.back().cgroup = e.cgroup->name;
+      // perf keys the metrics' figures by the cgroup too
+      auto it = std::find(cgroups.begin(), cgroups.end(), e.cgroup.get());
+      if (it == cgroups.end()) it = cgroups.insert(it, e.cgroup.get());
+      s.events.back().cgroup_id = static_cast<std::size_t>(it - cgroups.begin()) + 1;
+    }
   }
   s.cpus = set.target().cpus;
   s.threads = set.target().threads;
@@ -409,8 +444,9 @@ Status Runner::run_once(int run_idx, const std::vector<capture::CounterEvent>& e
   if (!opened) return opened.error();
   set_ = std::move(*opened);
   if (!out_.engine)
-    out_.engine =
-        std::make_unique<stat::StatEngine>(make_setup(set_, t_, o_.paths), o_.aggr, o_.scale);
+    out_.engine = std::make_unique<stat::StatEngine>(
+        make_setup(set_, t_, o_.paths, !o_.cgroups.empty() || !o_.for_each_cgroup.empty()), o_.aggr,
+        o_.scale);
   if (!o_.record_path.empty() && run_idx == 0) {
     StatRecordConfig rc{o_.aggr, o_.interval_ms, o_.scale, o_.cmdline, o_.version, o_.paths};
     PK_ASSIGN(writer_, StatRecordWriter::create(o_.record_path, rc));

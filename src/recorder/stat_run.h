@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "capture/cgroup.h"
 #include "capture/record_options.h"
 #include "capture/system_paths.h"
 #include "capture/workload.h"
@@ -41,6 +42,11 @@ struct StatRunOptions {
   std::string tids;          // -t "3,4"
   bool system_wide = false;  // -a
   std::string cpu_list;      // -C "0-1"
+  // -G: the cgroup of each event in order (nullptr: none), perf's
+  // parse_cgroups: one cgroup is every event's.
+  std::vector<std::shared_ptr<const capture::Cgroup>> cgroups;
+  // --for-each-cgroup: every event again for each of these, in turn.
+  std::vector<std::shared_ptr<const capture::Cgroup>> for_each_cgroup;
   stat::AggrMode aggr = stat::AggrMode::kGlobal;
   std::uint64_t interval_ms = 0;  // -I
   int interval_count = 0;         // --interval-count

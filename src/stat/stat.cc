@@ -233,8 +233,10 @@ StatValue StatEngine::aggregate(std::size_t ev, const AggrSlot& slot, const Stat
 void StatEngine::update_shadow(std::size_t ev, double count, std::size_t aggr) {
   const EventAttr& a = setup_.events[ev].attr;
   const int ctx = event_context(a);
+  // (the figures of each cgroup apart, as perf's saved values)
+  const int cg = static_cast<int>(setup_.events[ev].cgroup_id << 8);
   auto put = [&](ShadowKind k, double v, int c) {
-    shadow_[{static_cast<int>(k), c, aggr}].update(static_cast<std::uint64_t>(v));
+    shadow_[{static_cast<int>(k), c + cg, aggr}].update(static_cast<std::uint64_t>(v));
   };
   const double scaled = count * setup_.events[ev].scale;
   if (is_clock_event(a)) {
@@ -307,14 +309,17 @@ void StatEngine::add_interval(const StatReading& reading, std::uint64_t interval
 
 double StatEngine::noise_stddev(std::size_t ev) const { return res_stats_[ev][0].stddev(); }
 
-double StatEngine::shadow_avg(ShadowKind kind, int ctx, std::size_t aggr) const {
+double StatEngine::shadow_avg(ShadowKind kind, int ctx, std::size_t aggr,
+                              std::size_t cgroup) const {
   if (kind == ShadowKind::kNsecs) ctx = 0;
+  ctx += static_cast<int>(cgroup << 8);
   auto it = shadow_.find({static_cast<int>(kind), ctx, aggr});
   return it == shadow_.end() ? 0.0 : it->second.mean;
 }
 
-double StatEngine::shadow_n(ShadowKind kind, int ctx, std::size_t aggr) const {
+double StatEngine::shadow_n(ShadowKind kind, int ctx, std::size_t aggr, std::size_t cgroup) const {
   if (kind == ShadowKind::kNsecs) ctx = 0;
+  ctx += static_cast<int>(cgroup << 8);
   auto it = shadow_.find({static_cast<int>(kind), ctx, aggr});
   return it == shadow_.end() ? 0.0 : it->second.n;
 }

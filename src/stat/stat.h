@@ -61,6 +61,8 @@ struct StatEvent {
   bool supported = true;  // false: "<not supported>"
   std::size_t leader = 0;
   std::size_t group_size = 1;  // of the group this event leads
+  std::string cgroup;          // -G's (and its column), "" none
+  std::size_t cgroup_id = 0;   // which cgroup, for the metrics' figures (0: none)
 };
 
 // Where a cpu sits, for --per-core/--per-die/--per-socket/--per-node.
@@ -74,6 +76,7 @@ struct StatSetup {
   std::vector<pid_t> threads = {-1};  // the thread map ({-1}: every task)
   std::vector<std::string> comms;     // per thread, for --per-thread
   std::map<int, CpuPlace> topology;   // by cpu number; missing cpus count as 0s
+  bool cgroups = false;               // -G or --for-each-cgroup: a cgroup column
 };
 
 // One reading of every event: [event][cpu_idx * nthreads + thread_idx],
@@ -147,8 +150,9 @@ class StatEngine {
 
   // Shadow statistics of aggregation id `aggr` (0 in global mode).
   // Average of `kind` for events in context `ctx`, and how many updates it had.
-  double shadow_avg(ShadowKind kind, int ctx, std::size_t aggr) const;
-  double shadow_n(ShadowKind kind, int ctx, std::size_t aggr) const;
+  // (`cgroup`: the events' StatEvent::cgroup_id; 0 none.)
+  double shadow_avg(ShadowKind kind, int ctx, std::size_t aggr, std::size_t cgroup = 0) const;
+  double shadow_n(ShadowKind kind, int ctx, std::size_t aggr, std::size_t cgroup = 0) const;
 
  private:
   void process(const StatReading& reading, const StatReading* previous);

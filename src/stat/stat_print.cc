@@ -253,6 +253,7 @@ void StatPrinter::print_counter_value(Line& ln, std::size_t ev, double uval, boo
       cprintf(o, "\"counter-value\" : \"%s\", ", bad);
     cprintf(o, "\"unit\" : \"%s\", ", e.unit.c_str());
     cprintf(o, "\"event\" : \"%s\", ", e.name.c_str());
+    if (engine_.setup().cgroups) cprintf(o, "\"cgroup\" : \"%s\", ", e.cgroup.c_str());
     return;
   }
   if (!ok)
@@ -266,6 +267,7 @@ void StatPrinter::print_counter_value(Line& ln, std::size_t ev, double uval, boo
     cprintf(o, "%-*s", csv ? 0 : 32, e.name.c_str());
   else
     cprintf(o, "%*s", csv ? 0 : -25, e.name.c_str());
+  if (engine_.setup().cgroups) cprintf(o, "%s%s", sep, e.cgroup.c_str());  // perf's print_cgroup
 }
 
 void StatPrinter::print_noise(Line& ln, std::size_t ev, double avg) const {
@@ -304,8 +306,8 @@ void StatPrinter::print_running(Line& ln, std::uint64_t run, std::uint64_t ena) 
 void StatPrinter::print_metrics(Line& ln, std::size_t ev, double avg, std::size_t aggr) const {
   const StatEvent& e = engine_.setup().events[ev];
   const int ctx = event_context(e.attr);
-  auto savg = [&](ShadowKind k) { return engine_.shadow_avg(k, ctx, aggr); };
-  auto sn = [&](ShadowKind k) { return engine_.shadow_n(k, ctx, aggr); };
+  auto savg = [&](ShadowKind k) { return engine_.shadow_avg(k, ctx, aggr, e.cgroup_id); };
+  auto sn = [&](ShadowKind k) { return engine_.shadow_n(k, ctx, aggr, e.cgroup_id); };
   auto miss_ratio = [&](ShadowKind k, const char* unit) {
     if (sn(k) != 0) {
       const double total = savg(k);

@@ -4,6 +4,8 @@
 // counts, CSV and JSON parsed from both, exit statuses, Ctrl-C, and stat
 // record files read by perf stat report (and perf's by perfkit stat report).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/cgroup.h"
 #include "support/test_support.h"
 
 namespace perfkit::test {
@@ -244,6 +247,75 @@ TEST(StatCli, JsonParsesLikePerfs) {
     auto a = json_keys(p.ours.err), b = json_keys(p.perf.err);
     ASSERT_EQ(a.size(), b.size()) << p.ours.err;
     EXPECT_EQ(a, b) << p.ours.err << "---\n" << p.perf.err;
+  }
+}
+
+// Two cgroups of their own under the perf_event cgroup mount, removed at the
+// end; a workload that moves itself into the first before its exec.
+class StatCgroups : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PK_SKIP_WITHOUT_PERF();
+    auto mnt = capture::cgroup_mountpoint(capture::SystemPaths{});
+    if (!mnt) GTEST_SKIP() << "no cgroup file system";
+    const std::string tag = "perfkit-test-" + std::to_string(::getpid());
+    a_ = tag + "-a", b_ = tag + "-b";
+    dir_ = *mnt;
+    if (::mkdir((dir_ + "/" + a_).c_str(), 0755) != 0 ||
+        ::mkdir((dir_ + "/" + b_).c_str(), 0755) != 0)
+      GTEST_SKIP() << "cannot make a cgroup under " << dir_ << " (not root?)";
+  }
+  void TearDown() override {
+    if (dir_.empty()) return;
+    ::rmdir((dir_ + "/" + a_).c_str());
+    ::rmdir((dir_ + "/" + b_).c_str());
+  }
+  std::string workload() const {
+    return "-- sh -c " +
+           sh("echo $$ > " + dir_ + "/" + a_ + "/cgroup.procs && exec " + sh(callcount()) + " 200");
+  }
+  std::string dir_, a_, b_;
+};
+
+// -G and --for-each-cgroup: the cgroup after each event's name, the
+// metrics of each cgroup from its own counts, in the default, CSV and JSON
+// layouts.
+TEST_F(StatCgroups, LayoutsAsPerf) {
+  const std::string w = workload();
+  for (const std::string& args : std::vector<std::string>{
+           "-a -e task-clock,context-switches,page-faults -G " + a_,
+           "-a -e task-clock,page-faults -G " + a_ + "," + b_,
+           "-a -e task-clock,page-faults -G ," + a_,
+           "-a -e task-clock,page-faults --for-each-cgroup " + a_ + "," + b_}) {
+    auto p = both(args + " " + w);
+    ASSERT_EQ(p.ours.status, 0) << args << "\n" << p.ours.err;
+    ASSERT_EQ(p.perf.status, 0) << args << "\n" << p.perf.err;
+    expect_same_layout(p.ours.err, p.perf.err, args);
+  }
+  auto csv = both("-a -x, -e task-clock,page-faults --for-each-cgroup " + a_ + "," + b_ + " " + w);
+  auto ours = lines_of(csv.ours.err), theirs = lines_of(csv.perf.err);
+  ASSERT_EQ(ours.size(), theirs.size()) << csv.ours.err << "---\n" << csv.perf.err;
+  for (std::size_t i = 0; i < ours.size(); ++i) EXPECT_EQ(mask(ours[i]), mask(theirs[i]));
+  auto json = both("-a -j -e task-clock -G " + a_ + " " + w);
+  EXPECT_EQ(json_keys(json.ours.err), json_keys(json.perf.err)) << json.ours.err;
+  EXPECT_NE(json.ours.err.find("\"cgroup\" : \"" + a_ + "\""), std::string::npos) << json.ours.err;
+}
+
+// perf's refusals, word for word, with perf's statuses.
+TEST_F(StatCgroups, RefusalsAsPerf) {
+  for (const std::string& args : std::vector<std::string>{
+           "-e task-clock -G " + a_ + " -- true", "-a -G " + a_ + " -e task-clock -- true",
+           "-a -e task-clock -G no-such-cgroup-here -- true",
+           "-a -e task-clock --for-each-cgroup " + a_ + " -G " + a_ + " -- true",
+           "-a -e task-clock -G " + a_ + " --for-each-cgroup " + a_ + " -- true",
+           "-a -e task-clock --for-each-cgroup no-such-cgroup-here -- true",
+           "-e task-clock --for-each-cgroup " + a_ + " -- true"}) {
+    auto p = both(args);
+    std::string want = p.perf.err;
+    for (std::size_t at; (at = want.find("perf stat")) != std::string::npos;)
+      want.replace(at, 9, "perfkit stat");
+    EXPECT_EQ(p.ours.err, want) << args;
+    EXPECT_EQ(p.ours.status, p.perf.status) << args;
   }
 }
 
@@ -563,7 +635,7 @@ TEST(StatCli, StatReportReadsPerfsFiles) {
 
 TEST(StatCli, BadOptionsAsPerf) {
   auto r = run(sh(perfkit_bin()) + " stat -A -e task-clock -- true");
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 234);  // perf's -EINVAL, after its usage lines
   EXPECT_NE(r.err.find("only available in system-wide mode"), std::string::npos) << r.err;
   r = run(sh(perfkit_bin()) + " stat --per-thread -e task-clock -- true");
   EXPECT_EQ(r.status, 1);

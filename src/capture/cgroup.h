@@ -1,0 +1,39 @@
+// Cgroups for perf's -G/--cgroup and --for-each-cgroup: events that count
+// only while a task of the cgroup runs (perf_event_open with the cgroup's
+// directory as the pid and PERF_FLAG_PID_CGROUP, on every cpu).
+//
+// The directory is found as perf's cgroupfs_find_mountpoint finds it: under
+// a cgroup v1 mount with the perf_event controller, else under the first
+// cgroup2 mount (/proc/mounts), the cgroup's name appended.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+#include "capture/perf_event.h"
+#include "capture/system_paths.h"
+
+namespace perfkit::capture {
+
+// One cgroup, opened: its name as given and its directory's descriptor.
+struct Cgroup {
+  std::string name;
+  EventFd dir;
+};
+
+// The mount the perf_event cgroups live under. Errors: none in /proc/mounts.
+Expected<std::string> cgroup_mountpoint(const SystemPaths& paths);
+
+// Opens the cgroup `name` (its directory under the mount). Errors: perf's
+// "no access to cgroup PATH".
+Expected<std::shared_ptr<const Cgroup>> open_cgroup(const SystemPaths& paths,
+                                                    const std::string& name);
+
+// perf's -G list: split at commas, empty names kept (an event without a
+// cgroup). "a,,b" gives {"a", "", "b"}.
+std::vector<std::string> split_cgroup_list(std::string_view list);
+
+}  // namespace perfkit::capture

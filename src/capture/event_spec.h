@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,7 @@
 
 #include "abi/attr.h"
 #include "base/error.h"
+#include "capture/cgroup.h"
 #include "capture/pmu.h"
 #include "capture/tracefs.h"
 
@@ -74,6 +76,8 @@ struct EventSpec {
   // The tracepoint filter perf record's --filter (and --exclude-perf) after
   // this event's -e sets on it (PERF_EVENT_IOC_SET_FILTER); "" for none.
   std::string filter;
+  // -G: recorded only while a task of this cgroup runs (nullptr: any task).
+  std::shared_ptr<const Cgroup> cgroup;
   // Index (in the EventList) of this event's group leader; itself when alone.
   std::size_t leader = 0;
   // Index into EventList::groups, or -1 for an event outside braces.

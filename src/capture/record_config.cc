@@ -211,6 +211,7 @@ RecordEvent from_spec(const EventSpec& s) {
   e.pmu = s.pmu;
   e.tracepoint = s.tracepoint;
   e.filter = s.filter;
+  e.cgroup = s.cgroup;
   e.unit = s.unit;
   e.scale = s.scale;
   // perf counts the clocks in msec (evsel__new_idx), which its EVENT_UPDATE

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ struct RecordEvent {
   std::string pmu;
   Tracepoint tracepoint;
   std::string filter;  // set at open (PERF_EVENT_IOC_SET_FILTER): --filter after its -e
+  std::shared_ptr<const Cgroup> cgroup;  // -G: opened as the cgroup's (system-wide)
   std::string unit;
   std::optional<double> scale;
   std::optional<std::uint64_t> max_events;  // nr= term

@@ -73,6 +73,10 @@ Status Recorder::open_all(std::size_t index, std::vector<std::vector<EventFd>>& 
   for (std::size_t c = 0; c < cpus_.size(); ++c) {
     for (std::size_t t = 0; t < threads_.size(); ++t) {
       OpenTarget target{threads_[t], cpus_[c], -1, 0};
+      if (e.cgroup) {  // (system-wide: one thread slot, -1)
+        target.pid = e.cgroup->dir.get();
+        target.flags |= PERF_FLAG_PID_CGROUP;
+      }
       if (e.leader != index) target.group_fd = fds[e.leader][c * threads_.size() + t].get();
       int fd = sys_perf_event_open(e.attr, target);
       while (fd == -EINTR) fd = sys_perf_event_open(e.attr, target);

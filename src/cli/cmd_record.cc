@@ -11,9 +11,11 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <optional>
 
 #include "base/text.h"
+#include "capture/cgroup.h"
 #include "capture/event_spec.h"
 #include "capture/record_options.h"
 #include "capture/synthesize.h"
@@ -122,7 +124,9 @@ struct Args {
   // --filter and --exclude-perf apply to the event given just before them.
   std::vector<std::string> filters;
   int exclude_perf = 0;
-  const CLI::Option *filter_opt = nullptr, *exclude_perf_opt = nullptr, *event_opt = nullptr;
+  const CLI::Option *filter_opt = nullptr, *exclude_perf_opt = nullptr, *event_opt = nullptr,
+                    *cgroup_opt = nullptr;
+  std::vector<std::string> cgroups;  // -G, each a list
   std::string uid;                   // -u/--uid: the user's processes, as -p
   std::optional<std::string> synth;  // --synth, checked after parsing as perf does
   std::optional<std::string> switch_output;
@@ -224,6 +228,8 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
                                     "don't record events issued by perf itself (the tracepoint "
                                     "before it)");
   a.event_opt = app.get_option("--event");
+  a.cgroup_opt = app.add_option("-G,--cgroup", a.cgroups, "monitor event in cgroup name only")
+                     ->allow_extra_args(false);
   app.add_flag("--dry-run", a.dry_run, "Parse options then exit");
   app.add_option("-r,--realtime", a.realtime, "collect data with this RT SCHED_FIFO priority");
   app.add_flag("--timestamp-filename", a.timestamp_filename, "append timestamp to output filename");
@@ -369,6 +375,51 @@ int attach_filters(const CLI::App& app, const Args& a, const std::vector<std::si
   return 0;
 }
 
+// perf's -G (parse_cgroups): each name goes to the event of its place
+// among those given before it (one name to all of them), opened as it is
+// read; only with -a. perf's words and status 129 otherwise.
+int attach_cgroups(const CLI::App& app, const Args& a, const capture::RecordOptions& o,
+                   const std::vector<std::size_t>& ends, capture::EventList& events) {
+  auto refuse = [](const std::string& msg) {
+    if (!msg.empty()) fmt::print(stderr, "{}\n", msg);
+    fmt::print(stderr,
+               "\n Usage: perfkit record [<options>] [<command>]\n"
+               "    or: perfkit record [<options>] -- <command> [<options>]\n\n"
+               "    -G, --cgroup <name>   monitor event in cgroup name only\n");
+    return kUsageExit;
+  };
+  std::size_t seen_e = 0, next = 0, nr = 0;
+  std::map<std::string, std::shared_ptr<const capture::Cgroup>> opened;
+  for (const CLI::Option* opt : app.parse_order()) {
+    if (opt == a.event_opt) ++seen_e;
+    if (opt != a.cgroup_opt || next >= a.cgroups.size()) continue;
+    const std::string& text = a.cgroups[next++];
+    if (seen_e == 0) return refuse("must define events before cgroups");
+    const std::size_t defined = ends[seen_e - 1];
+    for (const std::string& name : capture::split_cgroup_list(text)) {
+      if (nr >= defined) return refuse("");  // no event of its place: perf's usage alone
+      if (!name.empty()) {
+        auto& cg = opened[name];
+        if (!cg) {
+          auto c = capture::open_cgroup(capture::SystemPaths{}, name);
+          if (!c) return refuse(c.error().message());
+          cg = *c;
+        }
+        events.events[nr].cgroup = cg;
+      }
+      ++nr;
+    }
+    if (nr == 1)
+      for (std::size_t i = 1; i < defined; ++i) events.events[i].cgroup = events.events[0].cgroup;
+  }
+  if (nr && !o.target.system_wide) {
+    fmt::print(stderr, "  Error: cgroup monitoring only available in system-wide mode\n\n{}",
+               app.help());
+    return kUsageExit;
+  }
+  return 0;
+}
+
 int cmd_record(int argc, char** argv) {
   CLI::App app(
       "Run a command and record its profile into perf.data, as 'perf record' does.\n\n"
@@ -472,6 +523,7 @@ int cmd_record(int argc, char** argv) {
     ends.push_back(events.size());
   }
   if (int code = attach_filters(app, a, ends, events); code != 0) return code;
+  if (int code = attach_cgroups(app, a, o, ends, events); code != 0) return code;
   if (a.dry_run) return 0;
 
   // The CMDLINE feature: argv as given ("perfkit" becomes this binary's path).

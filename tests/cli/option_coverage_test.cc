@@ -36,8 +36,6 @@ const Excluded kExcluded[] = {
     {"script", "-g", false, "--gen-script: Python scripting comes later"},
     {"script", "--list", false, "Python scripting comes later"},
     {"script", "-l", false, "--list: Python scripting comes later"},
-    {"record", "--cgroup", true, "per-cgroup events"},
-    {"record", "-G", true, "--cgroup: per-cgroup events"},
     {"record", "--switch-output-event", true, "a side-band event that switches the output"},
     {"record", "--threads", true, "parallel trace streaming (the --jobs issue)"},
     {"report", "--branch-history", true, "needs LBR call stacks (no PMU here)"},

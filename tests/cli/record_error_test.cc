@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "capture/cgroup.h"
 #include "record_test_support.h"
 
 namespace perfkit::test {
@@ -260,6 +261,45 @@ TEST_F(RecordErrorTest, FullDiskKeepsWhatWasWritten) {
   auto full = run(perfkit_bin() + " record -o /dev/full -- true");
   EXPECT_EQ(full.status, 1) << full.err;
   EXPECT_NE(full.err.find("No space left on device"), std::string::npos) << full.err;
+}
+
+// -G: only the cgroup's tasks are recorded, as with perf; perf's refusals
+// word for word (the full usage after the system-wide one is CLI11's help).
+TEST(RecordCgroup, RecordsOnlyTheCgroupAndRefusesAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  auto mnt = capture::cgroup_mountpoint(capture::SystemPaths{});
+  if (!mnt) GTEST_SKIP() << "no cgroup file system";
+  const std::string cg = "perfkit-record-test-" + std::to_string(::getpid());
+  const std::string dir = *mnt + "/" + cg;
+  if (::mkdir(dir.c_str(), 0755) != 0) GTEST_SKIP() << "cannot make a cgroup in " << *mnt;
+  TempDir tmp;
+  const std::string out = tmp.path("cg.data");
+  const std::string w = "-- sh -c " + sh("echo $$ > " + dir + "/cgroup.procs && exec " +
+                                         sh(workload("cpuloop")) + " 100");
+  for (const std::string& tool : {perfkit_bin(), std::string("/usr/bin/perf")}) {
+    auto r = run(sh(tool) + " record -q -a -e cpu-clock -G " + cg + " -o " + sh(out) + " " + w);
+    ASSERT_EQ(r.status, 0) << tool << ": " << r.err;
+    // Every sample of a task of the cgroup: the shell that moved there, then
+    // the workload it became.
+    auto comms = run("perf report --stdio -q --sort comm -g none -i " + sh(out) +
+                     " 2>/dev/null | awk 'NF {print $2}' | sort -u");
+    EXPECT_TRUE(comms.out == "cpuloop\n" || comms.out == "cpuloop\nsh\n") << tool << "\n"
+                                                                          << comms.out;
+  }
+  for (const std::string& args :
+       std::vector<std::string>{"-a -G " + cg + " -e cpu-clock", "-a -e cpu-clock -G no-such-cg",
+                                "-a -e cpu-clock -G " + cg + "," + cg, "-e cpu-clock -G " + cg}) {
+    auto p = run("/usr/bin/perf record " + args + " -o " + sh(out) + " -- true");
+    auto k = run(sh(perfkit_bin()) + " record " + args + " -o " + sh(out) + " -- true");
+    std::string want = p.err;
+    for (std::size_t at; (at = want.find("perf record")) != std::string::npos;)
+      want.replace(at, 11, "perfkit record");
+    if (args.starts_with("-e"))  // (the usage after perf's error is its option list)
+      want = want.substr(0, want.find('\n')), k.err = k.err.substr(0, k.err.find('\n'));
+    EXPECT_EQ(k.err, want) << args;
+    EXPECT_EQ(k.status, p.status) << args;
+  }
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace

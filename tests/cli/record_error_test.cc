@@ -272,6 +272,10 @@ TEST(RecordCgroup, RecordsOnlyTheCgroupAndRefusesAsPerf) {
   const std::string cg = "perfkit-record-test-" + std::to_string(::getpid());
   const std::string dir = *mnt + "/" + cg;
   if (::mkdir(dir.c_str(), 0755) != 0) GTEST_SKIP() << "cannot make a cgroup in " << *mnt;
+  struct Remove {  // (once its tasks are gone)
+    std::string dir;
+    ~Remove() { ::rmdir(dir.c_str()); }
+  } remove{dir};
   TempDir tmp;
   const std::string out = tmp.path("cg.data");
   const std::string w = "-- sh -c " + sh("echo $$ > " + dir + "/cgroup.procs && exec " +
@@ -299,7 +303,6 @@ TEST(RecordCgroup, RecordsOnlyTheCgroupAndRefusesAsPerf) {
     EXPECT_EQ(k.err, want) << args;
     EXPECT_EQ(k.status, p.status) << args;
   }
-  ::rmdir(dir.c_str());
 }
 
 }  // namespace

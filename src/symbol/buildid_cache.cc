@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -20,14 +21,33 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A name beside `p` for what becomes `p` by a rename: another session
+// reading the cache meanwhile sees the old file or the new one, never half
+// of one.
+std::string temp_beside(const fs::path& p) {
+  return p.string() + ".tmp." + std::to_string(::getpid());
+}
+
 Status write_file(const fs::path& p, std::string_view bytes) {
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
   if (ec)
     return make_error("{}: cannot create directory: {}", p.parent_path().string(), ec.message());
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) return make_error("{}: cannot write", p.string());
+  const std::string tmp = temp_beside(p);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      fs::remove(tmp, ec);
+      return make_error("{}: cannot write", p.string());
+    }
+  }
+  if (::rename(tmp.c_str(), p.c_str()) != 0) {
+    const int e = errno;
+    fs::remove(tmp, ec);
+    return make_error("{}: cannot write: {}", p.string(), std::strerror(e));
+  }
   return ok();
 }
 
@@ -38,9 +58,14 @@ Status link_build_id(const std::string& dir, std::string_view name, const elf::B
       "../.." + std::string(name.starts_with("/") ? "" : "/") + std::string(name) + "/" + id.hex();
   std::error_code ec;
   fs::create_directories(fs::path(link).parent_path(), ec);
-  fs::remove(link, ec);
-  if (::symlink(target.c_str(), link.c_str()) != 0)
-    return make_error("{}: cannot link: {}", link, std::strerror(errno));
+  // (made aside and renamed over the old link: never missing meanwhile)
+  const std::string tmp = temp_beside(link);
+  fs::remove(tmp, ec);
+  if (::symlink(target.c_str(), tmp.c_str()) != 0 || ::rename(tmp.c_str(), link.c_str()) != 0) {
+    const int e = errno;
+    fs::remove(tmp, ec);
+    return make_error("{}: cannot link: {}", link, std::strerror(e));
+  }
   return ok();
 }
 

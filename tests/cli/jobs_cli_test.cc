@@ -14,11 +14,25 @@ const char* const kFixtures[] = {"fp.data",    "dwarf.data",     "syswide_g.data
                                  "multi.data", "mixedcg.data",   "tracepoint.data",
                                  "pipe.data",  "compressed.data"};
 
+// " --kallsyms FILE": the kernel's symbols as they were when first asked
+// for. The tests running beside these ones add symbols to /proc/kallsyms
+// (kprobe and ftrace trampolines), which would change the names of the
+// system-wide recordings' kernel samples between two runs.
+std::string pinned_kallsyms() {
+  static TempDir dir;
+  static const std::string path = [] {
+    const std::string p = dir.path("kallsyms");
+    write_file(p, read_file("/proc/kallsyms"));
+    return p;
+  }();
+  return " --kallsyms " + sh(path);
+}
+
 // Runs `args` with --jobs 1 and --jobs 3; both must exit alike and print
 // the same. Returns whether it compared outputs of a success.
 bool same_for_any_jobs(const std::string& args) {
-  auto one = run(perfkit_bin() + " " + args + " --jobs 1 2>&1");
-  auto three = run(perfkit_bin() + " " + args + " --jobs 3 2>&1");
+  auto one = run(perfkit_bin() + " " + args + pinned_kallsyms() + " --jobs 1 2>&1");
+  auto three = run(perfkit_bin() + " " + args + pinned_kallsyms() + " --jobs 3 2>&1");
   EXPECT_EQ(one.status, three.status) << args;
   EXPECT_EQ(one.out, three.out) << args << "\n" << first_difference(three.out, one.out);
   return one.status == 0;
@@ -44,10 +58,10 @@ TEST(Jobs, HtmlAndPprofAreTheSameBytes) {
   TempDir dir;
   for (const char* jobs : {"1", "3"}) {
     auto html = run(perfkit_bin() + " report -q --html " + sh(dir.path(std::string("r") + jobs)) +
-                    " -i " + sh(f) + " --jobs " + jobs);
+                    " -i " + sh(f) + pinned_kallsyms() + " --jobs " + jobs);
     ASSERT_EQ(html.status, 0) << html.err;
     auto pprof = run(perfkit_bin() + " data convert -q -i " + sh(f) + " --to-pprof " +
-                     sh(dir.path(std::string("p") + jobs)) + " --jobs " + jobs);
+                     sh(dir.path(std::string("p") + jobs)) + pinned_kallsyms() + " --jobs " + jobs);
     ASSERT_EQ(pprof.status, 0) << pprof.err;
   }
   EXPECT_EQ(read_file(dir.path("r1")), read_file(dir.path("r3")));

@@ -41,6 +41,12 @@ Expected<std::shared_ptr<const Cgroup>> open_cgroup(const SystemPaths& paths,
   return std::shared_ptr<const Cgroup>(std::move(cg));
 }
 
+Expected<std::shared_ptr<const Cgroup>> CgroupSet::open(const std::string& name) {
+  if (auto it = opened_.find(name); it != opened_.end()) return it->second;
+  PK_ASSIGN(auto cg, open_cgroup(paths_, name));
+  return opened_[name] = cg;
+}
+
 std::vector<std::string> split_cgroup_list(std::string_view list) {
   std::vector<std::string> out;
   for (;;) {

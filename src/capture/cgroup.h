@@ -7,6 +7,7 @@
 // cgroup2 mount (/proc/mounts), the cgroup's name appended.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,6 +32,19 @@ Expected<std::string> cgroup_mountpoint(const SystemPaths& paths);
 // "no access to cgroup PATH".
 Expected<std::shared_ptr<const Cgroup>> open_cgroup(const SystemPaths& paths,
                                                     const std::string& name);
+
+// Cgroups opened once per name (perf's evlist__findnew_cgroup): events
+// given one name share one cgroup.
+class CgroupSet {
+ public:
+  explicit CgroupSet(SystemPaths paths) : paths_(std::move(paths)) {}
+  // open_cgroup's, or the one opened before under `name`.
+  Expected<std::shared_ptr<const Cgroup>> open(const std::string& name);
+
+ private:
+  SystemPaths paths_;
+  std::map<std::string, std::shared_ptr<const Cgroup>> opened_;
+};
 
 // perf's -G list: split at commas, empty names kept (an event without a
 // cgroup). "a,,b" gives {"a", "", "b"}.

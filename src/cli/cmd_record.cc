@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <map>
 #include <optional>
 
 #include "base/text.h"
@@ -389,7 +388,7 @@ int attach_cgroups(const CLI::App& app, const Args& a, const capture::RecordOpti
     return kUsageExit;
   };
   std::size_t seen_e = 0, next = 0, nr = 0;
-  std::map<std::string, std::shared_ptr<const capture::Cgroup>> opened;
+  capture::CgroupSet cgroups{capture::SystemPaths{}};
   for (const CLI::Option* opt : app.parse_order()) {
     if (opt == a.event_opt) ++seen_e;
     if (opt != a.cgroup_opt || next >= a.cgroups.size()) continue;
@@ -399,13 +398,9 @@ int attach_cgroups(const CLI::App& app, const Args& a, const capture::RecordOpti
     for (const std::string& name : capture::split_cgroup_list(text)) {
       if (nr >= defined) return refuse("");  // no event of its place: perf's usage alone
       if (!name.empty()) {
-        auto& cg = opened[name];
-        if (!cg) {
-          auto c = capture::open_cgroup(capture::SystemPaths{}, name);
-          if (!c) return refuse(c.error().message());
-          cg = *c;
-        }
-        events.events[nr].cgroup = cg;
+        auto c = cgroups.open(name);
+        if (!c) return refuse(c.error().message());
+        events.events[nr].cgroup = *c;
       }
       ++nr;
     }

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <map>
 #include <optional>
 
 #include "abi/perf_event.h"
@@ -223,12 +222,7 @@ constexpr std::string_view kSystemWideHelp =
 int attach_cgroups(const CLI::App& app, Args& a) {
   std::size_t seen_e = 0, next = 0;
   bool for_each_seen = false;
-  std::map<std::string, std::shared_ptr<const capture::Cgroup>> opened;
-  auto open = [&](const std::string& name) -> Expected<std::shared_ptr<const capture::Cgroup>> {
-    if (auto it = opened.find(name); it != opened.end()) return it->second;
-    PK_ASSIGN(auto cg, capture::open_cgroup(a.run.paths, name));
-    return opened[name] = cg;
-  };
+  capture::CgroupSet cgroups(a.run.paths);
   for (const CLI::Option* opt : app.parse_order()) {
     if (opt == a.event_opt) ++seen_e;
     if (opt == a.for_each_opt) for_each_seen = true;
@@ -241,7 +235,7 @@ int attach_cgroups(const CLI::App& app, Args& a) {
     for (const std::string& name : capture::split_cgroup_list(text)) {
       std::shared_ptr<const capture::Cgroup> cg;
       if (!name.empty()) {
-        auto c = open(name);
+        auto c = cgroups.open(name);
         if (!c) return usage_error(c.error().message(), {kCgroupHelp}, 129);
         cg = *c;
       }
@@ -259,7 +253,7 @@ int attach_cgroups(const CLI::App& app, Args& a) {
                        {kSystemWideHelp});
   if (!a.for_each_cgroup.empty())
     for (const std::string& name : capture::split_cgroup_list(a.for_each_cgroup)) {
-      auto c = open(name);
+      auto c = cgroups.open(name);
       if (!c) return usage_error(c.error().message(), {kForEachCgroupHelp});
       a.run.for_each_cgroup.push_back(*c);
     }

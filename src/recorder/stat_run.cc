@@ -164,13 +164,14 @@ Expected<std::vector<capture::CounterEvent>> with_cgroups(std::vector<capture::C
                                                           const StatRunOptions& o) {
   if (!o.for_each_cgroup.empty()) {
     std::vector<capture::CounterEvent> out;
-    for (const auto& cg : o.for_each_cgroup)
+    for (const auto& cg : o.for_each_cgroup) {
+      const std::size_t base = out.size();  // (this copy's leaders are its own)
       for (const capture::CounterEvent& e : ev) {
-        const std::size_t base = out.size() - (out.size() % ev.size());
         out.push_back(e);
         out.back().leader += base;
         out.back().cgroup = cg;
       }
+    }
     return out;
   }
   if (o.cgroups.size() > ev.size())

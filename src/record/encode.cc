@@ -6,7 +6,13 @@ namespace perfkit::record {
 
 using namespace perfkit::abi;
 
-RecordBuilder::RecordBuilder(std::uint32_t type, std::uint16_t misc, bool swap) : swap_(swap) {
+RecordBuilder::RecordBuilder(std::uint32_t type, std::uint16_t misc, bool swap)
+    : RecordBuilder({}, type, misc, swap) {}
+
+RecordBuilder::RecordBuilder(std::vector<std::uint8_t> reuse, std::uint32_t type,
+                             std::uint16_t misc, bool swap)
+    : buf_(std::move(reuse)), swap_(swap) {
+  buf_.clear();
   buf_.reserve(64);
   append<std::uint32_t>(buf_, type, swap);
   append<std::uint16_t>(buf_, misc, swap);
@@ -108,7 +114,14 @@ void put_read(RecordBuilder& b, const ReadValues& rv, std::uint64_t rf) {
 
 std::vector<std::uint8_t> encode_sample(const Sample& s, const RecordLayout& layout,
                                         std::uint16_t misc, bool swap) {
-  RecordBuilder b(kRecordSample, misc, swap);
+  std::vector<std::uint8_t> out;
+  encode_sample_into(s, layout, misc, swap, out);
+  return out;
+}
+
+void encode_sample_into(const Sample& s, const RecordLayout& layout, std::uint16_t misc, bool swap,
+                        std::vector<std::uint8_t>& out) {
+  RecordBuilder b(std::move(out), kRecordSample, misc, swap);
   const std::uint64_t st = layout.sample_type;
   if (st & kSampleIdentifier) b.u64(s.identifier);
   if (st & kSampleIp) b.u64(s.ip);
@@ -149,7 +162,7 @@ std::vector<std::uint8_t> encode_sample(const Sample& s, const RecordLayout& lay
   if (st & kSampleDataPageSize) b.u64(s.data_page_size);
   if (st & kSampleCodePageSize) b.u64(s.code_page_size);
   if (st & kSampleAux) b.u64(s.aux.size()).bytes(s.aux);
-  return std::move(b).finish();
+  out = b.finish();
 }
 
 }  // namespace perfkit::record

@@ -16,6 +16,9 @@ namespace perfkit::record {
 class RecordBuilder {
  public:
   RecordBuilder(std::uint32_t type, std::uint16_t misc = 0, bool swap = false);
+  // Builds into `reuse`'s storage (its bytes are dropped, its capacity kept),
+  // which finish() hands back.
+  RecordBuilder(std::vector<std::uint8_t> reuse, std::uint32_t type, std::uint16_t misc, bool swap);
 
   RecordBuilder& u8(std::uint8_t v);
   RecordBuilder& u16(std::uint16_t v);
@@ -47,5 +50,8 @@ class RecordBuilder {
 // layout's sample_type). Variable parts are copied from s's views.
 std::vector<std::uint8_t> encode_sample(const Sample& s, const abi::RecordLayout& layout,
                                         std::uint16_t misc, bool swap);
+// The same into `out` (replacing what it held; its storage is reused).
+void encode_sample_into(const Sample& s, const abi::RecordLayout& layout, std::uint16_t misc,
+                        bool swap, std::vector<std::uint8_t>& out);
 
 }  // namespace perfkit::record

@@ -11,7 +11,6 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/perfconfig.h"
-#include "cli/progress.h"
 #include "cli/report_html.h"
 #include "cli/stdin_peek.h"
 #include "dump/dump.h"
@@ -19,6 +18,7 @@
 #include "dump/itrace_dump.h"
 #include "dump/session_dump.h"
 #include "inject/inject_itrace.h"
+#include "inject/itrace_feed.h"
 #include "report/report.h"
 #include "report/report_callees.h"
 #include "report/report_tasks.h"
@@ -234,29 +234,23 @@ void add_input_options(CLI::App& app, Args& a) {
   app.add_flag("--no-itrace", a.no_itrace, "Do not decode instruction trace data");
 }
 
-// Removes the temporary file of synthesized samples on return.
-struct RemoveOnExit {
-  std::string path;
-  ~RemoveOnExit() {
-    if (!path.empty()) ::unlink(path.c_str());
-  }
+// Intel PT: what report's decode synthesizes (--itrace, else perf
+// report's defaults); perf parses --itrace with the other options.
+struct ReportItrace {
+  intelpt::ItraceOptions it;
+  // perf counts the samples as having call chains when its itrace options
+  // ask for them (even where -g none then drops them).
+  bool chains_asked = false;
 };
 
-// Intel PT: the trace decoded into a temporary file of synthesized samples,
-// which the report then reads instead of `input` (nothing to do without a
-// trace). perf's --stats and -D decode nothing.
-Status decode_itrace(const Args& a, const StdinPeek& peek, std::string& input, RemoveOnExit& file,
-                     report::ReportOptions& opts) {
-  if (a.no_itrace || a.stats || a.dump_raw || a.tasks || a.mmaps) return ok();
-  const bool given = a.itrace_opt->count() > 0;
-  intelpt::ItraceOptions it = inject::report_itrace_defaults();
-  if (given) {
+Status itrace_options(const Args& a, ReportItrace& ri) {
+  intelpt::ItraceOptions& it = ri.it;
+  it = inject::report_itrace_defaults();
+  if (a.itrace_opt->count() > 0) {
     it = {};
     for (const auto& one : a.itrace) PK_TRY(intelpt::parse_itrace(one, false, it));
+    ri.chains_asked = it.callchain || it.add_callchain;
   }
-  // perf counts the samples as having call chains when its itrace options
-  // ask for them, or are its defaults for a recorded (not piped) trace.
-  const bool chains_asked = given && (it.callchain || it.add_callchain);
   // perf registers its call-chain parameters for the synthesized chains,
   // which -g none refuses: the samples then get none (g and G dropped).
   if (a.callgraph_given) {
@@ -264,25 +258,28 @@ Status decode_itrace(const Args& a, const StdinPeek& peek, std::string& input, R
     auto st = report::parse_callchain_arg(a.callgraph.empty() ? "graph" : a.callgraph, probe);
     if (st && probe.chain_mode == report::ChainMode::kNone) it.callchain = it.add_callchain = false;
   }
-  // The decode prints nothing on stdout: a bar on a terminal stderr
-  // unless -q, wiped before warnings.
-  ProgressBar bar("Processing Intel PT trace...");
-  std::function<void(std::uint64_t, std::uint64_t)> progress;
-  if (stderr_progress_wanted(a.quiet, false))
-    progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
-  const bool quiet = a.quiet;
-  auto f = inject::itrace_report_file(
-      input, it,
-      [quiet, &bar](const std::string& m) {
-        bar.clear();
-        if (!quiet) fmt::print(stderr, "{}\n", m);
-      },
-      progress);
-  bar.clear();
-  if (!f) return f.error();
-  opts.assume_callchains = chains_asked || (!given && !f->empty() && peek.spooled.empty());
-  if (!f->empty()) input = file.path = *f;
-  opts.itrace_branch_stacks = !f->empty() && it.last_branch;
+  return ok();
+}
+
+// Intel PT: the trace decoded as the report reads the recording, its
+// samples among the recorded ones (nothing to do without a trace). perf's
+// --stats and -D decode nothing, nor do --tasks and --mmaps.
+Status decode_itrace(const Args& a, const ReportItrace& ri, const StdinPeek& peek,
+                     session::Session& s, const std::string& input, bool tty_err,
+                     report::ReportOptions& opts) {
+  if (a.no_itrace || a.stats || a.dump_raw || a.tasks || a.mmaps) return ok();
+  inject::ItraceFeedOptions fo;
+  fo.itrace = ri.it;
+  fo.jobs = jobs_to_use(a.jobs);
+  fo.warn = [quiet = a.quiet, tty_err](const std::string& m) {
+    if (tty_err) fmt::print(stderr, "\r{:30}\r", "");  // the progress line
+    if (!quiet) fmt::print(stderr, "{}\n", m);
+  };
+  PK_ASSIGN(const bool feed, inject::ItraceFeed::attach(s, input, std::move(fo)));
+  // ... or when they are its defaults, for a recorded (not piped) trace.
+  const bool given = a.itrace_opt->count() > 0;
+  opts.assume_callchains = ri.chains_asked || (!given && feed && peek.spooled.empty());
+  opts.itrace_branch_stacks = feed && ri.it.last_branch;
   return ok();
 }
 
@@ -549,8 +546,9 @@ int cmd_report(int argc, char** argv) {
     if (auto st = peek_stdin_for_intel_pt(peek); !st) return fail("report", st.error());
     if (!peek.spooled.empty()) input = peek.spooled;
   }
-  RemoveOnExit itrace_file;
-  Status st = decode_itrace(a, peek, input, itrace_file, opts);
+  ReportItrace itrace;
+  const bool decodes = !(a.no_itrace || a.stats || a.dump_raw || a.tasks || a.mmaps);
+  Status st = decodes ? itrace_options(a, itrace) : ok();
   if (st) st = apply_keys(a, opts);
   if (st) st = apply_view(a, peek, opts);
   if (st) st = apply_filters(a, opts);
@@ -585,6 +583,8 @@ int cmd_report(int argc, char** argv) {
     auto st = print_records(a, s);
     return st ? 0 : fail("report", st.error().with_context(s.reader().name()));
   }
+  if (auto st = decode_itrace(a, itrace, peek, s, input, tty_err, opts); !st)
+    return fail("report", st.error());
   if (a.stitch_lbr) {
     bool lbr = false;
     for (const auto& ev : s.reader().events().events())

@@ -4,6 +4,7 @@
 
 #include "cli/progress.h"
 #include "inject/inject_itrace.h"
+#include "inject/itrace_feed.h"
 #include "intelpt/itrace_options.h"
 #include "session/session.h"
 
@@ -35,35 +36,26 @@ void add_profile_options(CLI::App& app, ProfileArgs& a) {
   app.add_flag("--no-itrace", a.no_itrace, "Do not decode instruction trace data");
 }
 
-ProfileArgs::TempFile::~TempFile() {
-  if (!path.empty()) ::unlink(path.c_str());
-}
-
 namespace {
 
-// Intel PT: the trace decoded into a temporary file of synthesized samples
-// (as perfkit report does until the samples reach the visitors directly),
-// which the profile then reads instead of the recording.
-Status decode_itrace(ProfileArgs& a, ProgressBar& bar) {
+// Intel PT: the trace decoded as the profile reads the recording, its
+// samples among the recorded ones (report's decode).
+Status decode_itrace(ProfileArgs& a, session::Session& s) {
   if (a.no_itrace || a.input == "-") return ok();
   intelpt::ItraceOptions it = inject::report_itrace_defaults();
   if (!a.itrace.empty()) {
     it = {};
     for (const auto& one : a.itrace) PK_TRY(intelpt::parse_itrace(one, false, it));
   }
-  std::function<void(std::uint64_t, std::uint64_t)> progress;
-  if (stderr_progress_wanted(a.quiet, false))
-    progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
-  auto f = inject::itrace_report_file(
-      a.input, it,
-      [quiet = a.quiet, &bar](const std::string& m) {
-        bar.clear();
-        if (!quiet) fmt::print(stderr, "{}\n", m);
-      },
-      progress);
-  bar.clear();
-  if (!f) return f.error();
-  if (!f->empty()) a.input = a.itrace_file.path = *f;
+  inject::ItraceFeedOptions fo;
+  fo.itrace = it;
+  fo.jobs = jobs_to_use(a.jobs);
+  fo.warn = [&a](const std::string& m) {
+    a.warnings.push_back(m);
+    if (!a.quiet) fmt::print(stderr, "{}\n", m);
+  };
+  PK_ASSIGN(const bool attached, inject::ItraceFeed::attach(s, a.input, std::move(fo)));
+  (void)attached;
   return ok();
 }
 
@@ -83,7 +75,6 @@ Expected<std::unique_ptr<session::Session>> open_profile_session(ProfileArgs& a,
   if (a.input.empty())
     a.input = (!isatty(STDIN_FILENO) && lseek(STDIN_FILENO, 0, SEEK_CUR) < 0) ? "-" : "perf.data";
 
-  PK_TRY(decode_itrace(a, bar));
   session::SessionOptions so;
   so.symbols = symbolizer_options(a.lookup);
   so.read_ahead = jobs_to_use(a.jobs) > 1;
@@ -93,7 +84,9 @@ Expected<std::unique_ptr<session::Session>> open_profile_session(ProfileArgs& a,
   };
   if (stderr_progress_wanted(a.quiet, false))
     so.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
-  return session::Session::open(a.input, std::move(so));
+  PK_ASSIGN(auto session, session::Session::open(a.input, std::move(so)));
+  PK_TRY(decode_itrace(a, *session));
+  return session;
 }
 
 Expected<profile::Profile> read_profile(ProfileArgs& a) {

@@ -28,11 +28,6 @@ struct ProfileArgs {
   bool no_itrace = false;
   // What reading the recording warned of (also printed unless quiet).
   std::vector<std::string> warnings;
-  // The decoded trace's temporary file, removed with the arguments.
-  struct TempFile {
-    std::string path;
-    ~TempFile();
-  } itrace_file;
 };
 
 // -i, the filters (-C, --pid, --tid, -c, --dsos, -S, --time), --max-stack,

@@ -40,13 +40,4 @@ Status run_inject_itrace(const std::string& in_path, const std::string& out_path
 // call chains, transactions, ptwrite, power events and errors (no branches).
 intelpt::ItraceOptions report_itrace_defaults();
 
-// perf report over an Intel PT recording: `in_path` decoded with `itrace`
-// into a temporary file of synthesized samples, whose path is returned for
-// the report to read (the caller removes it); "" when the recording holds
-// no Intel PT trace (or is a pipe). Errors: as run_inject_itrace.
-Expected<std::string> itrace_report_file(
-    const std::string& in_path, const intelpt::ItraceOptions& itrace,
-    std::function<void(const std::string&)> warn,
-    std::function<void(std::uint64_t, std::uint64_t)> progress = {});
-
 }  // namespace perfkit::inject

@@ -19,6 +19,7 @@
 #include "intelpt/config.h"
 #include "itrace/itrace.h"
 #include "itrace/synth_events.h"
+#include "itrace/synth_record.h"
 #include "perfdata/record_stream.h"
 #include "record/records.h"
 #include "script/script_itrace_impl.h"
@@ -36,22 +37,6 @@ namespace {
 
 // C's "%#x": no prefix for zero.
 std::string c_hex(std::uint64_t v) { return v ? fmt::format("{:#x}", v) : std::string("0"); }
-
-// The recording's Intel PT parameters: its first AUXTRACE_INFO of type
-// intel_pt, which perf writes with the first records.
-Expected<intelpt::PtConfig> read_pt_config(const std::string& path) {
-  PK_ASSIGN(auto in, perfdata::Reader::open(path));
-  perfdata::ReadRecord rec;
-  while (true) {
-    PK_ASSIGN(bool got, in->next(rec));
-    if (!got) break;
-    if (rec.view.type != kRecordAuxtraceInfo) continue;
-    PK_ASSIGN(auto info, record::parse_auxtrace_info(rec.view));
-    if (info.type != 1) continue;  // PERF_AUXTRACE_INTEL_PT
-    return intelpt::parse_auxtrace_info(info);
-  }
-  return make_error("no Intel PT AUXTRACE_INFO record to decode with");
-}
 
 // The recording's records as perf script delivers them, with the
 // synthesized samples before each record that carry an earlier time (perf
@@ -529,7 +514,7 @@ Status run_script_itrace(session::Session& session, ScriptOptions opts,
     return make_error(
         "decoding Intel PT from a pipe is not supported: write the recording to a "
         "file (or use --no-itrace)");
-  PK_ASSIGN(const intelpt::PtConfig cfg, read_pt_config(path));
+  PK_ASSIGN(const intelpt::PtConfig cfg, itrace::read_pt_config(path));
   // perf's scripting_max_stack grows to the itrace chain size.
   if (it.itrace.callchain || it.itrace.add_callchain)
     opts.max_stack = std::max(opts.max_stack, static_cast<int>(it.itrace.callchain_sz));

@@ -65,23 +65,32 @@ Status Session::run(SampleVisitor& visitor) {
   std::uint64_t pos = 0;
   so.position = &pos;
   std::uint64_t next_progress = 0, next_release = kReleaseEvery, released = 0;
-  return perfdata::process_records(*reader_, so,
-                                   [&](const perfdata::ReadRecord& rec, std::uint64_t) -> Status {
-                                     if (opts_.progress && pos >= next_progress) {
-                                       opts_.progress(pos, reader_->data_end());
-                                       next_progress = pos + (1 << 20);
-                                     }
-                                     // Pages of the file read long ago leave the resident set;
-                                     // records the ordering still holds lie in the last rounds,
-                                     // well within the margin (and would be read again from the
-                                     // file if not).
-                                     if (pos >= next_release && pos > kReleaseMargin) {
-                                       reader_->release(released, pos - kReleaseMargin);
-                                       released = pos - kReleaseMargin;
-                                       next_release = pos + kReleaseEvery;
-                                     }
-                                     return on_record(rec, visitor);
-                                   });
+  const RecordSource::Deliver deliver = [&](Bytes bytes, int event) {
+    perfdata::ReadRecord rec;
+    rec.view = record::view_header(bytes.data(), false);
+    rec.view.bytes = bytes;
+    rec.transient = true;
+    rec.attr = event;
+    return on_record(rec, visitor);
+  };
+  PK_TRY(perfdata::process_records(
+      *reader_, so, [&](const perfdata::ReadRecord& rec, std::uint64_t time) -> Status {
+        if (opts_.progress && pos >= next_progress) {
+          opts_.progress(pos, reader_->data_end());
+          next_progress = pos + (1 << 20);
+        }
+        // Pages of the file read long ago leave the resident set; records
+        // the ordering still holds lie in the last rounds, well within the
+        // margin (and would be read again from the file if not).
+        if (pos >= next_release && pos > kReleaseMargin) {
+          reader_->release(released, pos - kReleaseMargin);
+          released = pos - kReleaseMargin;
+          next_release = pos + kReleaseEvery;
+        }
+        if (source_) PK_TRY(source_->deliver_before(time, deliver));
+        return on_record(rec, visitor);
+      }));
+  return source_ ? source_->finish(deliver) : ok();
 }
 
 Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
@@ -209,7 +218,8 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   }
   const auto& desc = reader_->events()[static_cast<std::size_t>(idx)];
   PK_TRY(record::decode_sample(r, desc.layout, sample_));
-  if (late_chain_ && !(sample_.sample_type & kSampleCallchain)) {
+  if (late_chain_ && !(sample_.sample_type & kSampleCallchain) &&
+      static_cast<std::size_t>(idx) < late_chain_events_) {
     const std::span<const std::uint64_t> chain = late_chain_(sample_);
     sample_.callchain =
         record::U64Array(reinterpret_cast<const std::uint8_t*>(chain.data()), chain.size(), false);

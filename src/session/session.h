@@ -130,6 +130,22 @@ struct SessionStats {
   std::uint64_t nr_unknown_id = 0;
 };
 
+// Records made while the recording is read, merged into it by time: Intel
+// PT's synthesized samples, decoded as far as each record's time (perf's
+// intel_pt_process_queues), without a file in between.
+class RecordSource {
+ public:
+  // Takes one record: its bytes (valid during the call) and its event.
+  using Deliver = std::function<Status(Bytes record, int event)>;
+  virtual ~RecordSource() = default;
+  // Delivers, in order, the records older than `time`: a recorded record's
+  // time (perfdata::kNoTimestamp for one without, which delivers nothing).
+  virtual Status deliver_before(std::uint64_t time, const Deliver& deliver) = 0;
+  // After the last recorded record: delivers the records left, and the
+  // source's own outcome (its errors).
+  virtual Status finish(const Deliver& deliver) = 0;
+};
+
 class Session {
  public:
   // Opens `path` ("-" for stdin). Errors: the reader's (naming the file).
@@ -153,9 +169,16 @@ class Session {
   // now on.
   void set_unordered(bool unordered) { opts_.unordered = unordered; }
   // Gives samples recorded without a call chain the one `chain` returns (in
-  // PERF_SAMPLE_CALLCHAIN's format), as perf's Intel PT add_callchain does.
+  // PERF_SAMPLE_CALLCHAIN's format), as perf's Intel PT add_callchain does:
+  // those of the first `events` events (the recorded ones).
   using LateChainFn = std::function<std::span<const std::uint64_t>(const record::Sample&)>;
-  void set_late_chains(LateChainFn chain) { late_chain_ = std::move(chain); }
+  void set_late_chains(LateChainFn chain, std::size_t events = SIZE_MAX) {
+    late_chain_ = std::move(chain);
+    late_chain_events_ = events;
+  }
+  // Merges `source`'s records into those run() reads (nullptr: none); the
+  // session owns it.
+  void set_record_source(std::unique_ptr<RecordSource> source) { source_ = std::move(source); }
   // Unwinds user stacks from now on (perf script and report with dwarf callchains).
   void set_unwinder(std::shared_ptr<UserStackUnwinder> u) { opts_.unwinder = std::move(u); }
   // The event's name: EVENT_DESC / EVENT_UPDATE name, else perf's default.
@@ -181,6 +204,8 @@ class Session {
   record::Sample sample_;
   std::vector<Frame> frames_;
   LateChainFn late_chain_;
+  std::size_t late_chain_events_ = SIZE_MAX;
+  std::unique_ptr<RecordSource> source_;
   std::vector<Frame> unwound_;
 };
 

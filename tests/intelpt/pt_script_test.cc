@@ -506,6 +506,24 @@ TEST_F(PtScriptTest, ReportDecodesLikePerfReport) {
     }
 }
 
+// The trace is decoded as the report reads the recording, with no file in
+// between: where TMPDIR names a directory that does not exist (where no
+// temporary file can be made) the report is still perf's, the recorded
+// samples' late call chains and the decode's --jobs included.
+TEST_F(PtScriptTest, ReportDecodesWithoutATemporaryFile) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* rec : {"sampled", "events"})
+    for (const char* args : {"", "--itrace=i1000ig"}) {
+      const std::string in = " --stdio -i " + test::sh(file(rec)) + " " + args;
+      auto want = test::run("perf report" + in);
+      auto got = test::run("TMPDIR=/nonexistent/perfkit-tmp " + test::sh(test::perfkit_bin()) +
+                           " report --jobs " + (*args ? "1" : "2") + in);
+      ASSERT_EQ(got.status, 0) << args << ": " << got.err;
+      expect_same(without_tip(want.out), without_tip(got.out),
+                  std::string(rec) + " report " + args);
+    }
+}
+
 // perf report's add_callchain: the recorded cpu-clock samples get call
 // chains from the thread stack as of their time (the branches decoded before
 // it), in perf's default decode and with itrace G; none with -g none.

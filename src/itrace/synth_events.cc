@@ -103,12 +103,14 @@ std::vector<ItraceSynthEvent> itrace_synth_events(const EventAttr& pt,
 bool has_intel_pt(const std::string& path) {
   if (path == "-") return false;
   auto in = perfdata::Reader::open(path);
-  if (!in || (!(*in)->is_pipe() && !itrace::has_auxtrace(**in))) return false;
+  if (!in) return false;
   perfdata::ReadRecord rec;
-  // AUXTRACE_INFO comes with the first records perf writes.
+  // AUXTRACE_INFO comes with the first records perf writes, before any
+  // sample. (A file need not have the AUXTRACE feature, the trace's index:
+  // perf decodes one without, as it decodes a pipe.)
   for (int n = 0; n < 100000; ++n) {
     auto got = (*in)->next(rec);
-    if (!got || !*got) return false;
+    if (!got || !*got || rec.view.type == kRecordSample) return false;
     if (rec.view.type != kRecordAuxtraceInfo) continue;
     auto info = record::parse_auxtrace_info(rec.view);
     return info && info->type == 1;  // PERF_AUXTRACE_INTEL_PT

@@ -42,6 +42,7 @@ class Builder {
   const intelpt::Image* image(const std::string& path);
   void add_mapping(std::int32_t pid, std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
                    std::string_view name, std::uint64_t tsc);
+  void fork_space(std::int32_t parent, std::int32_t child);
   Status record(const perfdata::ReadRecord& rec);
   Status auxtrace(const perfdata::ReadRecord& rec);
   Status sample(const record::RecordView& v);
@@ -174,6 +175,18 @@ intelpt::AddressSpace& Builder::space(std::int32_t pid) {
   return it->second;
 }
 
+// A new process starts with its parent's maps (perf's thread__fork clones
+// them): a child that does not exec runs the parent's code.
+void Builder::fork_space(std::int32_t parent, std::int32_t child) {
+  auto it = out_.spaces.find(parent);
+  if (it == out_.spaces.end() || parent == child) return;
+  const std::vector<intelpt::Mapping> maps = it->second.mappings();  // space() may rehash
+  intelpt::AddressSpace& to = space(child);
+  for (const intelpt::Mapping& m : maps)
+    if (m.start < (1ULL << 63)) to.add(m);  // the kernel's are in every space already
+  if (typed_.count(parent)) typed_.insert(child);
+}
+
 void Builder::add_mapping(std::int32_t pid, std::uint64_t start, std::uint64_t len,
                           std::uint64_t pgoff, std::string_view name, std::uint64_t tsc) {
   const bool kernel = pid < 0;
@@ -257,6 +270,8 @@ Status Builder::record(const perfdata::ReadRecord& rec) {
     case abi::kRecordFork: {
       PK_ASSIGN(auto t, record::parse_task(v));
       out_.pid_of_tid[static_cast<std::int32_t>(t.tid)] = static_cast<std::int32_t>(t.pid);
+      if (t.pid != t.ppid)
+        fork_space(static_cast<std::int32_t>(t.ppid), static_cast<std::int32_t>(t.pid));
       return ok();
     }
     case abi::kRecordItraceStart: {

@@ -189,6 +189,17 @@ std::vector<std::string> TracepointFormatter::field_names(std::uint64_t id) cons
   return names;
 }
 
+bool TracepointFormatter::number_field(std::uint64_t id, const char* name, Bytes raw,
+                                       std::uint64_t& value) const {
+  tep_event* e = tep_find_event(tep_, static_cast<int>(id));
+  tep_format_field* f = e ? tep_find_field(e, name) : nullptr;
+  if (!f || f->offset < 0 || f->size <= 0 ||
+      static_cast<std::size_t>(f->offset + f->size) > raw.size())
+    return false;
+  value = tep_read_number(tep_, raw.data() + f->offset, f->size);
+  return true;
+}
+
 namespace {
 
 // One field's value as perf's own (bundled) traceevent printed it for

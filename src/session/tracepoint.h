@@ -48,6 +48,10 @@ class TracepointFormatter {
   // The event's own fields (not the common_ ones), in the format's order;
   // empty when it has no format.
   std::vector<std::string> field_names(std::uint64_t id) const;
+  // The number in field `name` of a payload of event `id` (perf's
+  // evsel__intval); false when the event or field is unknown or the payload
+  // too short for it.
+  bool number_field(std::uint64_t id, const char* name, Bytes raw, std::uint64_t& value) const;
   // Appends the formatted payload of a sample of event `id` on `cpu`.
   // With `fields_only`, each field as " name=value" without the event's
   // print format (perf report --raw-trace).

@@ -17,6 +17,9 @@ int cmd_inject(int argc, char** argv) {
   app.add_option("-i,--input", input, "Input file name ('-' for stdin)")->capture_default_str();
   app.add_option("-o,--output", output, "Output file name ('-' for stdout)")->capture_default_str();
   app.add_flag("-b,--build-ids", opts.build_ids, "Inject build-ids into the output stream");
+  app.add_flag("-s,--sched-stat", opts.sched_stat,
+               "Merge sched-stat and sched-switch for getting events where and how long tasks "
+               "slept");
   app.add_flag("--buildid-all", opts.build_id_all,
                "Inject build-ids of all DSOs into the output stream");
   std::string known;
@@ -80,6 +83,12 @@ int cmd_inject(int argc, char** argv) {
   ro.warn = [](const std::string& m) { fmt::print(stderr, "Warning: {}\n", m); };
   auto reader = perfdata::Reader::open(input, ro);
   if (!reader) return fail("inject", reader.error());
+  if (opts.sched_stat && (*reader)->is_pipe()) {
+    // perf 6.1 refuses it too (-EINVAL), without a word
+    fmt::print(stderr, "inject --sched-stat: {}: a pipe-mode input cannot be merged\n",
+               (*reader)->name());
+    return 234;
+  }
   auto st = inject::run_inject(**reader, output, opts);
   if (!st) return fail("inject", st.error());
   return 0;

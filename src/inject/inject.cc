@@ -2,7 +2,9 @@
 
 #include "abi/perf_event.h"
 #include "inject/inject_buildid.h"
+#include "inject/inject_sched_stat.h"
 #include "perfdata/byte_order.h"
+#include "perfdata/record_stream.h"
 #include "record/records.h"
 #include "record/swap.h"
 
@@ -100,14 +102,16 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
     // perf 6.1 takes --known-build-ids with -b only.
     build_ids = std::make_unique<BuildIdInjector>(
         in, opts.build_id_all, opts.build_id_all ? KnownBuildIds{} : opts.known_build_ids);
-  perfdata::ReadRecord rec;
-  for (;;) {
-    PK_ASSIGN(bool got, in.next(rec));
-    if (!got) break;
+  std::unique_ptr<SchedStatMerger> sched_stat;
+  if (opts.sched_stat) {
+    PK_ASSIGN(sched_stat, SchedStatMerger::create(in));
+  }
+  std::vector<std::uint8_t> merged;
+  auto handle = [&](const perfdata::ReadRecord& rec) -> Status {
     const auto& v = rec.view;
-    if (v.type == kRecordCompressed || v.type == kRecordCompressed2) continue;
+    if (v.type == kRecordCompressed || v.type == kRecordCompressed2) return ok();
     if (in.is_pipe()) {
-      if (file_out && header_only_record(v.type)) continue;
+      if (file_out && header_only_record(v.type)) return ok();
       if (!started && file_out && v.type != kRecordEventUpdate && v.type != kRecordHeaderEventType)
         PK_TRY(start());
       if (!started && !file_out) PK_TRY(start());
@@ -116,8 +120,28 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
       PK_ASSIGN(auto extra, build_ids->observe(v, wo.swap));
       if (!extra.empty()) PK_TRY(writer->write(Bytes(extra)));
     }
+    if (sched_stat && v.type == kRecordSample) {
+      const int event = rec.attr >= 0 ? rec.attr : in.events().attr_index(v);
+      PK_ASSIGN(auto action, sched_stat->sample(v, event, wo.swap, merged));
+      if (action == SchedStatMerger::Action::kDrop) return ok();
+      if (action == SchedStatMerger::Action::kReplace) return writer->write(Bytes(merged));
+    }
     PK_ASSIGN(Bytes bytes, converter.convert(v));
-    PK_TRY(writer->write(bytes, v.trailing));
+    return writer->write(bytes, v.trailing);
+  };
+  if (sched_stat) {
+    // perf merges in time order (its ordered events), and writes that order.
+    perfdata::RecordStreamOptions so;
+    so.ordered = true;
+    PK_TRY(perfdata::process_records(
+        in, so, [&](const perfdata::ReadRecord& rec, std::uint64_t) { return handle(rec); }));
+  } else {
+    perfdata::ReadRecord rec;
+    for (;;) {
+      PK_ASSIGN(bool got, in.next(rec));
+      if (!got) break;
+      PK_TRY(handle(rec));
+    }
   }
   if (!started) PK_TRY(start());
   std::vector<FeatureData> feats;

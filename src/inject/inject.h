@@ -31,6 +31,9 @@ struct InjectOptions {
   // as given, not read from their files; perf then writes them in the
   // build-id table, not as records. perf's --buildid-all ignores them.
   KnownBuildIds known_build_ids;
+  // -s/--sched-stat: the sched_stat_* samples become their tasks' last
+  // sched_switch samples (inject_sched_stat.h); records go out in time order.
+  bool sched_stat = false;
   // Write the other endianness than this host's (tests make big-endian files
   // this way). By default the output is in host order, whatever the input's:
   // a file recorded on a big-endian machine comes out little-endian here.

@@ -50,8 +50,6 @@ const Excluded kExcluded[] = {
     {"script", "--guest-code", true, "guest machines"},
     {"inject", "--jit", true, "JIT dumps (jitdump) into ELF images"},
     {"inject", "-j", true, "--jit"},
-    {"inject", "--sched-stat", true, "sched_stat events merged into switches"},
-    {"inject", "-s", true, "--sched-stat"},
     {"inject", "--vm-time-correlation", true, "guest Intel PT time stamps"},
     {"inject", "--guest-data", true, "guest machines"},
     {"inject", "--guestmount", true, "guest machines"},

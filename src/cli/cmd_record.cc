@@ -16,6 +16,7 @@
 #include "base/text.h"
 #include "capture/cgroup.h"
 #include "capture/event_spec.h"
+#include "capture/event_trigger.h"
 #include "capture/record_options.h"
 #include "capture/synthesize.h"
 #include "cli/commands.h"
@@ -129,6 +130,7 @@ struct Args {
   std::string uid;                   // -u/--uid: the user's processes, as -p
   std::optional<std::string> synth;  // --synth, checked after parsing as perf does
   std::optional<std::string> switch_output;
+  std::vector<std::string> switch_output_events;
   int realtime = 0;                 // --realtime: SCHED_FIFO priority of the recorder
   bool timestamp_filename = false;  // --timestamp-filename
   std::optional<std::string> debuginfod;
@@ -187,6 +189,8 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
   app.add_option("--switch-output", a.switch_output,
                  "Switch output when receiving SIGUSR2 (signal) or cross a size or time threshold "
                  "(--switch-output[=signal|size[BKMG]|time[smhd]])");
+  app.add_option("--switch-output-event", a.switch_output_events,
+                 "switch output event selector. use 'perf list' to list available events");
   app.add_option("--switch-max-files", o.switch_output.max_files,
                  "Limit number of switch output generated files");
   app.add_flag("--overwrite", o.overwrite, "use overwrite mode");
@@ -471,7 +475,14 @@ int cmd_record(int argc, char** argv) {
     if (!m) return fail("record", m.error());
     o.intr_regs = *m;
   }
-  if (a.switch_output) {
+  // perf's --switch-output-event means --switch-output=signal, whatever
+  // --switch-output says: its events' side-band thread signals the switch.
+  if (!a.switch_output_events.empty()) {
+    o.switch_output.signal = true;
+    if (o.output == "-")
+      return fail("record", make_error("--switch-output-event writes files: it cannot be used "
+                                       "with -o - (a pipe)"));
+  } else if (a.switch_output) {
     const int keep = o.switch_output.max_files;
     auto so = capture::parse_switch_output(*a.switch_output);
     if (!so) {
@@ -517,6 +528,10 @@ int cmd_record(int argc, char** argv) {
     if (auto st = capture::parse_events(e, sources, events); !st) return fail("record", st.error());
     ends.push_back(events.size());
   }
+  capture::EventList trigger_events;
+  for (const auto& e : a.switch_output_events)
+    if (auto st = capture::parse_events(e, sources, trigger_events); !st)
+      return fail("record", st.error());
   if (int code = attach_filters(app, a, ends, events); code != 0) return code;
   if (int code = attach_cgroups(app, a, o, ends, events); code != 0) return code;
   if (a.dry_run) return 0;
@@ -538,13 +553,20 @@ int cmd_record(int argc, char** argv) {
   install_signals();
   recorder::RecordHooks hooks;
   hooks.stop_fd = g_signal_pipe[0];
+  std::unique_ptr<capture::EventTrigger> trigger;
   if (o.switch_output.signal) {
     install_switch_signal();
     hooks.switch_fd = g_switch_pipe[0];
+    if (!trigger_events.empty()) {
+      auto t = capture::EventTrigger::start(trigger_events, paths, g_switch_pipe[1]);
+      if (!t) return fail("record", t.error().with_context("--switch-output-event"));
+      trigger = std::move(*t);
+    }
   }
   hooks.version = std::string("perfkit ") + PERFKIT_VERSION;
   hooks.message = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
   auto summary = recorder::run_record(events, o, paths, hooks);
+  trigger.reset();  // no switch after the last file
   if (!summary) return fail("record", summary.error());
   std::string dumped = summary->dumped;  // --switch-output's last file
   if (!dumped.empty()) summary->output = o.output + ".<timestamp>";

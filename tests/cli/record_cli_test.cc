@@ -373,6 +373,42 @@ TEST_F(RecordCliTest, SwitchOutputAsPerf) {
   EXPECT_EQ(perf_bad.status, bad.status);
 }
 
+// --switch-output-event: an event that is not recorded but switches the
+// output file each time it fires (perf's side-band thread; --switch-output=
+// signal implied), opened on every cpu whatever the target. A workload that
+// sleeps twice between runs of cpuloop: perf and perfkit each leave three
+// files, whose comms say where each sleep cut; perfkit refuses an event
+// that does not exist and a pipe.
+TEST_F(RecordCliTest, SwitchOutputEventAsPerf) {
+  const std::string work =
+      " -e task-clock --switch-output-event syscalls:sys_enter_clock_nanosleep"
+      " -- sh -c '" +
+      loop() + " 30; sleep 0.1; " + loop() + " 30; sleep 0.1; " + loop() + " 30' >/dev/null";
+  auto files = [&](const std::string& tool, const std::string& name) {
+    const std::string sub = dir_.path(name);
+    ::mkdir(sub.c_str(), 0755);
+    auto r = run("cd " + sh(sub) + " && " + tool + " record -o sw.data" + work);
+    EXPECT_EQ(r.status, 0) << tool << ": " << r.err;
+    std::vector<std::string> comms;
+    auto ls = run("ls " + sh(sub));
+    std::istringstream in(ls.out);
+    for (std::string f; std::getline(in, f);) {
+      auto rep = run("perf report --stdio --sort comm -i " + sh(sub + "/" + f) + " 2>/dev/null");
+      comms.push_back(rep.out.find("cpuloop") != std::string::npos ? "cpuloop" : "none");
+    }
+    return comms;
+  };
+  const auto theirs = files("perf", "theirs"), ours = files(perfkit_bin(), "ours");
+  ASSERT_EQ(theirs.size(), 3u);
+  EXPECT_EQ(ours, theirs);
+  for (const char* bad : {" -e task-clock --switch-output-event no:such_event -- true",
+                          " -o - --switch-output-event syscalls:sys_enter_clock_nanosleep true"}) {
+    auto r = run(perfkit_bin() + " record" + bad + " >/dev/null");
+    EXPECT_NE(r.status, 0) << bad;  // perf: 129 and 234 (after writing "-.TIMESTAMP")
+    EXPECT_NE(r.err, "") << bad;
+  }
+}
+
 // -u USER: the user's processes as recording starts (a cpuloop run as
 // nobody), with the side-band perf synthesizes for them and the workload
 // that only sets how long; -p PID with a workload the same way; perf's words

@@ -254,6 +254,7 @@ class FlowDecoder {
   bool to_event_ip_ = false;       // walk_to() is walking toward an event's IP
   std::uint64_t sample_time_ = 0;  // as of the last instruction reported
   std::uint64_t item_offset_ = 0;
+  Step run_step_;  // emit_run's (its kind stays kRun, the event fields their defaults)
 
   bool enabled_ = false;              // PacketEn: tracing is on
   bool in_sync_ = false;              // ip_ is known

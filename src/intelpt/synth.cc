@@ -168,6 +168,23 @@ std::uint64_t Synthesizer::next_period() {
 }
 
 // perf's intel_pt_sample_insn for tick periods.
+// How many of the next `most` instructions take no sample (each counted as
+// the loop in run() counts it), counted here.
+std::uint32_t Synthesizer::unsampled(std::uint32_t most) {
+  std::uint64_t k = 0;
+  if (period_ticks_)
+    k = walk_left_ > 1 ? std::min<std::uint64_t>(walk_left_ - 1, most) : 0;
+  else if (o_.period > insn_since_sample_ + 1)
+    k = std::min<std::uint64_t>(o_.period - insn_since_sample_ - 1, most);
+  if (!k) return 0;
+  if (period_ticks_) {
+    walk_left_ -= k;
+    insn_since_tsc_ += k;
+  }
+  insn_since_sample_ += k;
+  return static_cast<std::uint32_t>(k);
+}
+
 void Synthesizer::tick_sampled() {
   const std::uint64_t masked = (walk_tsc_ + insn_since_tsc_) & ~(period_ticks_ - 1);
   if (masked > last_masked_)
@@ -489,6 +506,11 @@ void Synthesizer::run(const Step& s) {
       walk_left_ = 0;
     }
     for (std::uint32_t i = 0; i < s.ninsn; ++i) {
+      // The instructions before the last that take no sample, at once.
+      if (const std::uint32_t k = unsampled(s.ninsn - 1 - i)) {
+        for (std::uint32_t j = 0; j < k; ++j) ip += s.lengths[i + j];
+        i += k;
+      }
       const bool last = i + 1 == s.ninsn;
       const std::uint64_t tsc = last ? s.last_timestamp : s.timestamp;
       ++insn_since_sample_;

@@ -234,6 +234,7 @@ class Synthesizer : public FlowSink {
   bool continuous_period_ = false;
   std::uint64_t next_period();
   void tick_sampled();
+  std::uint32_t unsampled(std::uint32_t most);
   std::uint64_t events_ = 0;
   bool in_tx_ = false;
   ThreadStack solo_;             // without a clock

@@ -376,14 +376,16 @@ TEST_F(RecordCliTest, SwitchOutputAsPerf) {
 // --switch-output-event: an event that is not recorded but switches the
 // output file each time it fires (perf's side-band thread; --switch-output=
 // signal implied), opened on every cpu whatever the target. A workload that
-// sleeps twice between runs of cpuloop: perf and perfkit each leave three
-// files, whose comms say where each sleep cut; perfkit refuses an event
-// that does not exist and a pipe.
+// calls syncfs twice between runs of cpuloop: perf and perfkit each leave
+// three files, whose comms say where each call cut; perfkit refuses an
+// event that does not exist and a pipe.
 TEST_F(RecordCliTest, SwitchOutputEventAsPerf) {
+  // syncfs(2), which `sync -f` makes and little else does (a sleep would
+  // switch on every other test's sleeps too: the event watches every cpu)
+  const std::string sync = "sync -f . && sleep 0.1; ";
   const std::string work =
-      " -e task-clock --switch-output-event syscalls:sys_enter_clock_nanosleep"
-      " -- sh -c '" +
-      loop() + " 30; sleep 0.1; " + loop() + " 30; sleep 0.1; " + loop() + " 30' >/dev/null";
+      " -e task-clock --switch-output-event syscalls:sys_enter_syncfs -- sh -c '" + loop() +
+      " 30; " + sync + loop() + " 30; " + sync + loop() + " 30' >/dev/null";
   auto files = [&](const std::string& tool, const std::string& name) {
     const std::string sub = dir_.path(name);
     ::mkdir(sub.c_str(), 0755);
@@ -402,7 +404,7 @@ TEST_F(RecordCliTest, SwitchOutputEventAsPerf) {
   ASSERT_EQ(theirs.size(), 3u);
   EXPECT_EQ(ours, theirs);
   for (const char* bad : {" -e task-clock --switch-output-event no:such_event -- true",
-                          " -o - --switch-output-event syscalls:sys_enter_clock_nanosleep true"}) {
+                          " -o - --switch-output-event syscalls:sys_enter_syncfs true"}) {
     auto r = run(perfkit_bin() + " record" + bad + " >/dev/null");
     EXPECT_NE(r.status, 0) << bad;  // perf: 129 and 234 (after writing "-.TIMESTAMP")
     EXPECT_NE(r.err, "") << bad;

@@ -52,7 +52,6 @@ Status ItraceFeed::start() {
   itrace::ItraceDecodeOptions dopts;
   dopts.itrace = opts_.itrace;
   dopts.jobs = opts_.jobs;
-  dopts.progress = opts_.progress;
   stream_ = itrace::ItraceStream::start(path_, std::move(dopts));
   return ok();
 }

@@ -34,11 +34,9 @@ namespace perfkit::inject {
 struct ItraceFeedOptions {
   intelpt::ItraceOptions itrace;
   unsigned jobs = 0;  // decoder threads (0: one per core)
-  // Problems that do not stop decoding, and perf's closing
-  // "Warning:\nN instruction trace errors".
+  // perf's closing "Warning:\nN instruction trace errors". (The session's
+  // own progress shows how far the decode is: it follows the records.)
   std::function<void(const std::string&)> warn;
-  // (trace bytes decoded, in all), now and then.
-  std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
 
 class ItraceFeed : public session::RecordSource {

@@ -119,6 +119,8 @@ const char* sample_kind_name(SampleKind k) {
       return "error";
     case SampleKind::kChain:
       return "chain";
+    case SampleKind::kTick:
+      return "tick";
   }
   return "?";
 }
@@ -195,9 +197,19 @@ void Synthesizer::tick_sampled() {
 
 bool Synthesizer::skip() { return o_.initial_skip && events_++ < o_.initial_skip; }
 
+void Synthesizer::state_time(std::uint64_t tsc) {
+  if (!ticks_ || tsc <= shown_tsc_) return;
+  shown_tsc_ = tsc;
+  SynthSample out;
+  out.kind = SampleKind::kTick;
+  out.tsc = tsc;
+  sink_.on_sample(out);
+}
+
 void Synthesizer::emit(SynthSample& out, std::uint64_t tsc) {
   out.tsc = tsc;
   out.time = perf_time(tsc);
+  if (out.kind != SampleKind::kError && tsc > shown_tsc_) shown_tsc_ = tsc;
   // perf adds call chains and last branches to every synthesized event but
   // branches (intel_pt_prep_sample).
   const bool stacked = out.kind != SampleKind::kBranches && out.kind != SampleKind::kError;
@@ -491,6 +503,7 @@ void Synthesizer::run(const Step& s) {
       end_done = true;
       set_ipc(out, 1, insn_total_ + s.ninsn);
       one(s.ninsn - 1);
+      if (s.last_timestamp > shown_tsc_) shown_tsc_ = s.last_timestamp;
     }
   } else if (o_.instructions) {
     std::uint64_t ip = s.ip;
@@ -549,6 +562,8 @@ void Synthesizer::run(const Step& s) {
     branch(s.from, s.to, insn_op_flags(s.last.op) | kFlagBranch | kFlagTraceEnd, s.last.length, s,
            s.last_timestamp, insn_total_);
   }
+  // A taken branch or a trace end is a state of perf's decoder.
+  if (s.end == RunEnd::kBranch || s.end == RunEnd::kDisabled) state_time(s.last_timestamp);
 }
 
 void Synthesizer::error(PtError code, const Step& s) {
@@ -668,7 +683,7 @@ void Synthesizer::event(const Step& s) {
 void Synthesizer::on_step(const Step& s) {
   switch (s.kind) {
     case StepKind::kRun:
-      run(s);
+      run(s);  // its state_time at its end
       return;
     case StepKind::kBegin:
       // A begin at a PSB is part of the PSB's state (the event that follows);
@@ -685,6 +700,7 @@ void Synthesizer::on_step(const Step& s) {
         branch(0, s.to, kFlagBranch | kFlagTraceBegin, 0, s, s.timestamp, insn_total_);
         in_tx_ = tx;
       }
+      state_time(s.timestamp);
       return;
     case StepKind::kAsync:
       ipc_state(s, true);
@@ -699,9 +715,11 @@ void Synthesizer::on_step(const Step& s) {
         branch(s.from, s.to, kFlagBranch | kFlagCall | kFlagAsync | kFlagInterrupt, 0, s,
                s.timestamp, insn_total_);
       }
+      state_time(s.timestamp);
       return;
     case StepKind::kEvent:
       event(s);
+      if (s.event != EventKind::kOverflow) state_time(s.timestamp);
       return;
     case StepKind::kError:
       ipc_error(s);

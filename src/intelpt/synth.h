@@ -72,6 +72,10 @@ enum class SampleKind : std::uint8_t {
   // IP; payload: LateChainRequest::ordinal; callchain: in perf's format,
   // context markers included.
   kChain,
+  // Not an event: a state of perf's decoder that moved its time on and made
+  // no sample (Synthesizer::set_ticks): where perf's decode of one queue
+  // among several may stop to let another catch up.
+  kTick,
 };
 
 // The name of the synthesized event ("instructions", "branches", "cbr", ...).
@@ -155,6 +159,8 @@ class Synthesizer : public FlowSink {
   // Requests in TSC order; each makes a kChain sample. Call finish() at the
   // end of the trace for those after its last branch.
   void set_late_chains(std::vector<LateChainRequest> requests) { late_ = std::move(requests); }
+  // Also kTick samples: for merging several queues in perf's order.
+  void set_ticks(bool on) { ticks_ = on; }
   void finish();
 
   std::uint64_t instructions() const { return insn_total_; }
@@ -167,6 +173,8 @@ class Synthesizer : public FlowSink {
   void event(const Step& s);
   void error(PtError code, const Step& s);
   void emit(SynthSample& out, std::uint64_t tsc);
+  // A decoder state at `tsc`: a kTick where its time is new and no sample showed it.
+  void state_time(std::uint64_t tsc);
   // `last`: the run's last instruction (its branch kind flags the sample).
   void sample_insn(std::uint64_t ip, std::uint8_t len, const Step& s, std::uint64_t tsc, bool last,
                    std::uint64_t insns);
@@ -252,6 +260,8 @@ class Synthesizer : public FlowSink {
   std::uint64_t last_insn_ip_ = 0;
   std::uint64_t time_tsc_ = ~0ULL, time_ns_ = 0;
   bool every_branch_ = false;
+  bool ticks_ = false;
+  std::uint64_t shown_tsc_ = 0;  // the latest time a sample or tick showed
   // perf's sample_tot_cyc_cnt, the cycle marks it took or dropped, its
   // state's cycles (for 'A'), whether the current state may show IPC
   // (INTEL_PT_SAMPLE_IPC), and per kind the counts of the last IPC shown.

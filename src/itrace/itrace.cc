@@ -1,5 +1,6 @@
 #include "itrace/itrace.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "abi/perf_event.h"
@@ -21,10 +22,65 @@ void decode_queue(const PtRecording& rec, std::size_t qi, const ItraceDecodeOpti
   result = d.result();
 }
 
-// Merges the queues' samples by time (queue order breaks ties), reporting
-// the progress with each batch.
-Status merge(std::vector<std::unique_ptr<Channel>>& chans, bool timeless,
-             const ItraceVisitor& visit, const Progress& progress, std::uint64_t& samples) {
+// perf's auxtrace heap of queues by ordinal (their decoders' timestamps),
+// ties and all: an item added stays below an equal parent; a pop moves the
+// smaller child up (the right one of equals) and fills the hole with the last.
+class QueueHeap {
+ public:
+  bool empty() const { return items_.empty(); }
+  std::size_t top() const { return items_[0].queue; }
+  std::uint64_t top_ordinal() const { return items_[0].ordinal; }
+  void add(std::size_t queue, std::uint64_t ordinal) {
+    items_.push_back({});
+    place(items_.size() - 1, {queue, ordinal});
+  }
+  void pop() {
+    const std::size_t n = items_.size();
+    std::size_t pos = 0;
+    while (true) {
+      const std::size_t left = 2 * pos + 1, right = left + 1;
+      if (left >= n) break;
+      if (right >= n) {
+        items_[pos] = items_[left];
+        items_.pop_back();
+        return;
+      }
+      const std::size_t child = items_[left].ordinal < items_[right].ordinal ? left : right;
+      items_[pos] = items_[child];
+      pos = child;
+    }
+    const Item last = items_[n - 1];
+    place(pos, last);
+    items_.pop_back();
+  }
+
+ private:
+  struct Item {
+    std::size_t queue = 0;
+    std::uint64_t ordinal = 0;
+  };
+  void place(std::size_t pos, Item it) {
+    while (pos) {
+      const std::size_t parent = (pos - 1) / 2;
+      if (items_[parent].ordinal <= it.ordinal) break;
+      items_[pos] = items_[parent];
+      pos = parent;
+    }
+    items_[pos] = it;
+  }
+  std::vector<Item> items_;
+};
+
+// Merges the queues' samples in perf's order (intel_pt_process_queues): at
+// each side-band event's time (`limits`, ascending, then the end) the queue
+// with the lowest timestamp decodes on until it reaches one past the next
+// queue's, or the event's, and goes back on the heap at the timestamp it
+// stopped at, whose samples come first when it next runs. Errors and late
+// chains never stop a queue. `order`: the queues by their AUXTRACE idx, in
+// which perf sets them up. Reports the progress with each batch.
+Status merge(std::vector<std::unique_ptr<Channel>>& chans, const std::vector<std::size_t>& order,
+             const std::vector<std::uint64_t>& limits, bool timeless, const ItraceVisitor& visit,
+             const Progress& progress, std::uint64_t& samples) {
   struct Head {
     Batch batch;
     std::size_t pos = 0;
@@ -37,33 +93,46 @@ Status merge(std::vector<std::unique_ptr<Channel>>& chans, bool timeless,
     heads[i].live = chans[i]->pop(heads[i].batch);
     progress.report();
   };
+  // Visits head i's current sample (a tick only moves the time) and moves on.
+  auto take = [&](std::size_t i) -> Status {
+    Head& h = heads[i];
+    const intelpt::SampleKind kind = h.batch.samples[h.pos].kind;
+    if (kind != intelpt::SampleKind::kTick) PK_TRY(visit(h.batch.at(h.pos, tmp)));
+    samples += kind != intelpt::SampleKind::kChain && kind != intelpt::SampleKind::kTick;
+    if (++h.pos == h.batch.samples.size()) refill(i);
+    return ok();
+  };
   if (timeless) {
-    for (std::size_t i = 0; i < chans.size(); ++i)
-      for (refill(i); heads[i].live; refill(i))
-        for (std::size_t k = 0; k < heads[i].batch.samples.size(); ++k) {
-          PK_TRY(visit(heads[i].batch.at(k, tmp)));
-          samples += heads[i].batch.samples[k].kind != intelpt::SampleKind::kChain;
-        }
+    for (std::size_t i : order)
+      for (refill(i); heads[i].live;) PK_TRY(take(i));
     return ok();
   }
-  for (std::size_t i = 0; i < chans.size(); ++i) refill(i);
-  while (true) {
-    std::size_t best = chans.size();
-    std::uint64_t best_time = ~0ULL;
-    for (std::size_t i = 0; i < heads.size(); ++i) {
-      if (!heads[i].live) continue;
-      std::uint64_t t = heads[i].batch.samples[heads[i].pos].tsc;
-      if (best == chans.size() || t < best_time) {
-        best = i;
-        best_time = t;
-      }
-    }
-    if (best == chans.size()) return ok();
-    Head& h = heads[best];
-    PK_TRY(visit(h.batch.at(h.pos, tmp)));
-    samples += h.batch.samples[h.pos].kind != intelpt::SampleKind::kChain;
-    if (++h.pos == h.batch.samples.size()) refill(best);
+  QueueHeap heap;
+  for (std::size_t i : order) {
+    refill(i);
+    if (heads[i].live) heap.add(i, heads[i].batch.samples[0].tsc);
   }
+  auto stops = [](const Batch::Entry& e) {
+    return e.kind != intelpt::SampleKind::kError && e.kind != intelpt::SampleKind::kChain;
+  };
+  for (std::size_t k = 0; k <= limits.size(); ++k) {
+    const std::uint64_t limit = k < limits.size() ? limits[k] : ~0ULL;
+    while (!heap.empty() && heap.top_ordinal() < limit) {
+      const std::size_t q = heap.top();
+      heap.pop();
+      std::uint64_t until = limit;
+      if (!heap.empty() && heap.top_ordinal() < until - 1) until = heap.top_ordinal() + 1;
+      // The sample it stopped at, then on while below `until`.
+      PK_TRY(take(q));
+      while (heads[q].live) {
+        const Batch::Entry& e = heads[q].batch.samples[heads[q].pos];
+        if (stops(e) && e.tsc >= until) break;
+        PK_TRY(take(q));
+      }
+      if (heads[q].live) heap.add(q, heads[q].batch.samples[heads[q].pos].tsc);
+    }
+  }
+  return ok();
 }
 
 }  // namespace
@@ -108,7 +177,12 @@ Expected<ItraceStats> decode_recording(const PtRecording& rec, const ItraceDecod
         tokens.release();
       });
     bool timeless = opts.itrace.timeless || !rec.cfg.tsc() || !rec.cfg.time_mult;
-    Status st = merge(chans, timeless, visit, progress, stats.samples);
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return rec.queues[a].idx < rec.queues[b].idx;
+    });
+    Status st = merge(chans, order, rec.event_tsc, timeless, visit, progress, stats.samples);
     if (!st) {
       cancel = true;
       for (auto& c : chans) c->cancel();

@@ -51,9 +51,10 @@ struct Batch {
   void add(const intelpt::SynthSample& s, std::int32_t pid, std::int32_t tid, std::int32_t cpu) {
     Entry e{s.ip, s.addr, s.tsc, s.time,   s.period, s.offset,  s.flags,
             pid,  tid,    cpu,   kCompact, s.kind,   s.insn_len};
-    const bool compact = (s.kind == intelpt::SampleKind::kInstructions ||
-                          s.kind == intelpt::SampleKind::kBranches) &&
-                         !s.callchain_nr && !s.branch_nr && !s.insn_cnt && !s.cyc_cnt && !s.insn_ip;
+    const bool compact =
+        (s.kind == intelpt::SampleKind::kInstructions || s.kind == intelpt::SampleKind::kBranches ||
+         s.kind == intelpt::SampleKind::kTick) &&
+        !s.callchain_nr && !s.branch_nr && !s.insn_cnt && !s.cyc_cnt && !s.insn_ip;
     if (!compact) {
       e.full = static_cast<std::uint32_t>(full.size());
       full.push_back(s);
@@ -264,7 +265,7 @@ class QueueSink : public intelpt::SampleSink {
   }
   void on_sample(const intelpt::SynthSample& s) override {
     if (s.kind == intelpt::SampleKind::kError) ++errors_;
-    if (s.kind != intelpt::SampleKind::kChain) ++samples_;
+    if (s.kind != intelpt::SampleKind::kChain && s.kind != intelpt::SampleKind::kTick) ++samples_;
     if (!ch_) {
       direct(s);
       return;
@@ -425,6 +426,8 @@ class QueueDecode {
       decoder_.set_buffer_ends(std::move(ends));
     }
     if (qi < rec.late.size()) synth_.set_late_chains(rec.late[qi]);
+    // Merged with other queues in perf's order, which its decoder's times make.
+    synth_.set_ticks(ch != nullptr && rec.queues.size() > 1);
   }
   QueueDecode(const QueueDecode&) = delete;
   QueueDecode& operator=(const QueueDecode&) = delete;

@@ -222,6 +222,7 @@ Status Builder::auxtrace(const perfdata::ReadRecord& rec) {
   auto [it, fresh] = queue_of_idx_.try_emplace(a.idx, out_.queues.size());
   if (fresh) {
     PtQueue q;
+    q.idx = a.idx;
     q.cpu = static_cast<std::int32_t>(a.cpu);
     q.tid = static_cast<std::int32_t>(a.tid);
     out_.queues.push_back(std::move(q));
@@ -239,6 +240,8 @@ Status Builder::auxtrace(const perfdata::ReadRecord& rec) {
 
 Status Builder::record(const perfdata::ReadRecord& rec) {
   const record::RecordView& v = rec.view;
+  if (v.type < abi::kRecordUserTypeStart)
+    if (const std::uint64_t tsc = tsc_of(v)) out_.event_tsc.push_back(tsc);
   switch (v.type) {
     case abi::kRecordAuxtraceInfo: {
       PK_ASSIGN(auto info, record::parse_auxtrace_info(v));
@@ -319,6 +322,13 @@ Status Builder::read() {
       out_.cfg.have_config = true;
       break;
     }
+  auto& ev = out_.event_tsc;
+  if (out_.queues.size() > 1) {
+    std::sort(ev.begin(), ev.end());
+    ev.erase(std::unique(ev.begin(), ev.end()), ev.end());
+  } else {
+    ev = {};  // one queue: nothing to order
+  }
   for (auto& [cpu, spans] : out_.cpu_timeline)
     std::stable_sort(spans.begin(), spans.end(),
                      [](const ThreadSpan& a, const ThreadSpan& b) { return a.tsc < b.tsc; });

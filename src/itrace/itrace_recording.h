@@ -26,6 +26,7 @@ struct PtBuffer {
 };
 
 struct PtQueue {
+  std::uint32_t idx = 0;  // the AUXTRACE records' idx: perf's queue number
   std::int32_t cpu = -1;  // per-cpu queues
   std::int32_t tid = -1;  // per-thread queues
   std::vector<PtBuffer> buffers;
@@ -61,6 +62,10 @@ struct PtRecording {
   // process's first DSOs, which perf asks for their ELF class as they are
   // mapped until one answers.
   std::unordered_map<std::uint32_t, unsigned> unreadable;
+  // The TSC of every timed side-band record and recorded sample, ascending,
+  // each once: where perf's decode of several queues stops to let the
+  // records it reads catch up (which orders the queues' samples).
+  std::vector<std::uint64_t> event_tsc;
   // With late_chains: the call-chain requests of each queue, in TSC order.
   std::vector<std::vector<intelpt::LateChainRequest>> late;
 

@@ -49,8 +49,12 @@ int cmd_pt_synth(int argc, char** argv) {
                  "Split the trace into AUXTRACE records of N bytes (0: one record)");
   app.add_option("--sample-every", o.sample_every,
                  "Also record cpu-clock:u samples, one every N instructions (0: none)");
-  app.add_option("--max-steps", o.tracer.max_steps, "Stop tracing after N instructions")
+  app.add_option("--max-steps", o.tracer.max_steps,
+                 "Stop tracing after N instructions (of all processes)")
       ->capture_default_str();
+  bool no_inherit = false;
+  app.add_flag("-i,--no-inherit", no_inherit,
+               "Do not follow the processes the command forks (they run untraced)");
   app.add_option("--pmu-type", o.pmu_type, "The intel_pt PMU type to record")
       ->capture_default_str();
   app.add_option("--cpuid", o.cpuid, "CPUID header feature")->capture_default_str();
@@ -68,6 +72,7 @@ int cmd_pt_synth(int argc, char** argv) {
     return fail("pt-synth", make_error("--mtc-period {} is out of range (0-15)", e.mtc_period));
   // The traced program writes to stderr so that a pipe-mode stream on stdout stays clean.
   if (output == "-") o.tracer.stdout_fd = 2;
+  o.tracer.follow_forks = !no_inherit;
 
   auto r = pt_synth::pt_synth_run(command, o);
   if (!r) return fail("pt-synth", r.error());
@@ -75,10 +80,13 @@ int cmd_pt_synth(int argc, char** argv) {
   if (!st) return fail("pt-synth", st.error());
   fmt::print(stderr,
              "[ perfkit pt-synth: {} instructions, {} bytes of Intel PT ({} PSB, {} overflows, "
-             "{} ptwrites){} -> {} ]\n",
+             "{} ptwrites){}{} -> {} ]\n",
              r->trace.exec.steps.size(), r->encoded.bytes.size(), r->encoded.psbs,
-             r->encoded.overflows, r->encoded.ptwrites, r->trace.truncated ? ", truncated" : "",
-             output);
+             r->encoded.overflows, r->encoded.ptwrites,
+             r->trace.forked.empty()
+                 ? std::string()
+                 : fmt::format(", {} forked process(es) traced too", r->trace.forked.size()),
+             r->trace.truncated ? ", truncated" : "", output);
   return 0;
 }
 

@@ -78,50 +78,112 @@ struct TimedRecord {
   bool auxtrace = false;
 };
 
+// One traced process as the recording shows it.
+struct ProcView {
+  const TraceResult* t = nullptr;
+  const intelpt::EncodedTrace* e = nullptr;
+  std::uint32_t pid = 0, ppid = 0;
+  std::uint32_t cpu = 0;        // the cpu its samples and side-band name
+  std::uint64_t fork_time = 0;  // ns; the first process: 0
+};
+
+// An AUX area: one process's trace on one cpu (per-cpu) or its own (per-thread).
+struct Queue {
+  std::size_t proc = 0;
+  std::uint32_t cpu = 0xffffffffu;
+};
+
 class RecordingWriter {
  public:
-  RecordingWriter(const PtSynthResult& r, const PtSynthOptions& o)
-      : r_(r), o_(o), layout_(abi::make_layout(make_attr(o.pmu_type, 0, false))) {}
+  RecordingWriter(const PtSynthResult& r, const PtSynthOptions& o);
 
   std::vector<TimedRecord> records();
 
  private:
-  record::SampleId sid(std::uint64_t time, std::uint64_t id) const {
+  record::SampleId sid(const ProcView& p, std::uint64_t time, std::uint64_t id) const {
     record::SampleId s;
-    s.pid = static_cast<std::uint32_t>(r_.trace.pid);
-    s.tid = s.pid;
+    s.pid = s.tid = p.pid;
     s.time = time;
-    s.cpu = o_.per_cpu ? o_.cpu : 0;
+    s.cpu = p.cpu;
     s.id = s.identifier = id;
     return s;
   }
   std::uint64_t ns(std::uint64_t tsc) const { return pt_synth_perf_time(r_, tsc); }
+  // The perf time just before the step that follows a system call.
+  std::uint64_t after_kernel(const ProcView& p, std::uint64_t step) const {
+    const auto& steps = p.t->exec.steps;
+    const std::uint64_t tsc = step < steps.size() ? p.e->step_tsc[step] : p.e->end_tsc;
+    return ns(tsc - o_.encode.tsc_per_kernel_entry / 2);
+  }
   void add(std::uint64_t time, record::RecordBuilder& b) { out_.push_back({time, b.finish(), {}}); }
-  void comm(std::uint64_t time, const std::string& comm, bool exec);
-  void mmap2(std::uint64_t time, const TracedMapping& m);
-  void auxtrace(std::uint64_t time);
-  void samples();
+  void comm(const ProcView& p, std::uint64_t time, const std::string& comm);
+  void mmap2(const ProcView& p, std::uint64_t time, const TracedMapping& m);
+  void task(const ProcView& p, std::uint32_t type, std::uint64_t time);
+  void side_band(const ProcView& p, std::uint64_t start);
+  void auxtrace(const Queue& q, std::uint32_t idx, std::uint64_t time);
+  void samples(const ProcView& p);
 
   const PtSynthResult& r_;
   const PtSynthOptions& o_;
   abi::RecordLayout layout_;
+  std::vector<ProcView> procs_;
+  std::vector<Queue> queues_;
   std::vector<TimedRecord> out_;
 };
 
-void RecordingWriter::comm(std::uint64_t time, const std::string& comm, bool exec) {
-  record::RecordBuilder b(abi::kRecordComm, exec ? abi::kMiscCommExec : 0);
-  b.u32(static_cast<std::uint32_t>(r_.trace.pid)).u32(static_cast<std::uint32_t>(r_.trace.pid));
-  b.string(comm.substr(0, 15), 8).sample_id(sid(time, kDummyId), layout_);
+RecordingWriter::RecordingWriter(const PtSynthResult& r, const PtSynthOptions& o)
+    : r_(r), o_(o), layout_(abi::make_layout(make_attr(o.pmu_type, 0, false))) {
+  const std::uint32_t copies = o.per_cpu ? std::max<std::uint32_t>(o.cpus, 1) : 1;
+  ProcView first{
+      &r.trace, &r.encoded, static_cast<std::uint32_t>(r.trace.pid), 0, o.per_cpu ? o.cpu : 0, 0};
+  procs_.push_back(first);
+  for (std::uint32_t c = 0; c < copies; ++c)
+    queues_.push_back({0, o.per_cpu ? o.cpu + c : 0xffffffffu});
+  for (std::size_t k = 0; k < r.trace.forked.size() && k < r.forked_encoded.size(); ++k) {
+    const TraceResult& f = r.trace.forked[k];
+    const ProcView& parent = procs_[static_cast<std::size_t>(f.parent + 1)];
+    const std::uint32_t cpu = o.per_cpu ? o.cpu + copies + static_cast<std::uint32_t>(k) : 0;
+    ProcView v{&f,
+               &r.forked_encoded[k],
+               static_cast<std::uint32_t>(f.pid),
+               static_cast<std::uint32_t>(f.ppid),
+               cpu,
+               0};
+    // In the middle of the parent's fork: after it entered, before either returns.
+    v.fork_time = after_kernel(parent, f.fork_step + 1);
+    procs_.push_back(v);
+    queues_.push_back({procs_.size() - 1, o.per_cpu ? cpu : 0xffffffffu});
+  }
+}
+
+void RecordingWriter::comm(const ProcView& p, std::uint64_t time, const std::string& comm) {
+  record::RecordBuilder b(abi::kRecordComm, abi::kMiscCommExec);
+  b.u32(p.pid).u32(p.pid);
+  b.string(comm.substr(0, 15), 8).sample_id(sid(p, time, kDummyId), layout_);
   add(time, b);
 }
 
-void RecordingWriter::mmap2(std::uint64_t time, const TracedMapping& m) {
+void RecordingWriter::mmap2(const ProcView& p, std::uint64_t time, const TracedMapping& m) {
   record::RecordBuilder b(abi::kRecordMmap2, abi::kMiscUser);
-  b.u32(static_cast<std::uint32_t>(r_.trace.pid)).u32(static_cast<std::uint32_t>(r_.trace.pid));
+  b.u32(p.pid).u32(p.pid);
   b.u64(m.start).u64(m.end - m.start).u64(m.pgoff);
   b.u32(m.maj).u32(m.min).u64(m.ino).u64(0);
   b.u32(m.prot).u32(MAP_PRIVATE);
-  b.string(m.path, 8).sample_id(sid(time, kDummyId), layout_);
+  b.string(m.path, 8).sample_id(sid(p, time, kDummyId), layout_);
+  add(time, b);
+}
+
+// FORK or EXIT of a process (the first one's parent is not traced: its own pid).
+void RecordingWriter::task(const ProcView& p, std::uint32_t type, std::uint64_t time) {
+  const std::uint32_t ppid = p.ppid ? p.ppid : p.pid;
+  record::RecordBuilder b(type);
+  b.u32(p.pid).u32(ppid).u32(p.pid).u32(ppid).u64(time);
+  // The kernel writes a FORK in the parent's context.
+  ProcView in = p;
+  if (type == abi::kRecordFork)
+    for (const auto& q : procs_)
+      if (q.pid == p.ppid) in = q;
+  b.sample_id(sid(in, time, kDummyId), layout_);
   add(time, b);
 }
 
@@ -147,49 +209,46 @@ std::vector<std::uint64_t> split_points(Bytes data, std::uint64_t chunk) {
   return cuts;
 }
 
-void RecordingWriter::auxtrace(std::uint64_t time) {
-  const auto& data = r_.encoded.bytes;
-  std::uint64_t reference = r_.encoded.end_tsc;
-  const std::uint32_t queues = o_.per_cpu ? std::max<std::uint32_t>(o_.cpus, 1) : 1;
+void RecordingWriter::auxtrace(const Queue& q, std::uint32_t idx, std::uint64_t time) {
+  const ProcView& p = procs_[q.proc];
+  const auto& data = p.e->bytes;
+  const std::uint64_t reference = p.e->end_tsc;
   const auto cuts = split_points(data, o_.aux_buffer_size);
-  for (std::uint32_t q = 0; q < queues; ++q) {
-    std::uint32_t cpu = o_.per_cpu ? o_.cpu + q : 0xffffffffu;
-    std::uint64_t off = 0;
-    for (std::uint64_t end : cuts) {
-      std::uint64_t n = end - off;
-      std::uint64_t padded = (n + 7) & ~7ULL;
-      // PERF_RECORD_AUX: where the data sat in the AUX area.
-      record::SampleId id = sid(time, kPtId);
-      id.cpu = o_.per_cpu ? cpu : 0;
-      record::RecordBuilder aux(abi::kRecordAux);
-      aux.u64(off).u64(n).u64(0).sample_id(id, layout_);
-      add(time, aux);
-      record::RecordBuilder b(abi::kRecordAuxtrace);
-      b.u64(padded).u64(off).u64(reference).u32(q);
-      b.u32(static_cast<std::uint32_t>(r_.trace.pid)).u32(cpu).u32(0);
-      TimedRecord tr{time, b.finish(), {}, true};
-      tr.trailing.assign(data.begin() + static_cast<std::ptrdiff_t>(off),
-                         data.begin() + static_cast<std::ptrdiff_t>(end));
-      tr.trailing.resize(padded, 0);
-      out_.push_back(std::move(tr));
-      off = end;
-    }
+  std::uint64_t off = 0;
+  for (std::uint64_t end : cuts) {
+    std::uint64_t n = end - off;
+    std::uint64_t padded = (n + 7) & ~7ULL;
+    // PERF_RECORD_AUX: where the data sat in the AUX area.
+    record::SampleId id = sid(p, time, kPtId);
+    id.cpu = o_.per_cpu ? q.cpu : 0;
+    record::RecordBuilder aux(abi::kRecordAux);
+    aux.u64(off).u64(n).u64(0).sample_id(id, layout_);
+    add(time, aux);
+    record::RecordBuilder b(abi::kRecordAuxtrace);
+    b.u64(padded).u64(off).u64(reference).u32(idx);
+    b.u32(p.pid).u32(q.cpu).u32(0);
+    TimedRecord tr{time, b.finish(), {}, true};
+    tr.trailing.assign(data.begin() + static_cast<std::ptrdiff_t>(off),
+                       data.begin() + static_cast<std::ptrdiff_t>(end));
+    tr.trailing.resize(padded, 0);
+    out_.push_back(std::move(tr));
+    off = end;
   }
 }
 
 // The recorded event's samples (PtSynthOptions::sample_every).
-void RecordingWriter::samples() {
+void RecordingWriter::samples(const ProcView& p) {
   if (!o_.sample_every) return;
-  const auto& steps = r_.trace.exec.steps;
+  const auto& steps = p.t->exec.steps;
   const abi::RecordLayout layout = abi::make_layout(clock_attr());
   for (std::size_t i = o_.sample_every; i < steps.size(); i += o_.sample_every) {
-    if (!r_.encoded.lost.empty() && r_.encoded.lost[i]) continue;
+    if (!p.e->lost.empty() && p.e->lost[i]) continue;
     record::Sample s;
     s.sample_type = layout.sample_type;
     s.ip = steps[i].ip;
-    s.pid = s.tid = static_cast<std::uint32_t>(r_.trace.pid);
-    s.time = ns(r_.encoded.step_tsc[i]);
-    s.cpu = o_.per_cpu ? o_.cpu : 0;
+    s.pid = s.tid = p.pid;
+    s.time = ns(p.e->step_tsc[i]);
+    s.cpu = p.cpu;
     s.id = s.identifier = kClockId;
     s.period = 250000;
     const std::uint64_t time = s.time;
@@ -197,9 +256,31 @@ void RecordingWriter::samples() {
   }
 }
 
+// A process's FORK, COMMs, MMAP2s, ITRACE_STARTs and samples; `start` is
+// when the recording began.
+void RecordingWriter::side_band(const ProcView& p, std::uint64_t start) {
+  const bool forked = p.fork_time != 0;
+  const std::uint64_t begin = forked ? p.fork_time : start;
+  if (forked) task(p, abi::kRecordFork, begin);
+  for (const auto& x : p.t->execs)
+    if (x.step != 0) {
+      comm(p, after_kernel(p, x.step), x.comm);
+    } else if (!forked) {
+      comm(p, start, x.comm);  // a forked process has its parent's comm
+    }
+  for (const auto& m : p.t->mappings) mmap2(p, m.step > 0 ? after_kernel(p, m.step) : begin, m);
+  for (const auto& q : queues_) {
+    if (&procs_[q.proc] != &p) continue;
+    record::SampleId id = sid(p, begin, kPtId);
+    id.cpu = o_.per_cpu ? q.cpu : 0;
+    record::RecordBuilder its(abi::kRecordItraceStart);
+    its.u32(p.pid).u32(p.pid).sample_id(id, layout_);
+    add(begin, its);
+  }
+  samples(p);
+}
+
 std::vector<TimedRecord> RecordingWriter::records() {
-  const auto& e = r_.encoded;
-  const auto& steps = r_.trace.exec.steps;
   std::uint64_t start = ns(o_.encode.tsc_start > 1000 ? o_.encode.tsc_start - 1000 : 0);
   // TIME_CONV (the 32-byte layout) and AUXTRACE_INFO come first, untimed.
   record::RecordBuilder tc(abi::kRecordTimeConv);
@@ -209,36 +290,20 @@ std::vector<TimedRecord> RecordingWriter::records() {
   info.u32(abi::kAuxtraceIntelPt).u32(0);
   for (std::uint64_t v : intelpt::encode_auxtrace_priv(r_.config)) info.u64(v);
   add(0, info);
-  for (const auto& x : r_.trace.execs) {
-    std::uint64_t t = x.step == 0 ? start
-                                  : ns(e.step_tsc[std::min<std::size_t>(x.step, steps.size() - 1)] -
-                                       o_.encode.tsc_per_kernel_entry / 2);
-    comm(t, x.comm, true);
+  std::uint64_t last = 0;
+  for (const auto& p : procs_) {
+    side_band(p, start);
+    last = std::max(last, p.e->end_tsc);
   }
-  for (const auto& m : r_.trace.mappings) {
-    std::uint64_t t = start;
-    if (m.step > 0) {
-      std::uint64_t tsc = m.step < steps.size() ? e.step_tsc[m.step] : e.end_tsc;
-      t = ns(tsc - o_.encode.tsc_per_kernel_entry / 2);
-    }
-    mmap2(t, m);
+  const std::uint64_t end = ns(last + 10);
+  for (std::size_t q = 0; q < queues_.size(); ++q)
+    auxtrace(queues_[q], static_cast<std::uint32_t>(q), end);
+  // Children exit before their parents are reaped: the EXITs in reverse.
+  for (std::size_t i = procs_.size(); i-- > 0;) {
+    const ProcView& p = procs_[i];
+    const std::uint64_t t = i == 0 ? end + 1 : ns(p.e->end_tsc + 5);
+    task(p, abi::kRecordExit, t);
   }
-  const std::uint32_t cpus = o_.per_cpu ? std::max<std::uint32_t>(o_.cpus, 1) : 1;
-  for (std::uint32_t c = 0; c < cpus; ++c) {
-    record::SampleId id = sid(start, kPtId);
-    id.cpu = o_.per_cpu ? o_.cpu + c : 0;
-    record::RecordBuilder its(abi::kRecordItraceStart);
-    its.u32(static_cast<std::uint32_t>(r_.trace.pid)).u32(static_cast<std::uint32_t>(r_.trace.pid));
-    its.sample_id(id, layout_);
-    add(start, its);
-  }
-  samples();
-  std::uint64_t end = ns(e.end_tsc + 10);
-  auxtrace(end);
-  record::RecordBuilder ex(abi::kRecordExit);
-  std::uint32_t pid = static_cast<std::uint32_t>(r_.trace.pid);
-  ex.u32(pid).u32(pid).u32(pid).u32(pid).u64(end + 1).sample_id(sid(end + 1, kDummyId), layout_);
-  add(end + 1, ex);
   std::stable_sort(out_.begin(), out_.end(),
                    [](const TimedRecord& a, const TimedRecord& b) { return a.time < b.time; });
   return std::move(out_);
@@ -253,7 +318,9 @@ perfdata::Features features(const PtSynthResult& r, const perfdata::EventSet& ev
   f.osrelease = std::string(u.release);
   f.version = std::string("6.1.0 (perfkit pt-synth)");
   f.arch = std::string("x86_64");
-  std::uint32_t n = o.cpu + (o.per_cpu ? std::max<std::uint32_t>(o.cpus, 1) : 1);
+  std::uint32_t n = o.cpu + (o.per_cpu ? std::max<std::uint32_t>(o.cpus, 1) +
+                                             static_cast<std::uint32_t>(r.trace.forked.size())
+                                       : 1);
   f.nrcpus = perfdata::NrCpus{n, n};
   f.cpudesc = std::string("Intel(R) Processor (synthesized by perfkit pt-synth)");
   f.cpuid = o.cpuid;
@@ -280,8 +347,24 @@ Expected<PtSynthResult> pt_synth_run(const std::vector<std::string>& argv,
   r.argv = argv;
   PK_ASSIGN(r.trace, single_step(argv, opts.tracer));
   r.encoded = intelpt::encode_trace(r.trace.exec, opts.encode);
+  pt_synth_encode_forked(r, opts);
   pt_synth_configure(r, opts);
   return r;
+}
+
+void pt_synth_encode_forked(PtSynthResult& r, const PtSynthOptions& opts) {
+  r.forked_encoded.clear();
+  for (const auto& f : r.trace.forked) {
+    const TraceResult& parent =
+        f.parent < 0 ? r.trace : r.trace.forked[static_cast<std::size_t>(f.parent)];
+    const intelpt::EncodedTrace& pe =
+        f.parent < 0 ? r.encoded : r.forked_encoded[static_cast<std::size_t>(f.parent)];
+    // The child returns from fork when its parent does.
+    intelpt::TraceEncodeOptions e = opts.encode;
+    const std::size_t after = f.fork_step + 1;
+    e.tsc_start = after < parent.exec.steps.size() ? pe.step_tsc[after] : pe.end_tsc;
+    r.forked_encoded.push_back(intelpt::encode_trace(f.exec, e));
+  }
 }
 
 void pt_synth_configure(PtSynthResult& r, const PtSynthOptions& opts) {

@@ -44,18 +44,26 @@ struct PtSynthOptions {
 struct PtSynthResult {
   TraceResult trace;
   intelpt::EncodedTrace encoded;
+  // The trace of each process in trace.forked, in its own queue: its time
+  // starts where its parent's fork returned.
+  std::vector<intelpt::EncodedTrace> forked_encoded;
   intelpt::PtConfig config;       // what AUXTRACE_INFO says
   std::uint64_t attr_config = 0;  // the intel_pt event's config
   std::vector<std::string> argv;
 };
 
-// Traces `argv` and encodes its trace. Errors: the program cannot be run or traced.
+// Traces `argv` and encodes its trace (and its forked processes'). Errors: the program cannot be
+// run or traced.
 Expected<PtSynthResult> pt_synth_run(const std::vector<std::string>& argv,
                                      const PtSynthOptions& opts);
 
 // Sets r.attr_config and r.config (what the recording says about the trace)
 // from the options; pt_synth_run does it. For re-encoding an execution.
 void pt_synth_configure(PtSynthResult& r, const PtSynthOptions& opts);
+
+// Encodes the forked processes' traces (r.forked_encoded) after r.encoded's;
+// pt_synth_run does it.
+void pt_synth_encode_forked(PtSynthResult& r, const PtSynthOptions& opts);
 
 // Writes the recording to `path` ("-" for stdout, pipe mode). Errors name the path.
 Status pt_synth_write(const std::string& path, const PtSynthResult& r, const PtSynthOptions& opts);

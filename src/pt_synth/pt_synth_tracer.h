@@ -5,8 +5,10 @@
 // and asynchronous entries (signal handlers). This is the ground truth that
 // pt-synth encodes as an Intel PT trace.
 //
-// Only the thread that execs is traced; threads and children it creates run
-// untraced. A program that execs again is followed into the new image.
+// The thread that execs is traced, and so is every process it forks (and
+// they fork), from its first instruction, as perf record's inherited events
+// follow them; threads run untraced. A program that execs again is followed
+// into the new image.
 #pragma once
 
 #include <sys/types.h>
@@ -36,17 +38,28 @@ struct TracedExec {
 
 struct TraceResult {
   intelpt::Execution exec;
-  std::vector<TracedMapping> mappings;  // executable ones, in order of appearance
-  std::vector<TracedExec> execs;        // the first exec (step 0) and any later ones
-  std::vector<std::uint8_t> vdso;       // bytes of [vdso], if mapped
+  // Executable ones, in order of appearance; a forked process's start with
+  // those it mapped itself (it runs in its parent's maps as of the fork).
+  std::vector<TracedMapping> mappings;
+  std::vector<TracedExec> execs;   // the first exec (step 0) and any later ones
+  std::vector<std::uint8_t> vdso;  // bytes of [vdso], if mapped
   std::uint64_t vdso_start = 0;
   pid_t pid = 0;
   int exit_status = 0;     // as from waitpid
   bool truncated = false;  // stopped at max_steps
+  // A forked process: its parent, which of `TraceResult::forked` that is
+  // (-1: the first process), and the parent's step that forked it (the
+  // system call, whose return is this process's first step).
+  pid_t ppid = 0;
+  int parent = -1;
+  std::uint64_t fork_step = 0;
+  // Of the first process only: the processes forked, in the order they were.
+  std::vector<TraceResult> forked;
 };
 
 struct TracerOptions {
-  std::uint64_t max_steps = 20'000'000;
+  std::uint64_t max_steps = 20'000'000;  // of all processes together
+  bool follow_forks = true;
   // Where the tracee's stdout and stderr go (-1: inherited).
   int stdout_fd = -1;
 };

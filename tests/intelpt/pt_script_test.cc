@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <sstream>
 
 #include "abi/perf_event.h"
@@ -53,8 +54,8 @@ class PtScriptTest : public ::testing::Test {
   // stepping is slow): one process makes them under a lock while the others
   // wait, and a stamp of the binaries and options says when to make them again.
   static void SetUpTestSuite() {
-    // name, program, pt-synth options
-    static const char* kRecordings[][3] = {
+    // name, program, pt-synth options[, the program's arguments after 5]
+    static const char* kRecordings[][4] = {
         {"ptflow-static", "ptflow-static", "--mtc --cyc"},
         {"ptflow", "ptflow", "--mtc --cyc"},
         // overflows (errors), PTWRITE, CBR changes, a per-cpu queue in pieces
@@ -80,6 +81,10 @@ class PtScriptTest : public ::testing::Test {
         // call chains from the decoder's thread stacks (per thread, per cpu)
         {"sampled", "ptflow-static", "--mtc --cyc --sample-every 997"},
         {"sampled-cpu", "ptflow", "--per-cpu --sample-every 1009"},
+        // a child forked without exec that runs code of its own: a queue of
+        // its own, per thread and per cpu
+        {"fork", "ptflow-static", "--mtc --cyc", "fork"},
+        {"fork-cpu", "ptflow", "--per-cpu --sample-every 1009", "fork"},
     };
     std::filesystem::create_directories(dir());
     const int lock = ::open((dir() + "/.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
@@ -95,7 +100,8 @@ class PtScriptTest : public ::testing::Test {
     add_file(test::perfkit_bin());
     for (const char* w : {"ptflow", "ptflow-static"})
       add_file(std::string(PT_WORKLOAD_DIR) + "/" + w);
-    for (const auto& rec : kRecordings) stamp += std::string(rec[0]) + ":" + rec[2] + "\n";
+    for (const auto& rec : kRecordings)
+      stamp += std::string(rec[0]) + ":" + rec[2] + ":" + (rec[3] ? rec[3] : "") + "\n";
     std::ifstream old(dir() + "/.stamp");
     const std::string had((std::istreambuf_iterator<char>(old)), std::istreambuf_iterator<char>());
     bool made = had == stamp;
@@ -106,8 +112,8 @@ class PtScriptTest : public ::testing::Test {
         const bool pipe = std::string(rec[2]).ends_with("-o -");
         auto r = test::run(test::sh(test::perfkit_bin()) + " pt-synth " + rec[2] +
                            (pipe ? "" : " -o " + test::sh(file(rec[0]))) + " -- " +
-                           test::sh(std::string(PT_WORKLOAD_DIR) + "/" + rec[1]) + " 5" +
-                           (pipe ? " > " + test::sh(file(rec[0])) : ""));
+                           test::sh(std::string(PT_WORKLOAD_DIR) + "/" + rec[1]) + " 5 " +
+                           (rec[3] ? rec[3] : "") + (pipe ? " > " + test::sh(file(rec[0])) : ""));
         EXPECT_EQ(r.status, 0) << r.err;
         made &= r.status == 0;
       }
@@ -490,6 +496,19 @@ std::string without_tip(const std::string& text) {
   return out;
 }
 
+// perf report and perfkit report --stdio of `path` with `args`: the same text
+// (the tip aside). Returns perfkit's run.
+test::RunResult expect_report_like_perf(const std::string& path, const std::string& what,
+                                        const std::string& args) {
+  const std::string in = " --stdio -i " + test::sh(path) + " " + args;
+  auto want = test::run("perf report" + in);
+  auto got = test::run(test::sh(test::perfkit_bin()) + " report" + in);
+  EXPECT_EQ(got.status, 0) << args << ": " << got.err;
+  expect_same(without_tip(want.out), without_tip(got.out), what + " report " + args);
+  got.err = want.err == got.err ? "" : "perf:\n" + want.err + "perfkit:\n" + got.err;
+  return got;
+}
+
 // perfkit report on Intel PT recordings: the trace decoded (perf report's
 // --itrace) and the histograms of the synthesized events as perf shows them.
 TEST_F(PtScriptTest, ReportDecodesLikePerfReport) {
@@ -500,13 +519,8 @@ TEST_F(PtScriptTest, ReportDecodesLikePerfReport) {
                              // last branches: perf's branch mode
                              "--itrace=i1000il8", "--itrace=i100il3 --sort symbol_from,dso_to",
                              "--itrace=i1000il -n --no-branch-stack"}) {
-      const std::string in = " --stdio -i " + test::sh(file(rec)) + " " + args;
-      auto want = test::run("perf report" + in);
-      auto got = test::run(test::sh(test::perfkit_bin()) + " report" + in);
-      ASSERT_EQ(got.status, 0) << args << ": " << got.err;
-      expect_same(without_tip(want.out), without_tip(got.out),
-                  std::string(rec) + " report " + args);
-      EXPECT_EQ(got.err, want.err) << rec << " report " << args;
+      auto got = expect_report_like_perf(file(rec), rec, args);
+      EXPECT_EQ(got.err, "") << rec << " report " << args;  // the same warnings
     }
 }
 
@@ -616,6 +630,41 @@ TEST_F(PtScriptTest, ForkedChildDecodesWithItsParentsMaps) {
     ASSERT_NE(want.out.find("4194400 "), std::string::npos) << args << "\n" << want.err;
     ASSERT_NE(want.out.find(" main"), std::string::npos) << args;
     expect_same(want.out, got.out, std::string("forked child: script ") + args);
+  }
+}
+
+// pt-synth follows the child that ptflow forks (no exec: it runs its own
+// child_work in its parent's maps) into a queue of its own, per thread and
+// per cpu: perf and perfkit decode both processes the same, in script and
+// report (the per-cpu one with recorded samples of both processes).
+TEST_F(PtScriptTest, ForkingChildLikePerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* rec : {"fork", "fork-cpu"}) {
+    for (const char* args :
+         {"--itrace=i0ns -F pid,tid,ip,sym", "--itrace=i100ns -F pid,tid,time,ip,sym,dso",
+          "--itrace=be -F pid,ip,sym,symoff,addr", "--itrace=cr -F pid,ip,sym,addr",
+          "--itrace=i100nsg -F pid,time,ip,sym"}) {
+      const std::string in = std::string(" script -i ") + test::sh(file(rec)) + " " + args;
+      auto want = test::run("perf" + in);
+      auto got = test::run(test::sh(test::perfkit_bin()) + in);
+      ASSERT_EQ(want.status, 0) << args << ": " << want.err;
+      ASSERT_EQ(got.status, 0) << args << ": " << got.err;
+      // both processes, the child in code only it runs
+      ASSERT_NE(want.out.find("child_work"), std::string::npos) << rec << " " << args;
+      std::istringstream lines_in(want.out);
+      std::set<std::string> pids;
+      std::string line;
+      while (std::getline(lines_in, line)) {
+        std::string first;
+        std::istringstream(line) >> first;
+        pids.insert(first.substr(0, first.find('/')));
+      }
+      EXPECT_GE(pids.size(), 2u) << rec << " " << args;
+      EXPECT_EQ(want.out.find("instruction trace error"), std::string::npos) << rec;
+      expect_same(want.out, got.out, std::string(rec) + " script " + args);
+    }
+    for (const char* args : {"", "--itrace=i100ns --sort pid,sym"})
+      expect_report_like_perf(file(rec), rec, args);
   }
 }
 

@@ -225,5 +225,47 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Range(0, static_cast<int>(std::size(kOptionSets)))),
     param_name);
 
+// A process forked without exec is traced too, from the return of its fork,
+// in a queue of its own (per thread and per cpu): perf decodes each
+// process's trace into exactly its recorded sequence.
+TEST(PtSynthFork, PerfDecodesEveryProcess) {
+  PK_SKIP_WITHOUT_PERF();
+  const auto& base = traced({ptflow(true), "20", "fork"});
+  ASSERT_EQ(base.trace.forked.size(), 1u);
+  const auto& child = base.trace.forked[0];
+  EXPECT_EQ(child.ppid, base.trace.pid);
+  EXPECT_EQ(child.parent, -1);
+  // The parent's step at fork_step is the system call; the child starts after it.
+  const auto& steps = base.trace.exec.steps;
+  ASSERT_LT(child.fork_step + 1, steps.size());
+  const auto& sys = base.trace.exec.insns[steps[child.fork_step].insn];
+  EXPECT_EQ(sys.op, intelpt::InsnOp::kSyscall);
+  ASSERT_GT(child.exec.steps.size(), 500u);
+  EXPECT_EQ(child.exec.steps[0].ip, steps[child.fork_step].ip + sys.length);
+  EXPECT_EQ(steps[child.fork_step + 1].ip, child.exec.steps[0].ip);
+  for (bool per_cpu : {false, true}) {
+    PtSynthOptions o;
+    o.per_cpu = per_cpu;
+    PtSynthResult r = reencode(base, o);
+    pt_synth::pt_synth_encode_forked(r, o);
+    test::TempDir dir;
+    const std::string file = dir.path("fork.data");
+    auto st = pt_synth::pt_synth_write(file, r, o);
+    ASSERT_TRUE(st) << st.error().message();
+    auto out = test::run("perf script --itrace=i0ns -F pid,ip -i " + test::sh(file));
+    ASSERT_EQ(out.status, 0) << out.err;
+    std::map<long, std::vector<std::uint64_t>> by_pid;
+    std::istringstream in(out.out);
+    long pid = 0;
+    std::string ip;
+    while (in >> pid >> ip) by_pid[pid].push_back(std::stoull(ip, nullptr, 16));
+    const std::string how = per_cpu ? "per-cpu" : "per-thread";
+    expect_same_ips(pt_synth::pt_synth_expected_ips(r), by_pid[base.trace.pid], "parent " + how);
+    std::vector<std::uint64_t> want;
+    for (const auto& s : child.exec.steps) want.push_back(s.ip);
+    expect_same_ips(want, by_pid[child.pid], "child " + how);
+  }
+}
+
 }  // namespace
 }  // namespace perfkit

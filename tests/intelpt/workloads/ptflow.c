@@ -2,12 +2,16 @@
  * must follow. Indirect calls through a table, a switch (jump table),
  * recursion deeper than the hardware's 64-entry return stack, longjmp
  * (returns that do not match their calls), a signal handler (asynchronous
- * entry and rt_sigreturn), a vdso call, string instructions and loops. */
+ * entry and rt_sigreturn), a vdso call, string instructions and loops.
+ * `ptflow N fork` also forks a child that runs code of its own (no exec)
+ * while the parent waits for it. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile int sink;
 static volatile int got_signal;
@@ -49,6 +53,13 @@ __attribute__((noinline)) static void jumper(int n) {
 
 static void handler(int sig) { got_signal = sig; }
 
+/* The forked child's own work: only the child runs it. */
+__attribute__((noinline)) static int child_work(int n) {
+  int acc = 0;
+  for (int i = 0; i < n; ++i) acc += dispatch(i * 5) + table[(i + 1) % 3](i);
+  return acc + deep(n * 3);
+}
+
 int main(int argc, char** argv) {
   int n = argc > 1 ? atoi(argv[1]) : 100;
   int acc = 0;
@@ -68,5 +79,12 @@ int main(int argc, char** argv) {
   memset(buf, acc, sizeof buf);
   memmove(buf + 1, buf, 100);
   sink = acc + buf[5] + got_signal;
+  if (argc > 2 && strcmp(argv[2], "fork") == 0) {
+    pid_t child = fork();
+    if (child == 0) _exit(child_work(n) & 1);
+    int status = 0;
+    if (child > 0) waitpid(child, &status, 0);
+    sink += status;
+  }
   return 0;
 }

@@ -1,4 +1,6 @@
 // perfkit inject: read a perf.data file or stream and write it back.
+#include <unistd.h>
+
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
@@ -20,6 +22,7 @@ int cmd_inject(int argc, char** argv) {
   app.add_flag("-s,--sched-stat", opts.sched_stat,
                "Merge sched-stat and sched-switch for getting events where and how long tasks "
                "slept");
+  app.add_flag("-j,--jit", opts.jit, "merge jitdump files into perf.data file");
   app.add_flag("--buildid-all", opts.build_id_all,
                "Inject build-ids of all DSOs into the output stream");
   std::string known;
@@ -44,6 +47,11 @@ int cmd_inject(int argc, char** argv) {
   app.add_flag("--strip", strip, "Use with --itrace to strip out non-synthesized events");
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
+  // No half-written output stays under its name.
+  auto failed = [&output](const Error& e) {
+    if (output != "-") ::unlink(output.c_str());
+    return fail("inject", e);
+  };
   opts.known_build_ids = inject::parse_known_build_ids(known);
   if (strip && itrace_opt->count() == 0) {
     fmt::print(stderr, "--strip option requires --itrace option\n");
@@ -75,7 +83,7 @@ int cmd_inject(int argc, char** argv) {
       io.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
     auto st = inject::run_inject_itrace(input, output, io);
     bar.clear();
-    if (!st) return fail("inject", st.error());
+    if (!st) return failed(st.error());
     return 0;
   }
 
@@ -90,7 +98,7 @@ int cmd_inject(int argc, char** argv) {
     return 234;
   }
   auto st = inject::run_inject(**reader, output, opts);
-  if (!st) return fail("inject", st.error());
+  if (!st) return failed(st.error());
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include "abi/perf_event.h"
 #include "inject/inject_buildid.h"
+#include "inject/inject_jit.h"
 #include "inject/inject_sched_stat.h"
 #include "perfdata/byte_order.h"
 #include "perfdata/record_stream.h"
@@ -106,6 +107,8 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
   if (opts.sched_stat) {
     PK_ASSIGN(sched_stat, SchedStatMerger::create(in));
   }
+  std::unique_ptr<JitInjector> jit;
+  if (opts.jit) jit = std::make_unique<JitInjector>(in);
   std::vector<std::uint8_t> merged;
   auto handle = [&](const perfdata::ReadRecord& rec) -> Status {
     const auto& v = rec.view;
@@ -120,6 +123,12 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
       PK_ASSIGN(auto extra, build_ids->observe(v, wo.swap));
       if (!extra.empty()) PK_TRY(writer->write(Bytes(extra)));
     }
+    if (jit && v.type == kRecordTimeConv) jit->time_conv(v);
+    if (jit && (v.type == kRecordMmap || v.type == kRecordMmap2)) {
+      PK_ASSIGN(auto action, jit->map(v, wo.swap, merged));
+      if (action == JitInjector::Action::kDrop) return ok();
+      if (action == JitInjector::Action::kReplace) return writer->write(Bytes(merged));
+    }
     if (sched_stat && v.type == kRecordSample) {
       const int event = rec.attr >= 0 ? rec.attr : in.events().attr_index(v);
       PK_ASSIGN(auto action, sched_stat->sample(v, event, wo.swap, merged));
@@ -129,7 +138,7 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
     PK_ASSIGN(Bytes bytes, converter.convert(v));
     return writer->write(bytes, v.trailing);
   };
-  if (sched_stat) {
+  if (sched_stat || jit) {
     // perf merges in time order (its ordered events), and writes that order.
     perfdata::RecordStreamOptions so;
     so.ordered = true;
@@ -151,6 +160,14 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
   if (build_ids && file_out) {
     std::erase_if(feats, [](const FeatureData& f) { return f.id == kFeatBuildId; });
     feats.push_back(FeatureData{kFeatBuildId, build_ids->feature_table(wo.swap)});
+  }
+  if (jit && file_out && !jit->images().empty()) {
+    // The images made join the build-id table, after the recording's.
+    auto it = std::find_if(feats.begin(), feats.end(),
+                           [](const FeatureData& f) { return f.id == kFeatBuildId; });
+    if (it == feats.end()) it = feats.insert(feats.end(), FeatureData{kFeatBuildId, {}});
+    for (const auto& [path, id] : jit->images())
+      encode_build_id_entry(it->bytes, 0, kMiscUser, -1, id, path, wo.swap);
   }
   return writer->finish(in.events(), feats);
 }

@@ -34,6 +34,9 @@ struct InjectOptions {
   // -s/--sched-stat: the sched_stat_* samples become their tasks' last
   // sched_switch samples (inject_sched_stat.h); records go out in time order.
   bool sched_stat = false;
+  // -j/--jit: the jitdumps the recording's processes mapped become ELF
+  // images and MMAP2 records of them (inject_jit.h); records go out in time order.
+  bool jit = false;
   // Write the other endianness than this host's (tests make big-endian files
   // this way). By default the output is in host order, whatever the input's:
   // a file recorded on a big-endian machine comes out little-endian here.

@@ -88,6 +88,69 @@ TEST(InjectSchedStat, MergesAsPerf) {
   EXPECT_NE(pipe.err.find("pipe"), std::string::npos) << pipe.err;
 }
 
+// perf inject --jit: jitgen (a tiny JIT writing a jitdump: two functions,
+// one with source lines, one moved half way) recorded by perf with -k mono;
+// perf's injected file and perfkit's read by perf alike: the JIT functions
+// resolve to the jitted-PID-N.so images beside the dump, and the MMAP2
+// records stand where perf puts them (inode numbers aside: other files).
+TEST(InjectJit, ImagesAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  const std::string raw = dir.path("raw.data"), dumps = dir.path("dumps");
+  ASSERT_EQ(test::run("mkdir " + test::sh(dumps)).status, 0);
+  auto rec = test::run("perf record -q -k mono -o " + test::sh(raw) + " -- " +
+                       test::sh(test::workload("jitgen")) + " " + test::sh(dumps) + " 0.3");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  // The MMAP records as perf dumps them, the inode (an image's) masked.
+  auto maps = [](const std::string& file) {
+    return perf_script(
+        "perf report -D -i " + test::sh(file) +
+        " 2>/dev/null | grep -E '^[0-9]+ 0x[0-9a-f]+ .*PERF_RECORD_MMAP' |"
+        " sed -E 's/^[0-9]+ 0x[0-9a-f]+ //; s/(fe|[0-9a-f]+):[0-9a-f]+ [0-9]+ /DEV INO /'");
+  };
+  const std::string report = "perf report --stdio --sort dso,sym -F overhead,sample,dso,sym -i ";
+  const std::string script = "perf script -F tid,time,ip,sym,symoff,dso -i ";
+  // perf first (the images of both go to the same place), then perfkit.
+  const std::string theirs = dir.path("theirs.data"), ours = dir.path("ours.data");
+  ASSERT_EQ(test::run("perf inject --jit -i " + test::sh(raw) + " -o " + test::sh(theirs)).status,
+            0);
+  const std::string want_report = perf_script(report + test::sh(theirs) + " | grep -v '(Tip:'");
+  const std::string want_script = perf_script(script + test::sh(theirs));
+  ASSERT_NE(want_report.find("jit_spin"), std::string::npos) << want_report;
+  ASSERT_NE(want_report.find("jit_count"), std::string::npos) << want_report;
+  auto inj = test::run(test::perfkit_bin() + " inject --jit -i " + test::sh(raw) + " -o " +
+                       test::sh(ours));
+  ASSERT_EQ(inj.status, 0) << inj.err;
+  EXPECT_EQ(perf_script(report + test::sh(ours) + " | grep -v '(Tip:'"), want_report);
+  EXPECT_EQ(perf_script(script + test::sh(ours)), want_script);
+  const std::string want_maps = maps(theirs);
+  EXPECT_NE(want_maps.find("jitted-"), std::string::npos) << want_maps;
+  EXPECT_EQ(want_maps.find("//anon"), std::string::npos) << want_maps;
+  EXPECT_EQ(maps(ours), want_maps);
+  // perfkit reads its own the same, and the dump's lines are the image's.
+  EXPECT_EQ(perf_script(test::perfkit_bin() +
+                        " report --stdio --sort dso,sym -F "
+                        "overhead,sample,dso,sym -i " +
+                        test::sh(ours) + " | grep -v '(Tip:'"),
+            want_report);
+  auto lines =
+      test::run(test::perfkit_bin() + " report --stdio --sort sym,srcline -i " + test::sh(ours));
+  EXPECT_NE(lines.out.find("jitsrc.js:1"), std::string::npos) << lines.out;
+  // Recorded on another clock than the dump's: perf's error, and no output.
+  const std::string other = dir.path("other.data"), bad = dir.path("bad.data");
+  ASSERT_EQ(test::run("perf record -q -o " + test::sh(other) + " -- " +
+                      test::sh(test::workload("jitgen")) + " " + test::sh(dumps) + " 0.05")
+                .status,
+            0);
+  auto refused = test::run(test::perfkit_bin() + " inject --jit -i " + test::sh(other) + " -o " +
+                           test::sh(bad));
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.err.find("jitted code must be sampled with perf record -k 1"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(test::run("test -e " + test::sh(bad)).status, 0) << "a half-written output was left";
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, InjectRoundTrip,
                          ::testing::Values("fp.data", "dwarf.data", "syswide.data", "multi.data",
                                            "group.data", "tracepoint.data", "compressed.data",

@@ -47,8 +47,6 @@ const Excluded kExcluded[] = {
     {"script", "--guestmodules", true, "guest machines"},
     {"script", "--guestvmlinux", true, "guest machines"},
     {"script", "--guest-code", true, "guest machines"},
-    {"inject", "--jit", true, "JIT dumps (jitdump) into ELF images"},
-    {"inject", "-j", true, "--jit"},
     {"inject", "--vm-time-correlation", true, "guest Intel PT time stamps"},
     {"inject", "--guest-data", true, "guest machines"},
     {"inject", "--guestmount", true, "guest machines"},

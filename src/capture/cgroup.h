@@ -46,6 +46,18 @@ class CgroupSet {
   std::map<std::string, std::shared_ptr<const Cgroup>> opened_;
 };
 
+// Whether a --for-each-cgroup list is one of patterns (perf's
+// has_pattern_string: any of {}[]()|*+?^$ in it).
+bool is_cgroup_pattern(std::string_view list);
+
+// perf's match_cgroups: the cgroups under the mount (the root as "", the
+// others by their path below it) that one of the list's comma-separated
+// patterns (POSIX basic regular expressions, unanchored) matches, in the
+// order a walk of the mount finds them (directories first, then what is in
+// them, in directory order, as nftw walks). Errors: no mount; a pattern
+// that does not compile; none matched (perf's "no cgroup matched: LIST").
+Expected<std::vector<std::string>> match_cgroups(const SystemPaths& paths, std::string_view list);
+
 // perf's -G list: split at commas, empty names kept (an event without a
 // cgroup). "a,,b" gives {"a", "", "b"}.
 std::vector<std::string> split_cgroup_list(std::string_view list);

@@ -251,8 +251,16 @@ int attach_cgroups(const CLI::App& app, Args& a) {
   if ((a.no_aggr || !o.cgroups.empty() || !a.for_each_cgroup.empty()) && !has_cpu)
     return usage_error("both cgroup and no-aggregation modes only available in system-wide mode",
                        {kSystemWideHelp});
-  if (!a.for_each_cgroup.empty())
-    for (const std::string& name : capture::split_cgroup_list(a.for_each_cgroup)) {
+  std::vector<std::string> each;
+  if (capture::is_cgroup_pattern(a.for_each_cgroup)) {
+    auto matched = capture::match_cgroups(a.run.paths, a.for_each_cgroup);
+    if (!matched) return usage_error(matched.error().message(), {kForEachCgroupHelp});
+    each = std::move(*matched);
+  } else if (!a.for_each_cgroup.empty()) {
+    each = capture::split_cgroup_list(a.for_each_cgroup);
+  }
+  if (!each.empty())
+    for (const std::string& name : each) {
       auto c = cgroups.open(name);
       if (!c) return usage_error(c.error().message(), {kForEachCgroupHelp});
       a.run.for_each_cgroup.push_back(*c);

@@ -286,7 +286,10 @@ TEST_F(StatCgroups, LayoutsAsPerf) {
            "-a -e task-clock,context-switches,page-faults -G " + a_,
            "-a -e task-clock,page-faults -G " + a_ + "," + b_,
            "-a -e task-clock,page-faults -G ," + a_,
-           "-a -e task-clock,page-faults --for-each-cgroup " + a_ + "," + b_}) {
+           "-a -e task-clock,page-faults --for-each-cgroup " + a_ + "," + b_,
+           // patterns: the cgroups they match, in the order of a walk of the mount
+           "-a -e task-clock --for-each-cgroup " + sh(a_.substr(0, a_.size() - 1) + "[ba]"),
+           "-a -e task-clock --for-each-cgroup " + sh("^" + b_ + "$," + a_ + ".*")}) {
     auto p = both(args + " " + w);
     ASSERT_EQ(p.ours.status, 0) << args << "\n" << p.ours.err;
     ASSERT_EQ(p.perf.status, 0) << args << "\n" << p.perf.err;
@@ -309,6 +312,7 @@ TEST_F(StatCgroups, RefusalsAsPerf) {
            "-a -e task-clock --for-each-cgroup " + a_ + " -G " + a_ + " -- true",
            "-a -e task-clock -G " + a_ + " --for-each-cgroup " + a_ + " -- true",
            "-a -e task-clock --for-each-cgroup no-such-cgroup-here -- true",
+           "-a -e task-clock --for-each-cgroup 'no-such-cgroup-.*' -- true",
            "-e task-clock --for-each-cgroup " + a_ + " -- true"}) {
     auto p = both(args);
     std::string want = p.perf.err;

@@ -61,6 +61,8 @@ void add_output_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
   app.add_option("--graph-function", a.graph_function,
                  "Only print symbols and callees with --call-trace/--call-ret-trace");
   add_event_switch_options(app, opts.evswitch);
+  app.add_option("--max-blocks", opts.max_blocks,
+                 "Maximum number of code blocks to dump with brstackinsn");
   app.add_option("--max-stack", opts.max_stack,
                  "Set the maximum stack depth when parsing the callchain (default 127)");
   app.add_flag("--ns", opts.ns, "Use 9 decimal places when displaying time");

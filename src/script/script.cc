@@ -52,6 +52,7 @@ Status ScriptPrinter::prepare() {
   traits_.has_stat = reader.feature(kFeatStat).has_value();
   traits_.has_auxtrace = reader.feature(kFeatAuxtrace).has_value();
   traits_.has_clock = reader.feature(kFeatClockData).has_value();
+  for (const auto& e : reader.events().events()) traits_.branch_types |= e.attr.branch_sample_type;
   perfdata::Features feats;
   for (std::uint32_t id : {kFeatArch, kFeatBuildId}) {
     if (auto blob = reader.feature(id))

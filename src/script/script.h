@@ -42,6 +42,7 @@ struct ScriptOptions {
   std::vector<std::string> graph_functions;
   session::EventSwitchOptions evswitch;  // --switch-on, --switch-off, --show-on-off-events
   int max_stack = 127;                   // --max-stack
+  std::uint64_t max_blocks = 0;          // --max-blocks: of brstackinsn (0: all)
   // --stop-bt: a call chain's lines end after a frame of one of these
   // functions.
   std::vector<std::string> stop_bt;

@@ -296,6 +296,11 @@ Status ScriptFields::check_attr(const EventAttr& attr, const std::string& name,
     return make_error(
         "Display of source line number requested but sample IP is not\nselected. Hence, no "
         "address to lookup the source line number.");
+  if ((o.has(F::kBrstackinsn) || o.has(F::kBrstackinsnlen)) && !aux &&
+      !(traits.branch_types & kBranchAny))
+    return make_error(
+        "Display of branch stack assembler requested, but non all-branch filter set\nHint: run "
+        "'perf record -b ...'");
   if ((o.has(F::kPid) || o.has(F::kTid)) && !(st & kSampleTid)) {
     if (o.user_set_fields & (field_bit(F::kTid) | field_bit(F::kPid)))
       return make_error(

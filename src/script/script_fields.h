@@ -96,10 +96,11 @@ struct OutputConfig {
 
 // What the recording has that check() needs.
 struct RecordingTraits {
-  bool pipe = false;          // attrs arrive later (perf checks an empty list first)
-  bool has_stat = false;      // HEADER_STAT: nothing is checked
-  bool has_auxtrace = false;  // HEADER_AUXTRACE: user fields are allowed anyway
-  bool has_clock = false;     // HEADER_CLOCK_DATA, for tod
+  bool pipe = false;               // attrs arrive later (perf checks an empty list first)
+  bool has_stat = false;           // HEADER_STAT: nothing is checked
+  bool has_auxtrace = false;       // HEADER_AUXTRACE: user fields are allowed anyway
+  std::uint64_t branch_types = 0;  // the events' branch_sample_type bits, together
+  bool has_clock = false;          // HEADER_CLOCK_DATA, for tod
 };
 
 using WarnFn = std::function<void(const std::string&)>;

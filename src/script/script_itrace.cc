@@ -300,6 +300,8 @@ void ItraceScript::print_event_fields(const OutputConfig& o, session::ResolvedSa
     if (kind >= 0) p_.print_brstack(o, rs, kind, true);  // decoding loaded them
   }
   print_insn(o, rs, s);
+  if (s.branch_nr && (o.has(F::kBrstackinsn) || o.has(F::kBrstackinsnlen)))
+    p_.print_brstackinsn(o, rs);
   print_ipc(o, s);
 }
 

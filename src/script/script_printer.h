@@ -15,6 +15,7 @@
 
 #include "base/flat_map.h"
 #include "dump/dump_records.h"
+#include "intelpt/insn.h"
 #include "script/dlfilter.h"
 #include "script/script.h"
 #include "session/code_reader.h"
@@ -111,6 +112,22 @@ class ScriptPrinter : public session::SampleVisitor, public DlFilterHost {
                      bool loaded = false);
   void print_srccode(const machine::Location& loc, machine::Thread* thread);
   void print_insn(const OutputConfig& o, const session::ResolvedSample& s);
+  // ---- brstackinsn, brstackinsnlen (script_brstackinsn.cc) ----
+  struct BrstackState {
+    bool have_sym = false;  // the symbol last shown
+    std::uint64_t sym_start = 0, sym_end = 0;
+    int total_cycles = 0;
+  };
+  void print_brstackinsn(const OutputConfig& o, const session::ResolvedSample& s);
+  int grab_block(machine::Thread& t, std::uint64_t start, std::uint64_t end,
+                 std::vector<std::uint8_t>& buf);
+  void brstack_symbol(const OutputConfig& o, machine::Thread& t, std::uint64_t addr,
+                      BrstackState& st);
+  std::string_view dump_insn(const std::uint8_t* code, int avail, int& len);
+  void brstack_line(const OutputConfig& o, std::uint64_t ip, const std::uint8_t* code, int avail,
+                    int& len);
+  void brstack_jump(const OutputConfig& o, std::uint64_t ip, const record::BranchEntry& e,
+                    const std::uint8_t* code, int avail, int insns, BrstackState& st);
   machine::Location resolve_fb(machine::Thread& t, std::uint8_t cpumode, std::uint64_t addr);
   std::string_view symbol_name(const machine::Location& loc) const;
   symbol::SourceLines::Dso* lines_of(const machine::Dso* dso);
@@ -162,6 +179,9 @@ class ScriptPrinter : public session::SampleVisitor, public DlFilterHost {
   // Full-path source lines for --srccode, and the source files it read.
   std::unique_ptr<symbol::SourceLines> srccode_lines_;
   std::unique_ptr<session::CodeReader> code_;  // -F insn, insnlen
+  intelpt::InsnDecoder insn_decoder_;          // -F brstackinsn
+  std::string insn_text_;
+  std::vector<std::uint8_t> brstack_code_;
   std::vector<symbol::SourceLines::Dso*> srccode_dsos_;
   struct SourceFile {
     std::string text;

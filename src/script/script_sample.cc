@@ -624,6 +624,7 @@ Status ScriptPrinter::print_sample(const session::ResolvedSample& s, std::uint64
   else if (o.has(F::kBrstackoff))
     print_brstack(o, s, 2);
   if (o.has(F::kInsnlen) || o.has(F::kInsn)) print_insn(o, s);
+  if (o.has(F::kBrstackinsn) || o.has(F::kBrstackinsnlen)) print_brstackinsn(o, s);
   if (o.has(F::kPhysAddr)) fmt::format_to(out, "{:16x}", smp.phys_addr);
   if (o.has(F::kDataPageSize)) page_size(b_, smp.data_page_size);
   if (o.has(F::kCodePageSize)) page_size(b_, smp.code_page_size);

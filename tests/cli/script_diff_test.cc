@@ -415,6 +415,7 @@ TEST(ScriptOptions, BadFieldsAreRejected) {
       {"-F trace:", "tracepoint events do not exist"},
       {"-F sw:trace", "'trace' not valid for software events."},
       {"-F +srcline,-ip", "Display of source line number requested"},
+      {"-F ip,brstackinsn", "Display of branch stack assembler requested, but non all-branch"},
       {"-F +cpu", "do not have CPU attribute set"},
       {"--reltime --deltatime", "reltime and deltatime"},
       {"-C 0", "File does not contain CPU events"},

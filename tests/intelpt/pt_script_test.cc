@@ -668,6 +668,27 @@ TEST_F(PtScriptTest, ForkingChildLikePerf) {
   }
 }
 
+// -F brstackinsn/brstackinsnlen of the last-branch stacks the decode
+// gives samples (l): the basic blocks between the branches, instruction by
+// instruction from the code, as perf prints them; --max-blocks keeps the
+// newest blocks.
+TEST_F(PtScriptTest, BrstackInsnLikePerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* rec : {"ptflow-static", "fork-cpu"})
+    for (const char* args :
+         {"--itrace=i1000il -F ip,sym,brstackinsn", "--itrace=i1000il3 -F ip,brstackinsnlen",
+          "--itrace=i1000il -F ip,sym,srcline,brstackinsn,brstackinsnlen --max-blocks 2",
+          "--itrace=i100nsl -F ip,sym,brstackinsn --max-blocks 4"}) {
+      const std::string in = std::string(" script -i ") + test::sh(file(rec)) + " " + args;
+      auto want = test::run("perf" + in);
+      auto got = test::run(test::sh(test::perfkit_bin()) + in);
+      ASSERT_EQ(want.status, 0) << args << ": " << want.err;
+      ASSERT_EQ(got.status, 0) << args << ": " << got.err;
+      ASSERT_NE(want.out.find("\tinsn: "), std::string::npos) << rec << " " << args;
+      expect_same(want.out, got.out, std::string(rec) + " script " + args);
+    }
+}
+
 // perf report's add_callchain: the recorded cpu-clock samples get call
 // chains from the thread stack as of their time (the branches decoded before
 // it), in perf's default decode and with itrace G; none with -g none.

@@ -180,7 +180,8 @@ TEST(DataConvert, KernelSymbolsLoadingLateGiveTheSameFiles) {
       ASSERT_EQ(at_once.status, 0) << at_once.err;
       ASSERT_EQ(late.status, 0) << late.err;
       const std::string a = read_file(dir.path("a")), b = read_file(dir.path("b"));
-      EXPECT_GT(a.size(), 100u) << fixture << " " << to;
+      // (multi.data has no call chains: its folded file can be a few lines)
+      EXPECT_GT(a.size(), 16u) << fixture << " " << to;
       EXPECT_TRUE(a == b) << fixture << " " << to;
     }
     const std::string report =

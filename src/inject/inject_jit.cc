@@ -150,8 +150,7 @@ Status JitInjector::inject_dump(const std::string& path, bool swap_out,
   const std::uint32_t header_size = d.at<std::uint32_t>(8);
   arch_time_ = d.at<std::uint64_t>(32) & kFlagArchTimestamp;
   if (arch_time_ && !time_mult_)
-    return make_error("{}: the jitdump's times are TSC values and the recording has no TIME_CONV",
-                      path);
+    return make_error("jitdump file uses arch timestamps but there is no timestamp conversion");
   if (!arch_time_)
     for (const auto& e : in_.events().events())
       if (!(e.attr.flags & abi::kAttrUseClockid) || e.attr.clockid != kClockMonotonic)

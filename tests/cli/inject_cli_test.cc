@@ -149,6 +149,26 @@ TEST(InjectJit, ImagesAsPerf) {
             std::string::npos)
       << refused.err;
   EXPECT_NE(test::run("test -e " + test::sh(bad)).status, 0) << "a half-written output was left";
+  // TSC times (the dump's arch-timestamp flag) need the recording's
+  // TIME_CONV, which a machine without user-readable time has not.
+  const std::string tsc = dir.path("tsc.data");
+  ASSERT_EQ(test::run("perf record -q -o " + test::sh(tsc) + " -- " +
+                      test::sh(test::workload("jitgen")) + " " + test::sh(dumps) + " 0.05 tsc")
+                .status,
+            0);
+  auto theirs_tsc = test::run("perf inject --jit -i " + test::sh(tsc) + " -o " +
+                              test::sh(dir.path("tsc-theirs.data")));
+  auto ours_tsc = test::run(test::perfkit_bin() + " inject --jit -i " + test::sh(tsc) + " -o " +
+                            test::sh(dir.path("tsc-ours.data")));
+  EXPECT_EQ(ours_tsc.status == 0, theirs_tsc.status == 0) << ours_tsc.err << theirs_tsc.err;
+  if (theirs_tsc.status == 0) {
+    EXPECT_EQ(perf_script(script + test::sh(dir.path("tsc-ours.data"))),
+              perf_script(script + test::sh(dir.path("tsc-theirs.data"))));
+  } else {
+    EXPECT_NE(ours_tsc.err.find(theirs_tsc.err.substr(0, theirs_tsc.err.find('\n'))),
+              std::string::npos)
+        << ours_tsc.err << " vs perf's " << theirs_tsc.err;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, InjectRoundTrip,

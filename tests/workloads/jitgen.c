@@ -1,12 +1,12 @@
-/* jitgen DIR SECONDS: a tiny JIT runtime, as perf inject --jit expects one.
+/* jitgen DIR SECONDS [tsc]: a tiny JIT runtime, as perf inject --jit expects one.
  * It writes the machine code of two functions (jit_spin and jit_count) into
  * executable memory and describes them in DIR/jit-PID.dump in the jitdump
  * format (perf's jitdump specification): a header, a CODE_LOAD per function
  * (jit_count's after its DEBUG_INFO: its lines in "jitsrc.js"), and, half
  * way through, a CODE_MOVE of jit_spin to a new address; then a CODE_CLOSE.
  * The dump is mapped executable, which puts its name in the recording for
- * perf inject to find. Timestamps are CLOCK_MONOTONIC: record with -k mono.
- * x86-64 only. */
+ * perf inject to find. Timestamps are CLOCK_MONOTONIC (record with -k mono),
+ * or with "tsc" TSC values (the arch-timestamp flag). x86-64 only. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdint.h>
@@ -21,6 +21,18 @@
 enum { kLoad = 0, kMove = 1, kDebugInfo = 2, kClose = 3 };
 
 static int dump_fd = -1;
+static int use_tsc = 0;
+
+static uint64_t stamp(void) {
+  if (use_tsc) {
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+  }
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -36,7 +48,7 @@ static void put(const void* p, size_t n) {
 }
 
 static void prefix(uint32_t id, uint32_t size) {
-  uint64_t t = now_ns();
+  uint64_t t = stamp();
   put(&id, 4);
   put(&size, 4);
   put(&t, 8);
@@ -95,6 +107,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   double seconds = atof(argv[2]);
+  use_tsc = argc > 3 && strcmp(argv[3], "tsc") == 0;
   char path[4096];
   snprintf(path, sizeof path, "%s/jit-%d.dump", argv[1], (int)getpid());
   dump_fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
@@ -105,7 +118,8 @@ int main(int argc, char** argv) {
   struct {
     uint32_t magic, version, total_size, elf_mach, pad1, pid;
     uint64_t timestamp, flags;
-  } header = {0x4A695444, 1, 40, 62 /* EM_X86_64 */, 0, (uint32_t)getpid(), now_ns(), 0};
+  } header = {0x4A695444,       1, 40, 62 /* EM_X86_64 */, 0, (uint32_t)getpid(), stamp(),
+              (uint64_t)use_tsc /* JITDUMP_FLAGS_ARCH_TIMESTAMP */};
   put(&header, sizeof header);
   long page = sysconf(_SC_PAGESIZE);
   void* marker = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE, dump_fd, 0);

@@ -242,8 +242,10 @@ Status Tracer::issue_step(Proc& p) {
   return ok();
 }
 
-// A PTRACE_EVENT_FORK stop of `parent`, inside the system call: the new
-// process is traced from the instruction after it, in its parent's maps.
+// A PTRACE_EVENT_FORK or _VFORK stop of `parent`, inside the system call:
+// the new process is traced from the instruction after it, in its parent's
+// maps (a vfork child in its parent's memory until it execs, the parent
+// waiting in the kernel meanwhile).
 Status Tracer::on_fork(Proc& parent) {
   unsigned long msg = 0;
   if (ptrace(PTRACE_GETEVENTMSG, parent.pid, nullptr, &msg) < 0)
@@ -291,7 +293,8 @@ Status Tracer::on_stop(Proc& p, int status) {
   }
   if (WIFSTOPPED(status) && (status >> 16) != 0) {
     // An event stop inside the system call: it has not returned yet.
-    if ((status >> 16) == PTRACE_EVENT_FORK) PK_TRY(on_fork(p));
+    const int event = status >> 16;
+    if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) PK_TRY(on_fork(p));
     if (ptrace(PTRACE_SINGLESTEP, p.pid, nullptr, nullptr) < 0)
       return make_error("ptrace(SINGLESTEP) of pid {}: {}", p.pid, strerror(errno));
     return ok();
@@ -413,7 +416,8 @@ Expected<TraceResult> single_step(const std::vector<std::string>& argv, const Tr
       return make_error("{}: cannot run it (not found or not executable)", argv[0]);
     return make_error("{}: did not stop at exec (status {:#x})", argv[0], status);
   }
-  long options = PTRACE_O_EXITKILL | (opts.follow_forks ? PTRACE_O_TRACEFORK : 0);
+  long options =
+      PTRACE_O_EXITKILL | (opts.follow_forks ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK : 0);
   ptrace(PTRACE_SETOPTIONS, pid, nullptr, reinterpret_cast<void*>(options));
   TraceResult r;
   r.pid = pid;

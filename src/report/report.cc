@@ -190,9 +190,11 @@ void Report::decide_fold() {
                          (d.attr.branch_sample_type & kBranchCallStack)))
       return;
   }
-  fold_ = std::make_unique<SampleFold>(
-      has_key_[static_cast<int>(SortKey::kCpu)], need_chains_, opts_.fold_max_kept,
-      use_callchain_ ? SampleFold::kLargeFrames : SampleFold::kSmallFrames);
+  fold_ = std::make_unique<SampleFold>(has_key_[static_cast<int>(SortKey::kCpu)], need_chains_,
+                                       opts_.fold_max_kept,
+                                       use_callchain_ ? SampleFold::kLargeFrames
+                                       : need_chains_ ? SampleFold::kMediumFrames
+                                                      : SampleFold::kSmallFrames);
 }
 
 bool Report::take_raw(const session::RawSample& r) {

@@ -37,8 +37,16 @@ class SampleFold {
   // each would be added again.
   SampleFold(bool with_cpu, bool with_chain, std::size_t max_kept,
              std::size_t max_frames = kSmallFrames)
-      : index_({with_cpu, with_chain}), max_kept_(max_kept), max_frames_(max_frames) {}
-  static constexpr std::size_t kSmallFrames = 1 << 16, kLargeFrames = 1 << 19;
+      : index_({with_cpu, with_chain}), max_kept_(max_kept), max_frames_(max_frames) {
+    // Room for the frames at once: growing by copies would hold two arrays
+    // at the peak (the pages are only touched as frames come).
+    frames_.reserve(max_frames_ + 1024);
+  }
+  // Frame budgets: small where frames are not kept at all, medium where a
+  // sample's frames become children entries (no call graph), large where
+  // they also grow call graphs.
+  static constexpr std::size_t kSmallFrames = 1 << 16, kMediumFrames = 1 << 18,
+                               kLargeFrames = 1 << 19;
 
   // Whether `r`, of `period`, repeats a kept sample of `generation`; if so
   // it is counted there. Otherwise it is remembered for keep().

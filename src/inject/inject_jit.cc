@@ -1,10 +1,8 @@
 #include "inject/inject_jit.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
@@ -14,6 +12,7 @@
 
 #include "abi/perf_event.h"
 #include "base/bytes.h"
+#include "base/mapped_file.h"
 #include "elf/jit_elf.h"
 #include "record/encode.h"
 #include "record/records.h"
@@ -53,26 +52,6 @@ bool is_jitdump(std::string_view name, std::uint32_t pid) {
 // The maps a JIT's code lives in, which its images stand in for.
 bool is_anonymous(std::string_view name) {
   return name.starts_with("//anon") || name.starts_with("[anon:") || name.starts_with("/memfd:");
-}
-
-Expected<std::vector<std::uint8_t>> read_whole(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error("{}: cannot open the jitdump: {}", path, std::strerror(errno));
-  std::vector<std::uint8_t> data;
-  std::uint8_t buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int e = errno;
-      ::close(fd);
-      return make_error("{}: read failed: {}", path, std::strerror(e));
-    }
-    if (n == 0) break;
-    data.insert(data.end(), buf, buf + n);
-  }
-  ::close(fd);
-  return data;
 }
 
 // A jitdump's bytes, read in its writer's byte order.
@@ -137,8 +116,10 @@ Expected<JitInjector::Action> JitInjector::map(const record::RecordView& v, bool
 
 Status JitInjector::inject_dump(const std::string& path, bool swap_out,
                                 std::vector<std::uint8_t>& out) {
-  PK_ASSIGN(auto bytes, read_whole(path));
-  DumpReader d{Bytes(bytes), false};
+  auto mapped = MappedFile::open(path);
+  if (!mapped) return make_error("cannot open the jitdump: {}", mapped.error().message());
+  const Bytes bytes = mapped->bytes();
+  DumpReader d{bytes, false};
   if (bytes.size() < kHeaderSize) return make_error("{}: not a jitdump (too short)", path);
   const std::uint32_t magic = d.at<std::uint32_t>(0);
   if (magic != kMagic) {

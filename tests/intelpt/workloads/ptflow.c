@@ -56,7 +56,8 @@ static void handler(int sig) { got_signal = sig; }
 /* The forked child's own work: only the child runs it. */
 __attribute__((noinline)) static int child_work(int n) {
   int acc = 0;
-  for (int i = 0; i < n; ++i) acc += dispatch(i * 5) + table[(i + 1) % 3](i);
+  /* long enough that time-sampled decodes (i100ns) always land in it */
+  for (int i = 0; i < n * 40; ++i) acc += dispatch(i * 5) + table[(i + 1) % 3](i);
   return acc + deep(n * 3);
 }
 

@@ -154,6 +154,16 @@ RunResult run(const std::string& cmd) {
   return r;
 }
 
+RunPair run_pair(const std::string& perf_cmd, const std::string& ours_cmd) {
+  RunPair p{run(perf_cmd), run(ours_cmd)};
+  if (p.theirs.status == p.ours.status && p.theirs.out == p.ours.out) return p;
+  RunResult again = run(perf_cmd);
+  if (again.status == p.theirs.status && again.out == p.theirs.out) return p;
+  std::fprintf(stderr, "note: perf's output changed between two runs of `%s`: compared again\n",
+               perf_cmd.c_str());
+  return {std::move(again), run(ours_cmd)};
+}
+
 TempDir::TempDir() {
   char tmpl[] = "/tmp/perfkit-test-XXXXXX";
   char* d = mkdtemp(tmpl);

@@ -39,6 +39,18 @@ struct RunResult {
 // Runs `cmd` with /bin/sh, capturing stdout and stderr.
 RunResult run(const std::string& cmd);
 
+// perf's command and ours, run one after the other. Both read the live
+// system (kallsyms, ~/.debug, the DSOs on disk) that tests running beside
+// this one can change between the two runs: when the outputs differ, perf
+// runs again, and only if perf's own output moved (the system changed under
+// the oracle) do both run once more and that pair counts. A difference that
+// perf's second run confirms stays a failure.
+struct RunPair {
+  RunResult theirs;
+  RunResult ours;
+};
+RunPair run_pair(const std::string& perf_cmd, const std::string& ours_cmd);
+
 // A file in a fresh temporary directory, removed with it at destruction.
 class TempDir {
  public:

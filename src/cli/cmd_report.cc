@@ -458,7 +458,7 @@ int print_report(const Args& a, const report::ReportOptions& opts, session::Sess
     return fail("report", st.error().with_context(s.reader().name()));
   }
   FdWriter out = FdWriter::stdout_writer();
-  if (!a.header)
+  if (!a.header && !a.quiet)
     out.write(
         "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
   if (builder.entries() == 0) {
@@ -569,6 +569,7 @@ int cmd_report(int argc, char** argv) {
   if (a.ignore_vmlinux) a.lookup.vmlinux.clear();  // perf then reads no vmlinux, -k's neither
 
   const bool tty_err = isatty(STDERR_FILENO) && !a.quiet;
+  opts.quiet = a.quiet;
   session::SessionOptions so = session_options(a, peek, tty_err);
   so.skip_samples = a.tasks || a.mmaps;  // perf's table: the side-band records' threads
   so.skip_maps = a.tasks && !a.mmaps;    // and without --mmaps, not the maps'

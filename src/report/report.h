@@ -150,6 +150,9 @@ struct ReportOptions {
   // -T/--threads: the per-thread counts of READ records after the report,
   // in perf's raw listing with --pretty raw (raw_thread_counts).
   bool show_threads = false;
+  // -q/--quiet: the rows alone, without perf's comment lines (lost
+  // samples, each event's sample count, column headers, the tip).
+  bool quiet = false;
   bool raw_thread_counts = false;
   // --raw-trace: the trace key shows the tracepoint's fields, not its
   // print format.

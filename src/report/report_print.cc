@@ -625,7 +625,7 @@ void Printer::print_block() {
   min_hits_ = static_cast<std::uint64_t>(static_cast<double>(cc_total) *
                                          (r_.opts_.chain_min_percent / 100.0));
   if (r_.opts_.hierarchy) return print_hierarchy();
-  print_headers();
+  if (!r_.opts_.quiet) print_headers();
   for (std::uint32_t i : h_.sorted) {
     const Entry& e = h_.entries[i];
     if (r_.opts_.percent_limit > 0) {
@@ -737,7 +737,7 @@ void Printer::print_hierarchy() {
     if (!n.hidden) shown.push_back(n.entry);
   compute_widths(shown);
   if (t.levels.empty()) return;
-  print_hierarchy_headers(t);
+  if (!r_.opts_.quiet) print_hierarchy_headers(t);
   for (std::uint32_t n : t.roots) print_node(t, n);
 }
 
@@ -791,7 +791,9 @@ std::size_t ReportBuilder::entries() const {
 }
 
 void Report::print(session::Session& session, FdWriter& out) {
-  outf(out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", session.stats().total_lost_samples);
+  const bool quiet = opts_.quiet;
+  if (!quiet)
+    outf(out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", session.stats().total_lost_samples);
   if (!opts_.skip_empty) hists_.resize(std::max(hists_.size(), session.reader().events().size()));
   for (std::size_t i = 0; i < hists_.size(); ++i) {
     Hists& h = hists_[i];
@@ -812,19 +814,21 @@ void Report::print(session::Session& session, FdWriter& out) {
     for (char u : {'K', 'M', 'G'})
       if (nr > 1000) nr /= 1000, unit = u;
     std::string name = h.members.size() > 1 ? h.group_name : event_label(session, i);
-    outf(out, "# Samples: %" PRIu64 "%c of event%s '%s'", nr, unit, h.group_leader ? "s" : "",
-         name.c_str());
-    if (!opts_.time_str.empty()) outf(out, " (time slices: %s)", opts_.time_str.c_str());
-    out.write("\n");
-    outf(out, "# Event count (approx.): %" PRIu64 "\n", events);
-    if (opts_.socket_filter >= 0) outf(out, "# Processor Socket: %d\n", opts_.socket_filter);
-    out.write("#\n");
+    if (!quiet) {
+      outf(out, "# Samples: %" PRIu64 "%c of event%s '%s'", nr, unit, h.group_leader ? "s" : "",
+           name.c_str());
+      if (!opts_.time_str.empty()) outf(out, " (time slices: %s)", opts_.time_str.c_str());
+      out.write("\n");
+      outf(out, "# Event count (approx.): %" PRIu64 "\n", events);
+      if (opts_.socket_filter >= 0) outf(out, "# Processor Socket: %d\n", opts_.socket_filter);
+      out.write("#\n");
+    }
     Printer p(*this, h, out);
     p.member_totals_ = totals;
     p.print_block();
     out.write("\n\n");
   }
-  outf(out, "#\n# (%s)\n#\n", opts_.tip.c_str());
+  if (!quiet) outf(out, "#\n# (%s)\n#\n", opts_.tip.c_str());
   if (opts_.show_threads) thread_counts_.print(out, opts_.raw_thread_counts);
 }
 

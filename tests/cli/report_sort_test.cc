@@ -513,7 +513,7 @@ TEST(ReportHierarchy, SameAsPerf) {
   int compared = 0;
   const std::vector<std::pair<const char*, std::vector<const char*>>> cases = {
       {"fp.data",
-       {"--hierarchy", "--hierarchy -g none -n --sort dso,sym", "--hierarchy -G",
+       {"--hierarchy", "--hierarchy -g none -n --sort dso,sym -q", "--hierarchy -G",
         "--hierarchy --comm cpuloop --sort pid,dso"}},
       {"syswide.data",
        {"--hierarchy", "--hierarchy --sort comm,dso", "--hierarchy --comm cpuloop",

@@ -386,7 +386,8 @@ Status RecordPrinter::print(const perfdata::ReadRecord& rec, FdWriter& out) {
   Buf& b = out.buffer();
   auto o = fmt::appender(b);
   const std::uint64_t off = display_offset(st, r);
-  fmt::format_to(o, "\n{}@{} [{}]: event: {}\n", AltHex{off}, st.file_path, AltHex{r.size}, r.type);
+  const std::string& path = st.reader.is_dir() ? st.reader.file_path(rec.file) : st.file_path;
+  fmt::format_to(o, "\n{}@{} [{}]: event: {}\n", AltHex{off}, path, AltHex{r.size}, r.type);
   if (st.opts.raw_dump) raw_event_dump(b, r.bytes);
 
   if (r.type >= kRecordUserTypeStart) {

@@ -28,7 +28,7 @@ std::string captured_on(const perfdata::Reader& reader, const HeaderPrintOptions
   } else {
     struct stat st {};
     int rc = reader.name() == "<stdin>" ? ::fstat(STDIN_FILENO, &st)
-                                        : ::stat(reader.name().c_str(), &st);
+                                        : ::stat(reader.header_path().c_str(), &st);
     if (rc == 0) t = st.st_mtime;
   }
   char buf[64];
@@ -77,9 +77,13 @@ void process_like_perf(const perfdata::Reader& reader, const HeaderPrintOptions&
     // Not printed: perf's checks of trace formats and build-ids are not copied.
     if (blob.id == kFeatTracingData || blob.id == kFeatBuildId) continue;
     if (stopped && blob.id != kFeatEventDesc) continue;
+    if (blob.id == kFeatDirFormat && !reader.is_dir()) {
+      stopped = true;
+      continue;
+    }
     absorb(blob, reader.swapped(), opts, f, failed);
     bool ignored = blob.id == kFeatEventDesc;
-    if ((failed.count(blob.id) && !ignored) || blob.id == kFeatDirFormat) stopped = true;
+    if (failed.count(blob.id) && !ignored) stopped = true;
   }
 }
 

@@ -185,8 +185,8 @@ void FeaturePrinter::print(const FeatureBlob& blob, FdWriter& out) const {
       return;
     case kFeatDirFormat:
       // perf reads the version only for a perf.data directory; of a single
-      // file (all perfkit reads) it prints 0.
-      out.print("# directory data version : 0\n");
+      // file it prints 0 (and reads no section after it).
+      out.print("# directory data version : {}\n", f.dir_format.value_or(0));
       return;
     case kFeatBpfProgInfo:
       return bpf_prog_info(out);

@@ -21,6 +21,7 @@ std::vector<FeatureData> input_features(const perfdata::Reader& in) {
   std::vector<FeatureData> out;
   for (const auto& f : in.features()) {
     if (f.id == kFeatCompressed) continue;                   // the output is not compressed
+    if (f.id == kFeatDirFormat) continue;                    // nor a directory: one file
     if (f.id >= kFeatLastKnown && f.data.empty()) continue;  // a stream's end-of-features marker
     bool dup = false;
     for (auto& o : out)

@@ -1,5 +1,7 @@
 #include "perfdata/reader.h"
 
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,6 +22,9 @@ using record::RecordView;
 namespace {
 constexpr std::uint64_t kUnbounded = std::numeric_limits<std::uint64_t>::max();
 constexpr std::size_t kStreamChunk = 1 << 20;
+// A directory's data file gives this many bytes of records before the next
+// one's turn (perf's READER_MAX_SIZE).
+constexpr std::uint64_t kDirTurn = 2 << 20;
 }  // namespace
 
 Reader::Reader(std::string name, ReaderOptions opts)
@@ -34,20 +39,82 @@ void Reader::warn(const std::string& msg) const {
 
 Expected<std::unique_ptr<Reader>> Reader::open(const std::string& path, ReaderOptions opts) {
   if (path == "-") return open_fd(STDIN_FILENO, "<stdin>", std::move(opts));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return open_dir(path, std::move(opts));
   PK_ASSIGN(MappedFile file, MappedFile::open(path));
   std::unique_ptr<Reader> r(new Reader(path, std::move(opts)));
   r->file_ = std::move(file);
   r->file_.advise_sequential();
   r->whole_ = r->file_.bytes();
-  auto st = r->init_file();
-  if (!st) return std::move(st).error().with_context(path);
+  r->data_ = r->whole_;
+  auto init = r->init_file();
+  if (!init) return std::move(init).error().with_context(path);
   return r;
+}
+
+Expected<std::unique_ptr<Reader>> Reader::open_dir(const std::string& path, ReaderOptions opts) {
+  const std::string main = path + "/data";
+  PK_ASSIGN(MappedFile file, MappedFile::open(main));
+  std::unique_ptr<Reader> r(new Reader(path, std::move(opts)));
+  r->file_ = std::move(file);
+  r->file_.advise_sequential();
+  r->whole_ = r->file_.bytes();
+  r->data_ = r->whole_;
+  auto init = r->init_file();
+  if (!init) return std::move(init).error().with_context(main);
+  if (r->header_.pipe) return make_error("{}: a pipe-mode perf.data in a directory", main);
+  // Its DIR_FORMAT says whether the data.* files belong to it: without one
+  // (or version 0) perf reads the `data` file alone.
+  std::uint64_t version = 0;
+  if (auto f = r->feature(kFeatDirFormat); f && f->data.size() >= 8)
+    version = load<std::uint64_t>(f->data.data(), r->header_.swap);
+  if (version > 1)
+    return make_error("{}: perf.data directory version {} is not supported (only 1)", main,
+                      version);
+  PK_TRY(r->open_parts(path, version == 1));
+  return r;
+}
+
+// The directory's data files in its own order (perf's readdir), those with
+// records only; the `data` file first (alone unless `with_files`).
+Status Reader::open_parts(const std::string& dir, bool with_files) {
+  parts_.emplace_back();
+  parts_[0].name = dir + "/data";
+  parts_left_ = 1;
+  if (!with_files) return ok();
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return make_error("{}: cannot read the directory: {}", dir, std::strerror(errno));
+  Status st = ok();
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (!name.starts_with("data.")) continue;
+    const std::string path = dir + "/" + name;
+    struct stat sb {};
+    if (::stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0) continue;
+    auto file = MappedFile::open(path);
+    if (!file) {
+      st = std::move(file).error();
+      break;
+    }
+    Part p;
+    p.name = path;
+    p.file = std::move(*file);
+    p.file.advise_sequential();
+    p.bytes = p.file.bytes();
+    p.end = p.bytes.size();
+    p.decomp = std::make_unique<Decompressor>();
+    parts_.push_back(std::move(p));
+  }
+  ::closedir(d);
+  parts_left_ = parts_.size();
+  return st;
 }
 
 Expected<std::unique_ptr<Reader>> Reader::open_memory(Bytes data, std::string name,
                                                       ReaderOptions opts) {
   std::unique_ptr<Reader> r(new Reader(std::move(name), std::move(opts)));
   r->whole_ = data;
+  r->data_ = data;
   auto st = r->init_file();
   if (!st) return std::move(st).error().with_context(r->name_);
   return r;
@@ -186,12 +253,12 @@ std::optional<FeatureBlob> Reader::feature(std::uint32_t id) const {
 Bytes Reader::tracing_data() const { return tracing_data_; }
 
 Bytes Reader::peek(std::uint64_t n) const {
-  if (fd_ < 0) return whole_.subspan(pos_, n);
+  if (fd_ < 0) return data_.subspan(pos_, n);
   return Bytes(stream_buf_.data() + (pos_ - stream_buf_pos_), n);
 }
 
 Expected<bool> Reader::fill(std::uint64_t n) {
-  if (fd_ < 0) return pos_ <= whole_.size() && n <= whole_.size() - pos_;
+  if (fd_ < 0) return pos_ <= data_.size() && n <= data_.size() - pos_;
   std::uint64_t have = stream_buf_pos_ + stream_buf_.size() - pos_;
   if (have >= n) return true;
   // Drop consumed bytes, then read until n bytes are there or the stream ends.
@@ -221,8 +288,13 @@ Expected<bool> Reader::next(ReadRecord& out) {
     PK_ASSIGN(got, next_from_compressed(out));
   }
   if (!got) {
-    PK_ASSIGN(got, next_raw(out));
+    if (parts_.empty()) {
+      PK_ASSIGN(got, next_raw(out));
+    } else {
+      PK_ASSIGN(got, next_in_dir(out));
+    }
   }
+  out.file = static_cast<std::uint32_t>(part_);
   // A stream names its events by HEADER_FEATURE and EVENT_UPDATE records
   // before the first kernel record; events still unnamed then get perf's names.
   if (got && !names_complete_ && out.view.type < kRecordUserTypeStart) {
@@ -238,7 +310,7 @@ Expected<bool> Reader::next(ReadRecord& out) {
 void Reader::populate_ahead() {
   constexpr std::uint64_t kWindow = 1 << 20;
   const std::uint64_t end = std::min<std::uint64_t>(data_end_, pos_ + kWindow);
-  base::populate_for_read(whole_.data() + pos_, end - pos_);
+  base::populate_for_read(data_.data() + pos_, end - pos_);
   populated_ = end;
 }
 
@@ -246,8 +318,8 @@ Expected<bool> Reader::next_raw(ReadRecord& out) {
   if (pos_ >= data_end_) return false;
   // The common case first: a whole kernel record inside a mapped data
   // section, with nothing after it.
-  if (fd_ < 0 && !header_.pipe && data_end_ - pos_ >= kHeaderSize && data_end_ <= whole_.size()) {
-    const std::uint8_t* p = whole_.data() + pos_;
+  if (fd_ < 0 && !header_.pipe && data_end_ - pos_ >= kHeaderSize && data_end_ <= data_.size()) {
+    const std::uint8_t* p = data_.data() + pos_;
     if (pos_ >= populated_) populate_ahead();
     RecordView v = record::view_header(p, header_.swap);
     if (v.size >= kHeaderSize && v.size <= data_end_ - pos_ && v.type < kRecordUserTypeStart) {
@@ -268,7 +340,7 @@ Expected<bool> Reader::next_raw(ReadRecord& out) {
           "offset {:#x}: record header runs past the end of the data "
           "section at {:#x}",
           pos_, data_end_);
-    std::uint64_t left = (fd_ < 0 ? whole_.size() : stream_buf_pos_ + stream_buf_.size()) - pos_;
+    std::uint64_t left = (fd_ < 0 ? data_.size() : stream_buf_pos_ + stream_buf_.size()) - pos_;
     if (left > 0)
       warn(fmt::format("{}: offset {:#x}: ignoring {} trailing bytes that are not a record", name_,
                        pos_, left));
@@ -307,6 +379,53 @@ Expected<bool> Reader::next_raw(ReadRecord& out) {
   out.from_compressed = false;
   if (v.type >= kRecordUserTypeStart) PK_TRY(apply_user_record(v));
   return true;
+}
+
+// perf's turns: a file reads until 2 MiB of its records are through (the
+// records of a COMPRESSED one included, as they come out of it before the
+// turn passes), then the next file that is not done; a file at its end is
+// done and passes the turn.
+Expected<bool> Reader::next_in_dir(ReadRecord& out) {
+  while (parts_left_ > 0) {
+    Part& cur = parts_[part_];
+    if (!cur.done && part_read_ < kDirTurn) {
+      const std::uint64_t before = pos_;
+      auto got = next_raw(out);
+      if (!got) return std::move(got).error().with_context(cur.name);
+      if (*got) {
+        part_read_ += pos_ - before;
+        return true;
+      }
+      cur.done = true;
+      --parts_left_;
+    }
+    part_read_ = 0;
+    if (parts_left_ == 0) break;
+    std::size_t to = (part_ + 1) % parts_.size();
+    while (parts_[to].done) to = (to + 1) % parts_.size();
+    switch_part(to);
+  }
+  return false;
+}
+
+void Reader::switch_part(std::size_t to) {
+  Part& from = parts_[part_];
+  from.bytes = data_;
+  from.pos = pos_;
+  from.end = data_end_;
+  from.populated = populated_;
+  from.decomp = std::move(decomp_);
+  from.decomp_offset = decomp_offset_;
+  from.in_compressed = in_compressed_;
+  Part& p = parts_[to];
+  data_ = p.bytes;
+  pos_ = p.pos;
+  data_end_ = p.end;
+  populated_ = p.populated;
+  decomp_ = std::move(p.decomp);
+  decomp_offset_ = p.decomp_offset;
+  in_compressed_ = p.in_compressed;
+  part_ = to;
 }
 
 Expected<bool> Reader::next_from_compressed(ReadRecord& out) {

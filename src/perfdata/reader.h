@@ -4,6 +4,12 @@
 //
 // COMPRESSED records are returned themselves, then the records they contain
 // (with the COMPRESSED record's offset), so counts match perf's.
+//
+// A directory (perf record --threads, --kcore) is read as perf reads it: its
+// `data` file gives the header and the first data, its `data.*` files (in
+// the directory's own order) the rest, taken in turns of 2 MiB of records
+// each until every file is done. Such files carry no FINISHED_ROUND: ordered
+// delivery sorts them all at the end. Record offsets are within their file.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +57,9 @@ struct ReadRecord {
   // to order it; kAttrNotLooked otherwise.
   static constexpr std::int32_t kAttrNotLooked = -2;
   std::int32_t attr = kAttrNotLooked;
+  // Of a perf.data directory: which of its data files the record is in
+  // (Reader::file_path); 0 for a single file.
+  std::uint32_t file = 0;
 };
 
 class Reader {
@@ -59,9 +68,9 @@ class Reader {
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
 
-  // Opens `path` ("-" for stdin). File mode maps the file; pipe-mode data in a
-  // regular file is read from the mapping too. Errors name the path and what
-  // is wrong (header, sections outside the file, bad attrs).
+  // Opens `path` ("-" for stdin; a directory: its data files). File mode
+  // maps the file; pipe-mode data in a regular file is read from the mapping too. Errors name the
+  // path and what is wrong (header, sections outside the file, bad attrs).
   static Expected<std::unique_ptr<Reader>> open(const std::string& path, ReaderOptions opts = {});
   // Reads a pipe-mode stream from `fd` (not owned).
   static Expected<std::unique_ptr<Reader>> open_fd(int fd, std::string name,
@@ -97,7 +106,17 @@ class Reader {
   // For a mapped file: drops the resident pages of file offsets [begin, end)
   // (MappedFile::release; records there stay readable). No-op for streams
   // and memory.
-  void release(std::uint64_t begin, std::uint64_t end) const { file_.release(begin, end); }
+  void release(std::uint64_t begin, std::uint64_t end) const {
+    if (parts_.empty()) file_.release(begin, end);
+  }
+  // Whether this is a perf.data directory, and the file of its header
+  // (`DIR/data`; the path itself for one file).
+  bool is_dir() const { return !parts_.empty(); }
+  const std::string& header_path() const { return parts_.empty() ? name_ : parts_[0].name; }
+  // The path of data file `i` (ReadRecord::file).
+  const std::string& file_path(std::uint32_t i) const {
+    return i < parts_.size() ? parts_[i].name : name_;
+  }
   // Called by next() before a record changes what the reader tells (its
   // events, their names, features, tracing data) and before it warns, on
   // next()'s thread: a reader running ahead of its records' users waits
@@ -105,7 +124,23 @@ class Reader {
   void set_metadata_barrier(std::function<void()> barrier) { barrier_ = std::move(barrier); }
 
  private:
+  // A data file of a directory: its reading state while another is read.
+  struct Part {
+    std::string name;
+    MappedFile file;
+    Bytes bytes;
+    std::uint64_t pos = 0, end = 0, populated = 0;
+    std::unique_ptr<Decompressor> decomp;
+    std::uint64_t decomp_offset = 0;
+    bool in_compressed = false;
+    bool done = false;
+  };
+
   Reader(std::string name, ReaderOptions opts);
+  static Expected<std::unique_ptr<Reader>> open_dir(const std::string& path, ReaderOptions opts);
+  Status open_parts(const std::string& dir, bool with_files);
+  Expected<bool> next_in_dir(ReadRecord& out);
+  void switch_part(std::size_t to);
   Status init_file();
   Status init_stream_from(std::uint64_t pos);
   Status read_attrs();
@@ -124,6 +159,7 @@ class Reader {
   ReaderOptions opts_;
   MappedFile file_;
   Bytes whole_;                  // the mapped file or memory (empty for fd streams)
+  Bytes data_;                   // what records are read from: whole_, or a directory's data file
   std::uint64_t populated_ = 0;  // whole_'s pages mapped in ahead of pos_ up to here
   int fd_ = -1;                  // stream source when reading a descriptor
   std::vector<std::uint8_t> stream_buf_;
@@ -141,6 +177,10 @@ class Reader {
   bool in_compressed_ = false;
   bool names_complete_ = false;  // every event has a name (see next())
   std::function<void()> barrier_;
+  std::vector<Part> parts_;  // a directory's data files, [0] the `data` file
+  std::size_t part_ = 0;     // the one being read (its state in the fields above)
+  std::size_t parts_left_ = 0;
+  std::uint64_t part_read_ = 0;  // bytes read from it since its turn began
 };
 
 }  // namespace perfkit::perfdata

@@ -36,7 +36,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, FixtureDump,
                          ::testing::Values("fp.data", "dwarf.data", "nocg.data", "syswide.data",
                                            "multi.data", "group.data", "tracepoint.data",
                                            "compressed.data", "pipe.data", "switch.data",
-                                           "faults.data"),
+                                           "faults.data", "threads.data"),
                          [](const auto& info) {
                            std::string n = info.param;
                            return n.substr(0, n.find('.'));

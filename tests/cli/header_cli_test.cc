@@ -18,7 +18,7 @@ namespace {
 
 const char* const kFixtures[] = {"fp.data",    "dwarf.data",  "nocg.data",       "syswide.data",
                                  "multi.data", "group.data",  "tracepoint.data", "compressed.data",
-                                 "pipe.data",  "switch.data", "faults.data"};
+                                 "pipe.data",  "switch.data", "faults.data",     "threads.data"};
 
 std::string perfkit_header(const std::string& path, bool full) {
   test::TempDir dir;

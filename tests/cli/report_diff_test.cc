@@ -56,15 +56,19 @@ std::string diff_report(const std::string& file, const std::string& args) {
   return test::report_mismatches(p.out, k.out);
 }
 
-const char* kModes[] = {"--no-children -g none --sort comm,dso,sym", "--children -g none",
-                        "--sort dso", "--sort sym"};
+// (-q: the rows alone, without perf's comment lines)
+const char* kModes[] = {"--no-children -g none --sort comm,dso,sym",
+                        "--children -g none",
+                        "--sort dso",
+                        "--sort sym",
+                        "-q --sort dso,sym",
+                        "-q --children --sort comm"};
 
 class ReportFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ReportFixture, SameAsPerfInEveryMode) {
   PK_SKIP_WITHOUT_PERF();
-  std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_FIXTURE_OR_SKIP(f, GetParam());
   for (const char* mode : kModes) {
     std::string d = diff_report(f, mode);
     EXPECT_TRUE(d.empty()) << GetParam() << " " << mode << ":\n" << d;
@@ -75,8 +79,7 @@ TEST_P(ReportFixture, SameAsPerfInEveryMode) {
 // sample counts, nothing else.
 TEST_P(ReportFixture, StatsSameAsPerf) {
   PK_SKIP_WITHOUT_PERF();
-  std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_FIXTURE_OR_SKIP(f, GetParam());
   std::string d = diff_report(f, "--stats");
   EXPECT_TRUE(d.empty()) << GetParam() << " --stats:\n" << d;
   auto k = test::run(test::perfkit_bin() + " report --stats -i " + test::sh(f));
@@ -87,8 +90,7 @@ TEST_P(ReportFixture, StatsSameAsPerf) {
 // the functions inlined at each frame as perf's "(inlined)" entries.
 TEST_P(ReportFixture, SameCallGraphAsPerf) {
   PK_SKIP_WITHOUT_PERF();
-  std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_FIXTURE_OR_SKIP(f, GetParam());
   for (const char* mode : {"", "--no-children", "-g flat", "-g folded", "-g fractal", "-G",
                            "-g caller", "--no-children -g caller"}) {
     std::string d = diff_report(f, mode);
@@ -100,7 +102,7 @@ TEST_P(ReportFixture, SameCallGraphAsPerf) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, ReportFixture,
                          ::testing::Values("fp.data", "nocg.data", "syswide.data", "multi.data",
                                            "group.data", "tracepoint.data", "compressed.data",
-                                           "pipe.data", "tponly.data"),
+                                           "pipe.data", "tponly.data", "threads.data"),
                          [](const auto& info) {
                            std::string n = info.param;
                            return n.substr(0, n.find('.'));

@@ -23,9 +23,9 @@ namespace {
 constexpr double kMinMatch = 1.0;
 
 const std::vector<std::string> kFixtures = {
-    "fp.data",      "dwarf.data",      "nocg.data",     "tracepoint.data", "multi.data",
-    "syswide.data", "pipe.data",       "group.data",    "compressed.data", "switch.data",
-    "faults.data",  "dwarf_vdso.data", "syswide_g.data"};
+    "fp.data",      "dwarf.data",      "nocg.data",      "tracepoint.data", "multi.data",
+    "syswide.data", "pipe.data",       "group.data",     "compressed.data", "switch.data",
+    "faults.data",  "dwarf_vdso.data", "syswide_g.data", "threads.data"};
 
 void expect_same(const std::string& fixture, const std::string& args) {
   std::string f = test::fixture(fixture);

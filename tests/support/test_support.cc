@@ -50,7 +50,9 @@ std::vector<std::string> corpus_files() {
 std::string fixture(const std::string& name) {
   std::string p = std::string(PERFKIT_FIXTURES_DIR) + "/" + name;
   std::error_code ec;
-  return fs::file_size(p, ec) > 0 && !ec ? p : "";
+  // a perf.data directory (record --threads) has its header in DIR/data
+  const std::string file = fs::is_directory(p, ec) ? p + "/data" : p;
+  return fs::file_size(file, ec) > 0 && !ec ? p : "";
 }
 
 std::string perfkit_bin() { return PERFKIT_BIN; }

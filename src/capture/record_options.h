@@ -123,7 +123,10 @@ struct RecordOptions {
   bool buildid_mmap = false;
   std::string vmlinux;         // --vmlinux: the kernel's name in the BUILD_ID table (perf's)
   std::uint64_t max_size = 0;  // --max-size bytes, 0 unlimited
-  double duration_s = 0;       // --duration (a perfkit extension)
+  // --threads[=SPEC]: a perf.data directory, its buffers read by threads
+  // (thread_masks.h); "" is perf's default, a thread per cpu.
+  std::optional<std::string> threads;
+  double duration_s = 0;  // --duration (a perfkit extension)
   ControlOptions control;
 
   bool quiet = false;

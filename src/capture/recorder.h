@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "capture/record_options.h"
 #include "capture/ring_buffer.h"
 #include "capture/synthesize.h"
+#include "capture/thread_masks.h"
 #include "capture/workload.h"
 #include "perfdata/event_set.h"
 
@@ -119,6 +121,16 @@ class Recorder {
   Status run(RecordSink& sink, const RunControl& control,
              const std::function<void(const std::string&)>& say);
 
+  // --threads: run() reads the buffers on threads of their own, one per
+  // mask (the buffers of its cpus, on its affinity), each buffer's data
+  // going to its own sink (`ring_sinks`, one per buffer), with no
+  // FINISHED_ROUND (perf's directory layout); `sink` then gets the rest.
+  // For per-cpu buffers; call after open().
+  void set_parallel(std::vector<RecordSink*> ring_sinks, std::vector<ThreadMask> masks) {
+    ring_sinks_ = std::move(ring_sinks);
+    masks_ = std::move(masks);
+  }
+
   const RecordStats& stats() const { return stats_; }
   // A new output file begins (--switch-output): the wake-ups and the DSOs'
   // hits are counted afresh, the maps seen so far kept.
@@ -132,6 +144,13 @@ class Recorder {
 
  private:
   struct RunState;  // run()'s poll set, deadlines and stop condition
+  struct Worker;    // --threads: one reading thread
+  // run() with --threads: the workers read, this thread waits for the end.
+  Status run_parallel(RecordSink& sink, const RunControl& control,
+                      const std::function<void(const std::string&)>& say);
+  void work(Worker& w, int stop_fd, int fail_fd);
+  // One pass of a worker over its buffers; true if anything was written.
+  Expected<bool> drain(const Worker& w, bool final);
   Status build_maps();
   Status open_event(std::size_t index, std::vector<std::string>& messages);
   Status open_all(std::size_t index, std::vector<std::vector<EventFd>>& fds);
@@ -189,7 +208,10 @@ class Recorder {
     bool pipe = false;
     SynthOptions synth;
   };
-  std::optional<TailSynthesis> tail_;  // --tail-synthesize's, kept by synthesize()
+  std::optional<TailSynthesis> tail_;    // --tail-synthesize's, kept by synthesize()
+  std::vector<RecordSink*> ring_sinks_;  // --threads: each buffer's output
+  std::vector<ThreadMask> masks_;
+  std::mutex scan_mutex_;  // --threads: the workers' scan() (stats_, hits_, scratch_)
 };
 
 }  // namespace perfkit::capture

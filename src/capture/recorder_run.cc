@@ -2,15 +2,19 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "abi/layout.h"
 #include "abi/perf_event.h"
@@ -324,9 +328,9 @@ Status Recorder::start_run(RunState& rs, RecordSink& sink, const RunControl& rc,
   if (opts_.duration_s > 0)
     rs.stop_at =
         start + std::chrono::microseconds(static_cast<std::int64_t>(opts_.duration_s * 1e6));
-  // Backward buffers (--overwrite) are read at the end: their fds are
-  // watched for hang-ups only.
-  const short ring_events = opts_.overwrite ? 0 : POLLIN;
+  // Backward buffers (--overwrite) are read at the end, --threads' by the
+  // workers: their fds are watched for hang-ups only.
+  const short ring_events = opts_.overwrite || !masks_.empty() ? 0 : POLLIN;
   for (int fd : ring_fds_) rs.pfds.push_back({fd, ring_events, 0});
   rs.nrings = rs.pfds.size();
   rs.stop_i = rs.add(rc.stop_fd);
@@ -388,6 +392,7 @@ Status Recorder::wait(RunState& rs, const std::function<void(const std::string&)
 
 Status Recorder::run(RecordSink& sink, const RunControl& rc,
                      const std::function<void(const std::string&)>& say) {
+  if (!masks_.empty()) return run_parallel(sink, rc, say);
   RunState rs;
   PK_TRY(start_run(rs, sink, rc, say));
   bool disabled = false;
@@ -430,6 +435,126 @@ namespace perfkit::capture {
 void Recorder::begin_output_file() {
   stats_.wakeups = 0;
   hits_->clear_hits();
+}
+
+}  // namespace perfkit::capture
+
+namespace perfkit::capture {
+
+struct Recorder::Worker {
+  std::vector<std::size_t> rings;
+  std::vector<int> affinity;
+  std::uint64_t wakeups = 0;
+  Status status = ok();
+  std::atomic<bool>* stopping = nullptr;
+};
+
+Expected<bool> Recorder::drain(const Worker& w, bool final) {
+  bool wrote = false;
+  for (std::size_t r : w.rings) {
+    SplitBytes data = rings_[r].pending();
+    if (data.size() == 0) continue;
+    if (!final && data.size() < opts_.mmap_flush) continue;
+    {
+      std::lock_guard lock(scan_mutex_);
+      scan(data);
+      stats_.bytes += data.size();
+    }
+    PK_TRY(ring_sinks_[r]->write_ring(data));
+    rings_[r].consume(data.size());
+    wrote = true;
+  }
+  if (wrote) {
+    std::lock_guard lock(scan_mutex_);
+    hits_->end_pass();
+  }
+  return wrote;
+}
+
+// A worker: on its cpus, it reads its buffers whenever they wake it, until
+// told to stop (`stop_fd` readable), then drains them. A failure is kept and
+// told to the waiting thread through `fail_fd`.
+void Recorder::work(Worker& w, int stop_fd, int fail_fd) {
+  if (!w.affinity.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : w.affinity)
+      if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+    (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+  }
+  std::vector<pollfd> pfds;
+  for (std::size_t r : w.rings) pfds.push_back({ring_fds_[r], POLLIN, 0});
+  pfds.push_back({stop_fd, POLLIN, 0});
+  for (;;) {
+    auto got = drain(w, false);
+    if (!got) {
+      w.status = std::move(got).error();
+      const std::uint64_t one = 1;
+      (void)!::write(fail_fd, &one, sizeof one);
+      return;
+    }
+    if (w.stopping->load()) break;
+    if (*got) continue;
+    if (::poll(pfds.data(), pfds.size(), -1) < 0 && errno != EINTR) break;
+    ++w.wakeups;
+    for (std::size_t i = 0; i + 1 < pfds.size(); ++i)
+      if (pfds[i].revents & (POLLHUP | POLLERR)) pfds[i].fd = -1;
+  }
+  auto last = drain(w, true);
+  if (!last) w.status = std::move(last).error();
+}
+
+Status Recorder::run_parallel(RecordSink& sink, const RunControl& rc,
+                              const std::function<void(const std::string&)>& say) {
+  const int stop_fd = ::eventfd(0, EFD_CLOEXEC);
+  const int fail_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  struct Fds {
+    int a, b;
+    ~Fds() {
+      if (a >= 0) ::close(a);
+      if (b >= 0) ::close(b);
+    }
+  } fds{stop_fd, fail_fd};
+  if (stop_fd < 0 || fail_fd < 0) return make_error("eventfd: {}", std::strerror(errno));
+  std::atomic<bool> stopping{false};
+  std::vector<Worker> workers(masks_.size());
+  for (std::size_t i = 0; i < masks_.size(); ++i) {
+    workers[i].affinity = masks_[i].affinity;
+    workers[i].stopping = &stopping;
+    for (std::size_t r = 0; r < rings_.size() && r < cpus_.size(); ++r)
+      if (std::find(masks_[i].cpus.begin(), masks_[i].cpus.end(), cpus_[r]) != masks_[i].cpus.end())
+        workers[i].rings.push_back(r);
+  }
+  RunState rs;
+  PK_TRY(start_run(rs, sink, rc, say));
+  const int fail_i = rs.add(fail_fd);
+  std::vector<std::thread> threads;
+  for (Worker& w : workers)
+    threads.emplace_back([this, &w, stop_fd, fail_fd] { work(w, stop_fd, fail_fd); });
+  Status st = ok();
+  while (!rs.stop) {
+    st = wait(rs, say);
+    if (!st) break;
+    if (rs.revents(fail_i) & POLLIN) {
+      rs.stop = true;
+      stop_reason_ = StopReason::kError;
+    }
+  }
+  if (!opts_.target.none()) (void)enable_all(false);
+  stopping = true;
+  const std::uint64_t one = 1;
+  (void)!::write(stop_fd, &one, sizeof one);
+  for (auto& t : threads) t.join();
+  stats_.wakeups = 0;
+  for (Worker& w : workers) {
+    stats_.wakeups += w.wakeups;
+    if (st && !w.status) st = std::move(w.status);
+  }
+  PK_TRY(std::move(st));
+  PK_TRY(synthesize_tail(sink));
+  if (workload_ && !workload_->wait(false)) (void)workload_->signal(SIGTERM);
+  if (workload_) workload_->wait(true);
+  return ok();
 }
 
 }  // namespace perfkit::capture

@@ -97,6 +97,8 @@ std::vector<std::string> normalize_args(int argc, char** argv) {
       a = "--switch-output=signal";
     else if (a == "--user-regs")
       a = "--user-regs=";
+    else if (a == "--threads")
+      a = "--threads=cpu";
     else if (a == "-I" || a == "--intr-regs")
       a = "--intr-regs=";
     else if (a.size() > 2 && a.starts_with("-I"))
@@ -131,8 +133,9 @@ struct Args {
   std::optional<std::string> synth;  // --synth, checked after parsing as perf does
   std::optional<std::string> switch_output;
   std::vector<std::string> switch_output_events;
-  int realtime = 0;                 // --realtime: SCHED_FIFO priority of the recorder
-  bool timestamp_filename = false;  // --timestamp-filename
+  std::optional<std::string> threads;  // --threads[=spec]
+  int realtime = 0;                    // --realtime: SCHED_FIFO priority of the recorder
+  bool timestamp_filename = false;     // --timestamp-filename
   std::optional<std::string> debuginfod;
   // Accepted without an effect on what is recorded: perfkit reads the
   // buffers on one thread, writes synchronously and synthesizes without a
@@ -194,6 +197,9 @@ void add_options(CLI::App& app, Args& a, capture::RecordOptions& o) {
   app.add_option("--switch-max-files", o.switch_output.max_files,
                  "Limit number of switch output generated files");
   app.add_flag("--overwrite", o.overwrite, "use overwrite mode");
+  app.add_option("--threads", a.threads,
+                 "write collected trace data into several data files using parallel threads "
+                 "(--threads[=cpu|core|package|numa|CPUS/AFFINITY:...])");
   app.add_flag("--tail-synthesize", o.tail_synthesize,
                "synthesize non-sample events at the end of output");
   app.add_option("--synth", a.synth,
@@ -512,6 +518,14 @@ int cmd_record(int argc, char** argv) {
     o.synth = *synth;
   }
   if (o.overwrite) o.tail_synthesize = true;  // what exists at the end, as perf
+  if (a.threads) {
+    o.threads = *a.threads;
+    if (o.switch_output.enabled()) {
+      fmt::print(stderr,
+                 "WARNING: --switch-output option is not available in parallel streaming mode.\n");
+      o.switch_output = {};
+    }
+  }
   if (!o.vmlinux.empty() && ::access(o.vmlinux.c_str(), R_OK) != 0) {
     if (!o.quiet) fmt::print(stderr, "Invalid file: {}\n", o.vmlinux);
     return 234;  // perf's -EINVAL (said only without -q)

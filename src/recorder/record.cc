@@ -22,6 +22,7 @@
 #include "perfdata/writer.h"
 #include "recorder/record_buildids.h"
 #include "recorder/record_cache.h"
+#include "recorder/record_dir.h"
 #include "recorder/record_output.h"
 
 namespace perfkit::recorder {
@@ -78,11 +79,32 @@ std::uint64_t procfs_number(const capture::SystemPaths& paths, const char* rel) 
   return v;
 }
 
-// perf keeps the previous recording as FILE.old.
+// perf keeps the previous recording as FILE.old (a directory's replacing
+// an older one).
 void keep_old_output(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+  if (::stat(path.c_str(), &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    std::error_code ec;
+    std::filesystem::remove_all(path + ".old", ec);
     std::rename(path.c_str(), (path + ".old").c_str());
+  } else if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    std::rename(path.c_str(), (path + ".old").c_str());
+  }
+}
+
+// --threads: the directory, its `data` file's path; perf's refusals first.
+Expected<std::string> make_output_dir(const RecordOptions& opts) {
+  if (opts.output == "-")
+    return make_error("Parallel trace streaming is not available in pipe mode.");
+  if (opts.target.per_thread)
+    return make_error(
+        "--per-thread option is mutually exclusive to parallel streaming mode.\n"
+        "Failed to initialize parallel data streaming masks");
+  keep_old_output(opts.output);
+  if (::mkdir(opts.output.c_str(), 0700) != 0)
+    return make_error("{}: cannot create the directory: {}", opts.output, std::strerror(errno));
+  return opts.output + "/data";
 }
 
 }  // namespace
@@ -133,6 +155,7 @@ struct Session {
   const capture::SystemPaths& paths;
   const RecordHooks& hooks;
   RecordSummary summary;
+  RingFiles* ring_files = nullptr;  // --threads' data.N files
 
   void say(const std::string& m) const {
     if (hooks.message) hooks.message(m);
@@ -157,15 +180,15 @@ Expected<std::vector<perfdata::FeatureData>> Session::final_features(
     for (perfdata::BuildIdEntry& e : f.build_id->entries)
       if (e.filename == "[kernel.kallsyms]") e.filename = opts.vmlinux;
   if (f.build_id) cache_build_ids(*f.build_id, opts.buildid_cache_dir, paths.procfs);
+  if (ring_files) f.dir_format = 1;
   if (z) {
     perfdata::CompressionInfo c;
     c.version = 0;
     c.type = 1;  // zstd
     c.level = static_cast<std::uint32_t>(z->level());
-    c.ratio =
-        z->bytes_out()
-            ? static_cast<std::uint32_t>(static_cast<double>(z->bytes_in()) / z->bytes_out() + 0.5)
-            : 0;
+    const std::uint64_t in = ring_files ? ring_files->bytes_in() : z->bytes_in();
+    const std::uint64_t made = ring_files ? ring_files->bytes_out() : z->bytes_out();
+    c.ratio = made ? static_cast<std::uint32_t>(static_cast<double>(in) / made + 0.5) : 0;
     c.mmap_len = static_cast<std::uint32_t>(r.mmap_len());
     f.compressed = c;
   }
@@ -186,12 +209,14 @@ Status Session::finish(capture::Recorder& r, std::unique_ptr<perfdata::Writer>& 
     auto st = writer->finish(set, features);
     if (st) {
       summary.output_bytes = writer->bytes_written();
+      if (ring_files) summary.output_bytes += ring_files->bytes_written();
       return ok();
     }
     summary.write_error = st.error();
   } else {
     summary.write_error = *out.failure();
   }
+  if (ring_files) return ok();  // (a directory is not salvaged)
   // The output failed: make what reached the disk readable.
   writer.reset();
   struct stat st {};
@@ -279,10 +304,22 @@ Expected<RecordSummary> run_record(const capture::EventList& events, const Recor
     for (const auto& m : config.warnings) say(m);
   }
   const bool pipe = opts.output == "-";
-  if (!pipe) keep_old_output(opts.output);
+  std::string main_file = opts.output;
+  if (opts.threads) {
+    if (!pipe && !opts.target.per_thread) {
+      // perf checks the spec before anything is made
+      auto masks = capture::thread_masks(*opts.threads, capture::online_cpus(paths), paths);
+      if (!masks)
+        return make_error("{}\nFailed to initialize parallel data streaming masks",
+                          masks.error().message());
+    }
+    PK_ASSIGN(main_file, make_output_dir(opts));
+  } else if (!pipe) {
+    keep_old_output(opts.output);
+  }
   perfdata::WriterOptions wo;
   wo.pipe = pipe;
-  auto writer_or = perfdata::Writer::create(opts.output, wo);
+  auto writer_or = perfdata::Writer::create(main_file, wo);
   if (!writer_or) return writer_or.error();
   std::unique_ptr<perfdata::Writer> writer = std::move(*writer_or);
 
@@ -305,8 +342,12 @@ Expected<RecordSummary> run_record(const capture::EventList& events, const Recor
     writer.reset();
     // (what record made: never /dev/null or another file that is no regular one)
     struct stat st {};
-    if (!pipe && ::lstat(opts.output.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+    if (opts.threads) {
+      std::error_code ec;
+      std::filesystem::remove_all(opts.output, ec);
+    } else if (!pipe && ::lstat(opts.output.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
       ::unlink(opts.output.c_str());
+    }
     return opened.error();
   }
   std::vector<perfdata::FeatureData> pipe_features;
@@ -317,6 +358,13 @@ Expected<RecordSummary> run_record(const capture::EventList& events, const Recor
   std::unique_ptr<capture::RecordCompressor> z;
   if (opts.compression_level > 0) {
     PK_ASSIGN(z, capture::RecordCompressor::create(opts.compression_level));
+  }
+  std::unique_ptr<RingFiles> ring_files;
+  if (opts.threads) {
+    PK_ASSIGN(auto masks, capture::thread_masks(*opts.threads, r.cpus(), paths));
+    PK_ASSIGN(ring_files, RingFiles::create(opts.output, r.ring_count(), opts.compression_level));
+    r.set_parallel(ring_files->sinks(), std::move(masks));
+    s.ring_files = ring_files.get();
   }
   RecordOutput out(*writer, z.get(), opts.max_size);
   Status run = writer->begin(r.event_set(), pipe_features);
@@ -349,7 +397,11 @@ Expected<RecordSummary> run_record(const capture::EventList& events, const Recor
   s.summary.output = opts.output;
   s.summary.bytes_transferred = r.stats().bytes;
   s.summary.compressed = z != nullptr;
-  s.summary.compressed_bytes = z ? z->bytes_out() : 0;
+  s.summary.compressed_bytes = ring_files ? ring_files->bytes_out() : z ? z->bytes_out() : 0;
+  if (ring_files) {
+    Status closed = ring_files->finish();
+    if (run && !closed) run = std::move(closed);
+  }
   s.summary.workload_status = r.workload_status();
   if (!run && !out.failure()) {
     // Not an output problem (the workload did not run): the file still gets

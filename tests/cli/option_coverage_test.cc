@@ -36,7 +36,6 @@ const Excluded kExcluded[] = {
     {"script", "-g", false, "--gen-script: Python scripting comes later"},
     {"script", "--list", false, "Python scripting comes later"},
     {"script", "-l", false, "--list: Python scripting comes later"},
-    {"record", "--threads", true, "parallel trace streaming (the --jobs issue)"},
     {"report", "--branch-history", true, "needs LBR call stacks (no PMU here)"},
     {"report", "--mem-mode", true, "needs memory samples (no PMU here)"},
     {"report", "--total-cycles", true, "needs LBR cycles (no PMU here)"},

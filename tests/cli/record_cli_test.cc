@@ -86,6 +86,66 @@ TEST_F(RecordCliTest, SystemWide) {
   EXPECT_EQ(kinds.back(), "FINISHED_INIT");
 }
 
+// --threads: a perf.data directory, `data` with the header and side-band,
+// data.N with cpu N's buffer (perf's layout), read by perf's report and
+// script as by perfkit's; -z compresses each file apart; user masks; perf's
+// refusals, leaving nothing behind.
+TEST_F(RecordCliTest, ThreadsWriteADirectoryAsPerf) {
+  const std::string busy =
+      " -a -g -- sh -c " + sh(loop() + " 100 & " + workload("clockloop") + " 100; wait");
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  for (const char* opts : {"--threads", "--threads=1/1:0/0 -z"}) {
+    if (cpus < 2 && std::string(opts).find("1/1") != std::string::npos) continue;
+    const std::string name =
+        std::string(opts).find("-z") == std::string::npos ? "t.data" : "tz.data";
+    record_and_check(name, std::string(opts) + busy, false, "comm");
+    const std::string d = dir_.path(name);
+    for (long n = 0; n < cpus; ++n)
+      EXPECT_TRUE(access((d + "/data." + std::to_string(n)).c_str(), F_OK) == 0)
+          << opts << " " << n;
+    // each SAMPLE of data.N was taken on cpu N
+    auto dump = run("perf report -D -i " + sh(d) + " 2>/dev/null");
+    const std::regex head(R"(/data\.([0-9]+) \[0x[0-9a-f]+\]: event: 9$)");
+    std::istringstream in(dump.out);
+    std::string line, file;
+    int checked = 0;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (std::regex_search(line, m, head)) {
+        file = m[1];
+      } else if (!file.empty() && line.find("PERF_RECORD_SAMPLE") != std::string::npos) {
+        EXPECT_EQ(line.substr(0, line.find(' ')), file) << opts << ": " << line;
+        file.clear();
+        ++checked;
+      }
+    }
+    EXPECT_GT(checked, 0) << opts;
+    auto header = run("perf report --header-only -i " + sh(d));
+    EXPECT_NE(header.out.find("# directory data version : 1"), std::string::npos) << header.out;
+    for (const char* args : {"script -F cpu,comm,tid,time,ip,sym", "report --stdio -q -g none"}) {
+      auto theirs = run(std::string("perf ") + args + " -i " + sh(d));
+      auto ours = run(perfkit_bin() + " " + args + " -i " + sh(d));
+      EXPECT_TRUE(theirs.out == ours.out) << args << "\n" << first_difference(ours.out, theirs.out);
+    }
+  }
+  const std::pair<const char*, const char*> refused[] = {
+      {"--threads=foo", "Invalid thread maps or affinity specs"},
+      {"--threads=0/", "Invalid thread maps or affinity specs"},
+      {"--threads=4096/0", "Failed to initialize maps thread mask"},
+      {"--threads --per-thread", "--per-thread option is mutually exclusive"}};
+  for (const auto& [opts, says] : refused) {
+    const std::string out = dir_.path("refused.data");
+    auto r = run(perfkit_bin() + " record -q " + opts + " -o " + sh(out) + " -- true");
+    EXPECT_NE(r.status, 0) << opts;
+    EXPECT_NE(r.err.find(says), std::string::npos) << opts << ": " << r.err;
+    EXPECT_NE(access(out.c_str(), F_OK), 0) << opts;
+  }
+  auto pipe = run(perfkit_bin() + " record --threads -o - -- true > /dev/null");
+  EXPECT_NE(pipe.err.find("Parallel trace streaming is not available in pipe mode."),
+            std::string::npos)
+      << pipe.err;
+}
+
 TEST_F(RecordCliTest, ExistingProcess) {
   pid_t pid = fork();
   if (pid == 0) {

@@ -1,5 +1,6 @@
 #include "cli/stdin_peek.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,13 +46,24 @@ Status write_all(int fd, const std::uint8_t* p, std::size_t n, const std::string
   return ok();
 }
 
-// Copies what was read, then the rest of stdin, to a new temporary file.
+// Copies what was read, then the rest of stdin, into memory: a memfd, which
+// the decoder opens by its /proc/self/fd path like a file, and which goes
+// with the process (no file is made; TMPDIR need not be writable). Only
+// where memfds are not (kernels before 3.17), a temporary file.
 Status spool(StdinPeek& out) {
-  const char* tmpdir = std::getenv("TMPDIR");
-  std::string path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/perfkit-stdin-XXXXXX";
-  const int fd = ::mkstemp(path.data());
-  if (fd < 0)
-    return make_error("cannot create a temporary file in {}: {}", path, std::strerror(errno));
+  std::string path;
+  int fd = ::memfd_create("perfkit-stdin", MFD_CLOEXEC);
+  if (fd >= 0) {
+    path = "/proc/self/fd/" + std::to_string(fd);
+    out.memfd = fd;
+  } else {
+    const char* tmpdir = std::getenv("TMPDIR");
+    path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/perfkit-stdin-XXXXXX";
+    fd = ::mkstemp(path.data());
+    if (fd < 0)
+      return make_error("cannot create a temporary file in {}: {}", path, std::strerror(errno));
+    out.temporary = true;
+  }
   out.spooled = path;
   Status st = write_all(fd, out.prefix.data(), out.prefix.size(), path);
   std::vector<std::uint8_t> chunk;
@@ -65,7 +77,7 @@ Status spool(StdinPeek& out) {
     st = write_all(fd, chunk.data(), chunk.size(), path);
     if (!*more) break;
   }
-  ::close(fd);
+  if (out.memfd < 0) ::close(fd);
   out.prefix.clear();
   return st;
 }
@@ -73,7 +85,8 @@ Status spool(StdinPeek& out) {
 }  // namespace
 
 StdinPeek::~StdinPeek() {
-  if (!spooled.empty()) ::unlink(spooled.c_str());
+  if (memfd >= 0) ::close(memfd);
+  if (temporary) ::unlink(spooled.c_str());
 }
 
 Status peek_stdin_for_intel_pt(StdinPeek& out) {

@@ -542,6 +542,39 @@ TEST_F(PtScriptTest, ReportDecodesWithoutATemporaryFile) {
     }
 }
 
+// A trace on stdin is held in memory, not in a file: where TMPDIR names a
+// directory that does not exist, script, report and inject read `-i -` as
+// they read the recording's file.
+TEST_F(PtScriptTest, StdinTraceNeedsNoTemporaryFile) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir tmp;
+  const std::string bin = test::sh(test::perfkit_bin());
+  const std::string nowhere = "TMPDIR=/nonexistent/perfkit-tmp ";
+  int compared = 0;
+  for (const char* args : {"script --itrace=i100i -F ip,sym", "report --stdio --itrace=i1000i",
+                           "inject --itrace=i1000i -o OUT"}) {
+    std::string cmd = args;
+    const bool inject = cmd.starts_with("inject");
+    auto command = [&](const std::string& out, const std::string& input) {
+      std::string c = cmd;
+      if (inject) c.replace(c.find("OUT"), 3, test::sh(out));
+      return nowhere + bin + " " + c + " " + input;
+    };
+    auto from_stdin = test::run(command(tmp.path("a.data"), "-i - < " + test::sh(file("pipe"))));
+    auto from_file = test::run(command(tmp.path("b.data"), "-i " + test::sh(file("pipe"))));
+    ASSERT_EQ(from_stdin.status, 0) << args << ": " << from_stdin.err;
+    ASSERT_EQ(from_file.status, 0) << args << ": " << from_file.err;
+    if (inject) {
+      from_stdin = test::run("perf script -i " + test::sh(tmp.path("a.data")));
+      from_file = test::run("perf script -i " + test::sh(tmp.path("b.data")));
+    }
+    ASSERT_FALSE(from_file.out.empty()) << args;
+    EXPECT_EQ(without_tip(from_stdin.out), without_tip(from_file.out)) << args;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 3);
+}
+
 // pt-synth's recording `from` rewritten as the trace of a child that its
 // process forked without exec: the traced thread becomes process `child`
 // (the ITRACE_START, AUX and AUXTRACE records say so), made by a FORK just

@@ -6,6 +6,7 @@
 
 #include <charconv>
 
+#include "abi/perf_event.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
@@ -38,7 +39,7 @@ struct Args {
   SymbolArgs lookup;           // where symbols come from
   unsigned jobs = 0;           // --jobs
   bool header = false, header_only = false, show_info = false, dump_raw = false;
-  bool dump_unsorted = false, per_event_dump = false, list_dlfilters = false;
+  bool dump_unsorted = false, per_event_dump = false, list_dlfilters = false, stitch_lbr = false;
   bool no_inline = false, inline_flag = false, demangle = false, force = false, all_cpus = false;
   int verbose = 0;
   // Intel PT (perf-intel-pt(1)): what to synthesize from the trace.
@@ -134,6 +135,7 @@ void add_itrace_options(CLI::App& app, Args& a) {
       ->expected(0, 1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("--no-itrace", a.no_itrace, "Do not decode instruction trace data");
+  app.add_flag("--stitch-lbr", a.stitch_lbr, "Enable LBR callgraph stitching approach");
   app.add_flag("--insn-trace", a.insn_trace, "Decode instructions from itrace (i0nse, -F+insn)");
   app.add_flag("--xed", a.xed, "With --insn-trace: disassemble (Zydis, AT&T syntax as xed -A)");
   app.add_flag("--call-trace", a.call_trace, "Show call trace from itrace (cewp, -F+callindent)");
@@ -275,6 +277,17 @@ int cmd_script(int argc, char** argv) {
   auto session = session::Session::open(input, so);
   if (!session) return fail("script", session.error());
   auto& s = **session;
+  if (a.stitch_lbr) {
+    bool lbr = false;
+    for (const auto& ev : s.reader().events().events())
+      lbr |= (ev.attr.branch_sample_type & abi::kBranchCallStack) != 0;
+    // perf stitches LBR call stacks across samples; perfkit does not (yet)
+    if (lbr)
+      return fail("script", make_error("--stitch-lbr: stitching LBR call stacks is not supported"));
+    fmt::print(stderr,
+               "Can't find LBR callchain. Switch off --stitch-lbr.\n"
+               "Please apply --call-graph lbr when recording.\n");
+  }
   if (a.header || a.header_only) {
     dump::HeaderPrintOptions ho;
     ho.full = a.show_info;

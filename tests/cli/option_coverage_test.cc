@@ -39,7 +39,6 @@ const Excluded kExcluded[] = {
     {"report", "--branch-history", true, "needs LBR call stacks (no PMU here)"},
     {"report", "--mem-mode", true, "needs memory samples (no PMU here)"},
     {"report", "--total-cycles", true, "needs LBR cycles (no PMU here)"},
-    {"script", "--stitch-lbr", true, "needs LBR call stacks (no PMU here)"},
     {"script", "--guestmount", true, "guest machines"},
     {"script", "--guestkallsyms", true, "guest machines"},
     {"script", "--guestmodules", true, "guest machines"},

@@ -127,7 +127,7 @@ TEST(ScriptOptions, SourceCodeMatchesPerf) {
   std::size_t shown = 0;
   for (const char* fixture : {"fp.data", "dwarf.data", "syswide.data", "multi.data"}) {
     std::string f = test::fixture(fixture);
-    if (f.empty()) continue;
+    if (PK_FIXTURE_MISSING_IN_LOOP(f, fixture)) continue;
     for (const char* args : {"-F +srccode", "-F comm,tid,ip,sym,srccode -G"}) {
       // perf's addr2line child cannot open a memfd-backed DSO; perf then
       // dies part way (system-wide recordings of some machines).
@@ -164,7 +164,7 @@ std::vector<std::string> first_sample(const std::string& fixture) {
 
 TEST(ScriptOptions, FiltersMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
-  if (test::fixture("syswide.data").empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(test::fixture("syswide.data").empty(), "fixture syswide.data");
   auto first = first_sample("syswide.data");
   ASSERT_EQ(first.size(), 4u);
   for (std::string args : {"-C 0", "-C 1", "--time 10%/2", "--time 0%-10%,30%-40%", "--time 50%"})
@@ -350,7 +350,7 @@ TEST(ScriptOptions, PerEventDumpMatchesPerf) {
 TEST(ScriptOptions, AbsoluteTimeRangesMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("syswide.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty(), "a fixture");
   // Times around the first sample perf prints: one range, then two.
   auto first = test::run("perf script -F time -i " + test::sh(f) + " 2>/dev/null | head -1");
   std::string t = first.out.substr(0, first.out.find(':'));
@@ -368,7 +368,7 @@ TEST(ScriptOptions, HeaderAndStdinMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
   expect_same("fp.data", "--header");
   std::string f = test::fixture("pipe.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty(), "a fixture");
   test::ScriptDiff d = test::diff_script(f, "", "-i - < " + test::sh(f));
   ASSERT_TRUE(d.perf_ok && d.perfkit_ok) << d.summary();
   EXPECT_GE(d.match(), kMinMatch) << d.summary();
@@ -387,7 +387,7 @@ TEST(ScriptOptions, KernelFramesFilledInAfterASlowKallsymsAreTheSame) {
       0);
   for (const char* fixture : {"syswide_g.data", "syswide.data", "multi.data"}) {
     std::string f = test::fixture(fixture);
-    if (f.empty()) continue;
+    if (PK_FIXTURE_MISSING_IN_LOOP(f, fixture)) continue;
     for (std::string args : {"", "-F comm,tid,time,ip,sym,dso,symoff", "-G"}) {
       std::string script = test::perfkit_bin() + " script " + args + " -i " + test::sh(f);
       auto at_once = test::run(script + " --kallsyms " + test::sh(copy));
@@ -402,9 +402,22 @@ TEST(ScriptOptions, KernelFramesFilledInAfterASlowKallsymsAreTheSame) {
 }
 
 // Wrong usage: perf's messages, exit status 1.
+// --stitch-lbr on a recording without LBR call stacks: perf's warning, and
+// the script as without it.
+TEST(ScriptOptions, StitchLbrWithoutLbrWarnsAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  PK_FIXTURE_OR_SKIP(f, "fp.data");
+  auto theirs = test::run("perf script --stitch-lbr -i " + test::sh(f));
+  auto ours = test::run(test::perfkit_bin() + " script --stitch-lbr -i " + test::sh(f));
+  ASSERT_EQ(ours.status, theirs.status) << ours.err;
+  EXPECT_EQ(ours.err, theirs.err);
+  EXPECT_TRUE(ours.out == theirs.out) << test::first_difference(ours.out, theirs.out);
+  EXPECT_NE(theirs.err.find("Can't find LBR callchain"), std::string::npos) << theirs.err;
+}
+
 TEST(ScriptOptions, BadFieldsAreRejected) {
   std::string f = test::fixture("fp.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty(), "a fixture");
   struct Case {
     const char* args;
     const char* message;

@@ -14,7 +14,7 @@ class BuildIdList : public ::testing::TestWithParam<std::string> {};
 TEST_P(BuildIdList, SameAsPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty(), "a fixture");
   for (const char* args : {"", "--with-hits"}) {
     auto p = test::run("perf buildid-list -i " + test::sh(f) + " " + args + " 2>/dev/null");
     auto k = test::run(test::perfkit_bin() + " buildid-list -i " + test::sh(f) + " " + args);
@@ -161,7 +161,7 @@ TEST(GlobalOptions, BuildidDirNoPagerDebugLikePerf) {
 TEST(Archive, ReportsOnAnotherMachinesCache) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("fp.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty(), "a fixture");
   test::TempDir dir;
   std::string data = dir.path("fp.data");
   test::run("cp " + test::sh(f) + " " + test::sh(data));

@@ -38,7 +38,7 @@ int compare(const std::string& args, bool fails = false) {
 TEST(Diff, TextMatchesPerfOnSharesThatChange) {
   PK_SKIP_WITHOUT_PERF();
   const std::string pair = files({"shares_base1.data", "shares_hot1.data"});
-  if (pair.empty()) GTEST_SKIP() << "no shares fixtures";
+  PK_SKIP_IF_MISSING(pair.empty(), "a shares fixture");
   int compared = 0;
   for (const char* opts : {"",
                            "-c delta",
@@ -79,7 +79,7 @@ TEST(Diff, TextMatchesPerfOnSeveralFilesAndRecordings) {
   PK_SKIP_WITHOUT_PERF();
   int compared = 0;
   const std::string three = files({"shares_base1.data", "shares_hot1.data", "shares_base2.data"});
-  if (three.empty()) GTEST_SKIP() << "no shares fixtures";
+  PK_SKIP_IF_MISSING(three.empty(), "a shares fixture");
   for (const char* opts : {"", "-c ratio -p", "-c wdiff:2,3 -F", "-o 2", "-c delta -b", "-q"})
     compared += compare(std::string(" ") + opts + three);
   // different programs and event lists, kernel and unresolved frames, a
@@ -103,7 +103,7 @@ TEST(Diff, DumpRawTraceAsPerf) {
   PK_SKIP_WITHOUT_PERF();
   const std::string pair = files({"shares_base1.data", "shares_hot1.data"});
   const std::string events = files({"multi.data", "syswide.data"});
-  if (pair.empty() || events.empty()) GTEST_SKIP() << "no fixtures";
+  PK_SKIP_IF_MISSING(pair.empty() || events.empty(), "a fixture");
   compare(" -D" + pair);
   compare(" -D -c ratio" + events);
   // An AUX area recording (perf diff's tool leaves its records unhandled)
@@ -117,7 +117,7 @@ TEST(Diff, DumpRawTraceAsPerf) {
 TEST(Diff, DefaultFilesAndErrorsAsPerf) {
   PK_SKIP_WITHOUT_PERF();
   const std::string base = fixture("shares_base1.data"), hot = fixture("shares_hot1.data");
-  if (base.empty() || hot.empty()) GTEST_SKIP() << "no shares fixtures";
+  PK_SKIP_IF_MISSING(base.empty() || hot.empty(), "a shares fixture");
   TempDir tmp;
   ASSERT_EQ(run("cp " + sh(base) + " " + sh(tmp.path("perf.data.old")) + " && cp " + sh(hot) + " " +
                 sh(tmp.path("perf.data")))

@@ -38,7 +38,7 @@ class FixtureStats : public ::testing::TestWithParam<std::string> {};
 TEST_P(FixtureStats, DumpStatsEqualsPerfAggregatedStats) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture " << GetParam() << " was not recorded";
+  PK_SKIP_IF_MISSING(f.empty(), "fixture " << GetParam());
   auto ours = test::run(test::perfkit_bin() + " dump --stats -i " + test::sh(f));
   ASSERT_EQ(ours.status, 0) << ours.err;
   auto theirs = test::run("perf report -D -i " + test::sh(f));
@@ -49,7 +49,7 @@ TEST_P(FixtureStats, DumpStatsEqualsPerfAggregatedStats) {
 
 TEST_P(FixtureStats, StdinPipeGivesTheSameCounts) {
   std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture " << GetParam() << " was not recorded";
+  PK_SKIP_IF_MISSING(f.empty(), "fixture " << GetParam());
   auto direct = test::run(test::perfkit_bin() + " dump --stats -i " + test::sh(f));
   // A file-mode file can only be read from a pipe after conversion to pipe mode.
   auto piped = test::run(test::perfkit_bin() + " inject -i " + test::sh(f) + " -o - | " +

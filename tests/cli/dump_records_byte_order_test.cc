@@ -74,7 +74,7 @@ class ByteOrder : public ::testing::TestWithParam<std::string> {
       ASSERT_EQ(test::write_synthetic_recording(source_, all), "");
     } else {
       source_ = test::fixture(name);
-      if (source_.empty()) GTEST_SKIP() << "fixture " << name << " was not recorded";
+      PK_SKIP_IF_MISSING(source_.empty(), "fixture " << name);
     }
     std::filesystem::create_directories(tmp_.path("le"));
     std::filesystem::create_directories(tmp_.path("be"));

@@ -28,7 +28,7 @@ class FixtureDump : public ::testing::TestWithParam<std::string> {};
 TEST_P(FixtureDump, EqualsPerfReportDump) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture " << GetParam() << " was not recorded";
+  PK_SKIP_IF_MISSING(f.empty(), "fixture " << GetParam());
   expect_same_dump(f);
 }
 
@@ -77,7 +77,7 @@ void expect_same_script_dump(const std::string& path) {
 TEST_P(FixtureDump, ScriptDumpEqualsPerfsWhole) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture " << GetParam() << " was not recorded";
+  PK_SKIP_IF_MISSING(f.empty(), "fixture " << GetParam());
   expect_same_script_dump(f);
 }
 
@@ -92,7 +92,7 @@ TEST(CorpusScriptDump, SamplesFollowedByTheirScriptLines) {
 TEST_P(FixtureDump, ReportDumpEqualsPerfsWhole) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture " << GetParam() << " was not recorded";
+  PK_SKIP_IF_MISSING(f.empty(), "fixture " << GetParam());
   expect_same_report_dump(f);
 }
 
@@ -129,7 +129,7 @@ TEST(SyntheticDump, TextPokeEventsAsPerfScript) {
 TEST(SyntheticDump, StdinStreamPrintsPipeOffsets) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("pipe.data");
-  if (f.empty()) GTEST_SKIP() << "fixture pipe.data was not recorded";
+  PK_SKIP_IF_MISSING(f.empty(), "fixture pipe.data");
   auto theirs = test::run("perf report -D -i - <" + test::sh(f));
   ASSERT_EQ(theirs.status, 0) << theirs.err;
   auto ours = test::run(test::perfkit_bin() + " dump --no-header -i - <" + test::sh(f));

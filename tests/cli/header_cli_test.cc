@@ -64,7 +64,7 @@ TEST_P(HeaderVsPerf, EveryFixture) {
     std::string diff = first_difference(perf.out, perfkit_header(path, full));
     EXPECT_TRUE(diff.empty()) << name << (full ? " -I" : "") << "\n" << diff;
   }
-  if (compared == 0) GTEST_SKIP() << "no fixtures (run the make_fixtures test)";
+  PK_SKIP_IF_MISSING(compared == 0, "every fixture");
   EXPECT_EQ(compared, static_cast<int>(std::size(kFixtures)));
 }
 
@@ -109,14 +109,14 @@ TEST(DumpHeader, StartsWithPerfsHeader) {
     auto bare = test::run(test::perfkit_bin() + " dump --no-header -i " + test::sh(path));
     EXPECT_EQ(bare.out.find("# ========"), std::string::npos) << name;
   }
-  if (compared == 0) GTEST_SKIP() << "no fixtures (run the make_fixtures test)";
+  PK_SKIP_IF_MISSING(compared == 0, "every fixture");
 }
 
 // --header-only on a real pipe reads the stream through for its features.
 TEST(HeaderOnly, ReadsARealPipeThrough) {
   PK_SKIP_WITHOUT_PERF();
   std::string path = test::fixture("pipe.data");
-  if (path.empty()) GTEST_SKIP() << "no fixtures (run the make_fixtures test)";
+  PK_SKIP_IF_MISSING(path.empty(), "fixture pipe.data");
   auto perf = test::run("perf report --header-only -I -i " + test::sh(path) + " 2>/dev/null");
   FILE* pipe = ::popen(("cat " + test::sh(path)).c_str(), "r");
   ASSERT_NE(pipe, nullptr);

@@ -18,7 +18,7 @@ class InjectRoundTrip : public ::testing::TestWithParam<std::string> {};
 TEST_P(InjectRoundTrip, FileToFile) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty(), "a fixture");
   test::TempDir dir;
   std::string out = dir.path("out.data");
   auto inj = test::run(test::perfkit_bin() + " inject -i " + test::sh(f) + " -o " + test::sh(out));
@@ -34,7 +34,7 @@ TEST_P(InjectRoundTrip, FileToFile) {
 TEST_P(InjectRoundTrip, ThroughPipes) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture(GetParam());
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty(), "a fixture");
   std::string a = perf_script("perf script -i " + test::sh(f));
   // file -> pipe -> pipe -> perf script reading stdin
   std::string b = perf_script(test::perfkit_bin() + " inject -i " + test::sh(f) + " -o - | " +

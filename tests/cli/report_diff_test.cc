@@ -121,7 +121,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ReportFixture,
 TEST(ReportSystemWide, CallchainsThroughInitTextMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("syswide_g.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty(), "a fixture");
   for (const char* mode :
        {"--no-children -g none --sort comm,dso,sym", "--children -g none", "--sort dso",
         "--sort sym", "", "-g caller", "--no-children", "-g flat", "-g folded", "-G",
@@ -165,7 +165,7 @@ TEST(ReportDwarf, VdsoAndPltLikePerf) {
   PK_SKIP_WITHOUT_PERF();
   for (const char* fx : {"dwarf_vdso.data", "dwarf.data"}) {
     std::string f = test::fixture(fx);
-    if (f.empty()) continue;
+    if (PK_FIXTURE_MISSING_IN_LOOP(f, fx)) continue;
     for (const char* mode : {kModes[0], kModes[1], kModes[2], kModes[3], "", "--no-children",
                              "-g flat", "-g folded", "--no-children -g folded", "-G", "-g caller",
                              "--no-inline", "--no-inline --no-children"}) {
@@ -217,7 +217,7 @@ TEST(ReportBranch, BranchKeysLikePerf) {
 TEST(ReportOptions, SymbolSortAddsIpcColumnLikePerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("fp.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty(), "a fixture");
   for (const char* mode : {"--sort symbol", "--no-children --sort dso,symbol"}) {
     std::string d = diff_report(f, mode);
     EXPECT_TRUE(d.empty()) << "[" << mode << "]:\n" << d;
@@ -231,7 +231,7 @@ TEST(ReportOptions, TraceOutputKeyMatchesPerf) {
   PK_SKIP_WITHOUT_PERF();
   for (const char* fx : {"tracepoint.data", "tponly.data"}) {
     std::string f = test::fixture(fx);
-    if (f.empty()) continue;
+    if (PK_FIXTURE_MISSING_IN_LOOP(f, fx)) continue;
     for (const char* args :
          {"--sort trace", "--sort comm,trace -n", "--no-children --sort trace,pid"}) {
       std::string d = diff_report(f, args);
@@ -252,7 +252,7 @@ TEST(ReportOptions, FieldListsMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
   for (const char* fx : {"fp.data", "syswide_g.data", "nocg.data"}) {
     std::string f = test::fixture(fx);
-    if (f.empty()) continue;
+    if (PK_FIXTURE_MISSING_IN_LOOP(f, fx)) continue;
     for (const char* args : {"-F overhead,comm,dso", "-F comm,dso",
                              "-F overhead_children,overhead,comm,dso", "-F overhead,sym -g none",
                              "-F overhead,overhead_children,sym", "-F overhead_children,comm"}) {
@@ -273,7 +273,7 @@ TEST(ReportOptions, FieldOrdersAndHppColumnsMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
   for (const char* fx : {"fp.data", "group.data", "multi.data"}) {
     std::string f = test::fixture(fx);
-    if (f.empty()) continue;
+    if (PK_FIXTURE_MISSING_IN_LOOP(f, fx)) continue;
     for (const char* args :
          {"-F sym,overhead", "-F dso,overhead,sym -g none", "-F comm", "-F sample,overhead,comm",
           "-F overhead,period,sample,dso -g none", "-F overhead_sys,overhead_us,comm -g none",
@@ -294,7 +294,7 @@ TEST(ReportOptions, FieldOrdersAndHppColumnsMatchPerf) {
 TEST(ReportOptions, BadFieldsAndCpusAreErrors) {
   std::string f = test::fixture("fp.data");
   std::string sys = test::fixture("syswide.data");
-  if (f.empty() || sys.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty() || sys.empty(), "a fixture");
   auto err = [](const std::string& file, const std::string& args) {
     auto k = test::run(test::perfkit_bin() + " report --stdio -i " + test::sh(file) + " " + args);
     EXPECT_EQ(k.status, 1) << args;
@@ -319,7 +319,7 @@ TEST(ReportOptions, BadFieldsAndCpusAreErrors) {
 TEST(ReportOptions, FiltersAndLimitsMatchPerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("syswide.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty(), "a fixture");
   for (const char* args :
        {"--no-children --comm swapper", "--no-children --dso '[kernel.kallsyms]'",
         "--no-children --percent-limit 2", "--no-children -n", "--no-children --sort pid",
@@ -345,7 +345,7 @@ TEST(ReportOptions, FiltersAndLimitsMatchPerf) {
 TEST(ReportOptions, SamplesWithoutChainsTakeTheChainBeforeLikePerf) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("mixedcg.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty(), "a fixture");
   for (const char* args :
        {"", "-g callee", "--sort dso,sym", "--children -g none", "--no-children", "-g folded"}) {
     std::string d = diff_report(f, args);
@@ -404,7 +404,7 @@ TEST(ReportCorpus, StatsCountLostSamplesPerEvent) {
 TEST(ReportOptions, NoSamplesLeftIsPerfsError) {
   PK_SKIP_WITHOUT_PERF();
   std::string f = test::fixture("fp.data");
-  if (f.empty()) GTEST_SKIP() << "fixture missing";
+  PK_SKIP_IF_MISSING(f.empty(), "a fixture");
   for (const char* args : {"--time 1,2", "--time 1,2 --no-children"}) {
     std::string tail = " report --stdio -i " + test::sh(f) + " " + args;
     auto p = test::run("perf" + tail);

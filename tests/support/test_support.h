@@ -90,6 +90,20 @@ std::string first_difference(const std::string& ours, const std::string& theirs)
     if (perfkit::test::in_ci()) FAIL() << "fixture " << (name) << " is missing in CI"; \
     GTEST_SKIP() << "fixture " << (name) << " was not recorded";                       \
   } while (0)
+// `missing` (e.g. a fixture path that came back empty): skips the test, or
+// fails it in CI, saying `what` is missing.
+#define PK_SKIP_IF_MISSING(missing, what)                              \
+  do {                                                                 \
+    if (!(missing)) break;                                             \
+    if (perfkit::test::in_ci()) FAIL() << what << " is missing in CI"; \
+    GTEST_SKIP() << what << " is missing";                             \
+  } while (0)
+// In a loop over fixtures: true when `path` is missing (skip it), after
+// failing the test in CI.
+#define PK_FIXTURE_MISSING_IN_LOOP(path, name)                                                    \
+  ((path).empty() &&                                                                              \
+   (perfkit::test::in_ci() ? (ADD_FAILURE() << "fixture " << (name) << " is missing in CI", true) \
+                           : true))
 // `var` = the path of the consumer tool `name` ($PATH); a missing one skips
 // the test, or fails it in CI (scripts/setup installs the consumers).
 #define PK_TOOL_OR_SKIP(var, name)                                                      \

@@ -256,7 +256,12 @@ int cmd_script(int argc, char** argv) {
   if (input.empty()) input = stdin_is_pipe() ? "-" : "perf.data";
 
   // perf names a pipe's dumps after the file name it does not have.
-  if (a.per_event_dump) opts.per_event_dump = input == "-" ? "(null)" : input;
+  // (named after the file of the header: a perf.data directory's DIR/data)
+  if (a.per_event_dump) {
+    struct stat st {};
+    const bool dir = ::stat(input.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    opts.per_event_dump = input == "-" ? "(null)" : dir ? input + "/data" : input;
+  }
   FdWriter out = FdWriter::stdout_writer(1 << 20);
   // perf script -D dumps every record and decodes no instruction trace.
   opts.dump_raw = a.dump_raw || a.dump_unsorted;

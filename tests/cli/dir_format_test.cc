@@ -106,6 +106,30 @@ TEST(DirFormat, TurnsAndTiesAsPerf) {
   EXPECT_EQ(compared, 4);
 }
 
+// script --per-event-dump names its files after DIR/data, as perf does.
+TEST(DirFormat, PerEventDumpFilesAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  PK_FIXTURE_OR_SKIP(f, "threads.data");
+  TempDir tmp;
+  int compared = 0;
+  for (const char* who : {"perf", "perfkit"}) {
+    const std::string dir = tmp.path(who);
+    std::filesystem::copy(f, dir);
+    const std::string tool = std::string(who) == "perf" ? "perf" : sh(perfkit_bin());
+    auto r = run(tool + " script --per-event-dump -i " + sh(dir));
+    ASSERT_EQ(r.status, 0) << who << ": " << r.err;
+  }
+  for (const auto& e : std::filesystem::directory_iterator(tmp.path("perf"))) {
+    const std::string name = e.path().filename().string();
+    if (!name.ends_with(".dump")) continue;
+    const std::string ours = tmp.path("perfkit") + "/" + name;
+    ASSERT_TRUE(std::filesystem::exists(ours)) << name;
+    EXPECT_TRUE(read_file(e.path().string()) == read_file(ours)) << name;
+    ++compared;
+  }
+  EXPECT_GT(compared, 0);
+}
+
 // Without DIR_FORMAT (or at version 0) the data.* files are not perf's:
 // only `data` is read. A corrupt data file is an error naming it.
 TEST(DirFormat, DataFilesNeedTheVersionAndAreChecked) {

@@ -162,6 +162,9 @@ class Recorder {
   // Pauses each backward buffer, takes what it holds since the last time,
   // resumes it.
   Expected<bool> pass_backward(RecordSink& sink);
+  // Backward buffer `r`: paused, what it holds since the last time written
+  // to `sink`, resumed; true if it held anything.
+  Expected<bool> read_backward(std::size_t r, RecordSink& sink);
   void scan(SplitBytes data);
   std::uint64_t sample_time(Bytes record) const;
   Status handle_control(ControlChannel& c, bool& stop,

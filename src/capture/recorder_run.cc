@@ -208,23 +208,31 @@ void Recorder::scan(SplitBytes data) {
   if (c.failed()) stats_.corrupt_buffer = true;
 }
 
+Expected<bool> Recorder::read_backward(std::size_t r, RecordSink& sink) {
+  const int fd = ring_fds_[r];
+  if (::ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1) != 0)
+    return make_error("cannot pause the overwritable ring buffer: {}", std::strerror(errno));
+  SplitBytes data = rings_[r].backward(since_[r]);
+  Status st = ok();
+  if (data.size() != 0) {
+    {
+      std::lock_guard lock(scan_mutex_);
+      scan(data);
+      stats_.bytes += data.size();
+    }
+    st = sink.write_ring(data);
+  }
+  (void)::ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
+  PK_TRY(std::move(st));
+  return data.size() != 0;
+}
+
 Expected<bool> Recorder::pass_backward(RecordSink& sink) {
   if (since_.size() != rings_.size()) since_.assign(rings_.size(), 0);
   bool wrote = false;
   for (std::size_t r = 0; r < rings_.size(); ++r) {
-    const int fd = ring_fds_[r];
-    if (::ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1) != 0)
-      return make_error("cannot pause the overwritable ring buffer: {}", std::strerror(errno));
-    SplitBytes data = rings_[r].backward(since_[r]);
-    Status st = ok();
-    if (data.size() != 0) {
-      scan(data);
-      stats_.bytes += data.size();
-      st = sink.write_ring(data);
-      wrote = true;
-    }
-    (void)::ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
-    PK_TRY(std::move(st));
+    PK_ASSIGN(bool got, read_backward(r, sink));
+    wrote |= got;
   }
   if (wrote) {
     hits_->end_pass();
@@ -451,7 +459,14 @@ struct Recorder::Worker {
 
 Expected<bool> Recorder::drain(const Worker& w, bool final) {
   bool wrote = false;
-  for (std::size_t r : w.rings) {
+  if (opts_.overwrite) {  // backward buffers: read once, at the end
+    if (!final) return false;
+    for (std::size_t r : w.rings) {
+      PK_ASSIGN(bool got, read_backward(r, *ring_sinks_[r]));
+      wrote |= got;
+    }
+  }
+  for (std::size_t r : opts_.overwrite ? std::vector<std::size_t>{} : w.rings) {
     SplitBytes data = rings_[r].pending();
     if (data.size() == 0) continue;
     if (!final && data.size() < opts_.mmap_flush) continue;
@@ -517,6 +532,7 @@ Status Recorder::run_parallel(RecordSink& sink, const RunControl& rc,
   } fds{stop_fd, fail_fd};
   if (stop_fd < 0 || fail_fd < 0) return make_error("eventfd: {}", std::strerror(errno));
   std::atomic<bool> stopping{false};
+  since_.assign(rings_.size(), 0);
   std::vector<Worker> workers(masks_.size());
   for (std::size_t i = 0; i < masks_.size(); ++i) {
     workers[i].affinity = masks_[i].affinity;

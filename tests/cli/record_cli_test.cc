@@ -88,16 +88,17 @@ TEST_F(RecordCliTest, SystemWide) {
 
 // --threads: a perf.data directory, `data` with the header and side-band,
 // data.N with cpu N's buffer (perf's layout), read by perf's report and
-// script as by perfkit's; -z compresses each file apart; user masks; perf's
-// refusals, leaving nothing behind.
+// script as by perfkit's; -z compresses each file apart; user masks;
+// --overwrite's buffers read at the end; perf's refusals, leaving nothing
+// behind.
 TEST_F(RecordCliTest, ThreadsWriteADirectoryAsPerf) {
   const std::string busy =
       " -a -g -- sh -c " + sh(loop() + " 100 & " + workload("clockloop") + " 100; wait");
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  for (const char* opts : {"--threads", "--threads=1/1:0/0 -z"}) {
+  int made = 0;
+  for (const char* opts : {"--threads", "--threads=1/1:0/0 -z", "--threads=core --overwrite"}) {
     if (cpus < 2 && std::string(opts).find("1/1") != std::string::npos) continue;
-    const std::string name =
-        std::string(opts).find("-z") == std::string::npos ? "t.data" : "tz.data";
+    const std::string name = "t" + std::to_string(made++) + ".data";
     record_and_check(name, std::string(opts) + busy, false, "comm");
     const std::string d = dir_.path(name);
     for (long n = 0; n < cpus; ++n)

@@ -115,7 +115,9 @@ Status Recorder::open_event(std::size_t index, std::vector<std::string>& message
     }
     std::string note;
     if (fallback_to_cpu_clock(e.attr, errnum)) {
-      if (!opts_.quiet) messages.push_back(fmt::format("Warning:\n{}", kCyclesFallbackNote));
+      // (perf says so only with -v)
+      if (!opts_.quiet && opts_.verbose > 0)
+        messages.push_back(fmt::format("Warning:\n{}", kCyclesFallbackNote));
       e.name = default_event_name(e.attr);
       e.default_name = true;
       e.precise_max = false;

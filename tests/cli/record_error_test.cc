@@ -99,12 +99,19 @@ TEST_F(RecordErrorTest, HardwareEventMissingHereIsEnoent) {
   if (probe.status == 0) GTEST_SKIP() << "this machine has a hardware PMU";
   expect_error(probe, "cannot open event 'instructions'");
   EXPECT_NE(probe.err.find("not supported on this machine"), std::string::npos) << probe.err;
-  // The default event falls back to cpu-clock with perf's note.
-  auto d = record("-- " + loop() + " 1");
-  EXPECT_EQ(d.status, 0) << d.err;
-  EXPECT_NE(d.err.find("The cycles event is not supported, trying to fall back to cpu-clock-ticks"),
-            std::string::npos)
-      << d.err;
+  // The default event falls back to cpu-clock, saying so with -v only, as
+  // perf (which is asked too).
+  const std::string note =
+      "The cycles event is not supported, trying to fall back to cpu-clock-ticks";
+  for (const char* v : {"", "-v "}) {
+    auto d = record(std::string(v) + "-- " + loop() + " 1");
+    EXPECT_EQ(d.status, 0) << d.err;
+    auto p = run("perf record " + std::string(v) + "-o " + sh(dir_.path("p.data")) + " -- " +
+                 sh(loop()) + " 1");
+    EXPECT_EQ(p.status, 0) << p.err;
+    EXPECT_EQ(d.err.find(note) != std::string::npos, p.err.find(note) != std::string::npos)
+        << v << "\nperfkit: " << d.err << "\nperf: " << p.err;
+  }
 }
 
 TEST_F(RecordErrorTest, UnprivilegedUserGetsParanoidAdvice) {

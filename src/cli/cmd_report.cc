@@ -586,17 +586,9 @@ int cmd_report(int argc, char** argv) {
   }
   if (auto st = decode_itrace(a, itrace, peek, s, input, tty_err, opts); !st)
     return fail("report", st.error());
-  if (a.stitch_lbr) {
-    bool lbr = false;
-    for (const auto& ev : s.reader().events().events())
-      lbr |= (ev.attr.branch_sample_type & abi::kBranchCallStack) != 0;
-    // perf stitches LBR call stacks across samples; perfkit does not (yet)
-    if (lbr)
-      return fail("report", make_error("--stitch-lbr: stitching LBR call stacks is not supported"));
-    fmt::print(stderr,
-               "Warning:\nCan't find LBR callchain. Switch off --stitch-lbr.\nPlease apply "
-               "--call-graph lbr when recording.\n");
-  }
+  if (a.stitch_lbr)
+    if (auto st = check_stitch_lbr(s.reader().events(), "Warning:\n"); !st)
+      return fail("report", st.error());
   if (a.tasks || a.mmaps) {
     auto st = print_tasks(a, s);
     return st ? 0 : fail("report", st.error().with_context(s.reader().name()));

@@ -6,7 +6,6 @@
 
 #include <charconv>
 
-#include "abi/perf_event.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
@@ -282,17 +281,8 @@ int cmd_script(int argc, char** argv) {
   auto session = session::Session::open(input, so);
   if (!session) return fail("script", session.error());
   auto& s = **session;
-  if (a.stitch_lbr) {
-    bool lbr = false;
-    for (const auto& ev : s.reader().events().events())
-      lbr |= (ev.attr.branch_sample_type & abi::kBranchCallStack) != 0;
-    // perf stitches LBR call stacks across samples; perfkit does not (yet)
-    if (lbr)
-      return fail("script", make_error("--stitch-lbr: stitching LBR call stacks is not supported"));
-    fmt::print(stderr,
-               "Can't find LBR callchain. Switch off --stitch-lbr.\n"
-               "Please apply --call-graph lbr when recording.\n");
-  }
+  if (a.stitch_lbr)
+    if (auto st = check_stitch_lbr(s.reader().events(), ""); !st) return fail("script", st.error());
   if (a.header || a.header_only) {
     dump::HeaderPrintOptions ho;
     ho.full = a.show_info;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "abi/perf_event.h"
+
 namespace perfkit::cli {
 
 namespace {
@@ -121,6 +123,19 @@ unsigned jobs_to_use(unsigned jobs) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+Status check_stitch_lbr(const perfdata::EventSet& events, std::string_view prefix) {
+  bool lbr = false;
+  for (const auto& ev : events.events())
+    lbr |= (ev.attr.branch_sample_type & abi::kBranchCallStack) != 0;
+  // perf stitches LBR call stacks across samples; perfkit does not (yet)
+  if (lbr) return make_error("--stitch-lbr: stitching LBR call stacks is not supported");
+  fmt::print(stderr,
+             "{}Can't find LBR callchain. Switch off --stitch-lbr.\n"
+             "Please apply --call-graph lbr when recording.\n",
+             prefix);
+  return ok();
 }
 
 }  // namespace perfkit::cli

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/text.h"
+#include "perfdata/event_set.h"
 #include "session/event_switch.h"
 #include "symbol/symbolizer.h"
 
@@ -28,6 +29,11 @@ inline constexpr int kUsageExit = 129;
 //   program's name or "--" must be known;
 // - any other bad option or value: a one-line error, 1.
 bool parse_options(CLI::App& app, int argc, char** argv, int& exit_code);
+
+// --stitch-lbr (report, script): perf's warning on stderr, after `prefix`
+// (report's "Warning:\n"), when no event has LBR call stacks; an error when
+// one has (stitching them is not built).
+Status check_stitch_lbr(const perfdata::EventSet& events, std::string_view prefix);
 
 // The unknown option among `args` (what CLI11 left unparsed), as perf's error
 // names it: "option `NAME'" for a long one (with its "=VALUE"), "switch `C'"

@@ -41,27 +41,25 @@ Expected<std::unique_ptr<Reader>> Reader::open(const std::string& path, ReaderOp
   if (path == "-") return open_fd(STDIN_FILENO, "<stdin>", std::move(opts));
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return open_dir(path, std::move(opts));
-  PK_ASSIGN(MappedFile file, MappedFile::open(path));
-  std::unique_ptr<Reader> r(new Reader(path, std::move(opts)));
-  r->file_ = std::move(file);
+  return open_mapped(path, path, std::move(opts));
+}
+
+Expected<std::unique_ptr<Reader>> Reader::open_mapped(const std::string& file, std::string name,
+                                                      ReaderOptions opts) {
+  PK_ASSIGN(MappedFile mapped, MappedFile::open(file));
+  std::unique_ptr<Reader> r(new Reader(std::move(name), std::move(opts)));
+  r->file_ = std::move(mapped);
   r->file_.advise_sequential();
   r->whole_ = r->file_.bytes();
   r->data_ = r->whole_;
   auto init = r->init_file();
-  if (!init) return std::move(init).error().with_context(path);
+  if (!init) return std::move(init).error().with_context(file);
   return r;
 }
 
 Expected<std::unique_ptr<Reader>> Reader::open_dir(const std::string& path, ReaderOptions opts) {
   const std::string main = path + "/data";
-  PK_ASSIGN(MappedFile file, MappedFile::open(main));
-  std::unique_ptr<Reader> r(new Reader(path, std::move(opts)));
-  r->file_ = std::move(file);
-  r->file_.advise_sequential();
-  r->whole_ = r->file_.bytes();
-  r->data_ = r->whole_;
-  auto init = r->init_file();
-  if (!init) return std::move(init).error().with_context(main);
+  PK_ASSIGN(auto r, open_mapped(main, path, std::move(opts)));
   if (r->header_.pipe) return make_error("{}: a pipe-mode perf.data in a directory", main);
   // Its DIR_FORMAT says whether the data.* files belong to it: without one
   // (or version 0) perf reads the `data` file alone.

@@ -138,6 +138,9 @@ class Reader {
 
   Reader(std::string name, ReaderOptions opts);
   static Expected<std::unique_ptr<Reader>> open_dir(const std::string& path, ReaderOptions opts);
+  // `file` mapped and its header read, the reader named `name`.
+  static Expected<std::unique_ptr<Reader>> open_mapped(const std::string& file, std::string name,
+                                                       ReaderOptions opts);
   Status open_parts(const std::string& dir, bool with_files);
   Expected<bool> next_in_dir(ReadRecord& out);
   void switch_part(std::size_t to);

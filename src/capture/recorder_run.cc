@@ -459,14 +459,13 @@ struct Recorder::Worker {
 
 Expected<bool> Recorder::drain(const Worker& w, bool final) {
   bool wrote = false;
-  if (opts_.overwrite) {  // backward buffers: read once, at the end
-    if (!final) return false;
-    for (std::size_t r : w.rings) {
+  for (std::size_t r : w.rings) {
+    if (opts_.overwrite) {  // backward buffers: read once, at the end
+      if (!final) return false;
       PK_ASSIGN(bool got, read_backward(r, *ring_sinks_[r]));
       wrote |= got;
+      continue;
     }
-  }
-  for (std::size_t r : opts_.overwrite ? std::vector<std::size_t>{} : w.rings) {
     SplitBytes data = rings_[r].pending();
     if (data.size() == 0) continue;
     if (!final && data.size() < opts_.mmap_flush) continue;

@@ -379,10 +379,10 @@ Expected<bool> Reader::next_raw(ReadRecord& out) {
   return true;
 }
 
-// perf's turns: a file reads until 2 MiB of its records are through (the
-// records of a COMPRESSED one included, as they come out of it before the
-// turn passes), then the next file that is not done; a file at its end is
-// done and passes the turn.
+// perf's turns: a file reads until 2 MiB of its records are through (a
+// COMPRESSED record counts its own size, and the records in it all come out
+// before the turn passes), then the next file that is not done; a file at
+// its end is done and passes the turn.
 Expected<bool> Reader::next_in_dir(ReadRecord& out) {
   while (parts_left_ > 0) {
     Part& cur = parts_[part_];

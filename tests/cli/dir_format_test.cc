@@ -143,6 +143,7 @@ TEST(DirFormat, DataFilesNeedTheVersionAndAreChecked) {
   auto alone = run(sh(perfkit_bin()) + " script -F period -i " + sh(dir));
   ASSERT_EQ(alone.status, 0) << alone.err;
   EXPECT_EQ(alone.out, single.out);
+  if (have_perf()) EXPECT_EQ(alone.out, run("perf script -F period -i " + sh(dir)).out);
 
   const std::string v1 = tmp.path("v1");
   write_dir(f, v1, 10);

@@ -79,6 +79,31 @@ TEST(GzipWriter, DeferredPiecesKeepTheirPlace) {
   EXPECT_TRUE(r.out == expected);
 }
 
+// Every level gunzips back, igzip's (1-3) and libdeflate's (above), on
+// text and on bytes that do not compress (stored blocks, near the bound).
+TEST(GzipMember, EveryLevelGunzipsBackCompressibleOrNot) {
+  test::TempDir tmp;
+  std::string text, noise;
+  for (int i = 0; i < 50000; ++i) text += "frame_" + std::to_string(i % 97) + ";";
+  std::uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 300000; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
+    noise += static_cast<char>(x >> 56);
+  }
+  for (int level : {1, 2, 3, 6}) {
+    for (const std::string* input : {&text, &noise}) {
+      auto member = gzip_member(*input, level);
+      ASSERT_TRUE(member.has_value()) << level;
+      const std::string path = tmp.path("m" + std::to_string(level) + ".gz");
+      test::write_file(path, *member);
+      auto r = test::run("gunzip -c " + test::sh(path));
+      ASSERT_EQ(r.status, 0) << r.err;
+      EXPECT_TRUE(r.out == *input) << "level " << level << ", " << input->size() << " bytes";
+      if (input == &text) EXPECT_LT(member->size(), input->size() / 4) << level;
+    }
+  }
+}
+
 TEST(GzipWriter, EmptyInputIsAnEmptyGzipFile) {
   test::TempDir tmp;
   compress("", 1 << 20, 2, tmp.path("empty.gz"));

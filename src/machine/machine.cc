@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <unordered_set>
 
 #include "abi/perf_event.h"
 #include "base/mapped_file.h"
@@ -223,6 +224,7 @@ void Machine::kernel_mmap(std::uint64_t start, std::uint64_t len, std::uint64_t 
   }
   if (bid && m.dso) m.dso->build_id = *bid;
   kernel_maps_.insert(m);
+  if (keep_history_) kernel_maps_.remember({m, time_, intern(filename)});
 }
 
 Status Machine::apply_mmap(const record::RecordView& r, std::uint64_t start, std::uint64_t len,
@@ -252,10 +254,24 @@ Status Machine::apply_mmap(const record::RecordView& r, std::uint64_t start, std
   if (bid && !bid->empty()) m.dso->build_id = *bid;
   if (!m.dso->ino) m.dso->ino = m.ino;
   t.maps->insert(m);
+  if (keep_history_) t.maps->remember({m, time_, intern(filename)});
   return ok();
 }
 
-Status Machine::apply(const record::RecordView& r) {
+std::vector<std::pair<std::int32_t, const MapSet*>> Machine::address_spaces() const {
+  std::vector<std::pair<std::int32_t, const MapSet*>> out;
+  std::unordered_set<const MapSet*> seen;
+  auto add = [&](const Thread& t) {
+    if (t.pid >= 0 && t.maps && seen.insert(t.maps.get()).second)
+      out.emplace_back(t.pid, t.maps.get());
+  };
+  for (const auto& t : retired_) add(*t);
+  for (const Thread* t : threads()) add(*t);
+  return out;
+}
+
+Status Machine::apply(const record::RecordView& r, std::uint64_t time) {
+  time_ = time;
   switch (r.type) {
     case kRecordMmap:
     case kRecordMmap2:

@@ -67,6 +67,14 @@ struct Map {
   std::uint64_t unmap_ip(std::uint64_t rip) const { return identity ? rip : rip + start - pgoff; }
 };
 
+// A map as its MMAP record made it, when the machine keeps its maps'
+// history (Machine::keep_history).
+struct MapEvent {
+  Map map;
+  std::uint64_t time = 0;             // the record's perf time (0: none)
+  const std::string* name = nullptr;  // the file name recorded (interned)
+};
+
 // Maps sorted by start; a new map cuts what it overlaps, as perf's
 // maps__fixup_overlappings does.
 class MapSet {
@@ -75,9 +83,17 @@ class MapSet {
   const Map* find(std::uint64_t addr) const;
   const std::vector<Map>& maps() const { return maps_; }
   std::vector<Map>& mutable_maps() { return maps_; }
+  // The time-versioned view: every map an MMAP made in this address space,
+  // in the order applied, with its time (a process forked from another
+  // starts with its parent's). What covered an address at time T is the
+  // last of them that covers it and is not later than T: a trace decoded
+  // after the fact (Intel PT) sees the code of its own moment.
+  const std::vector<MapEvent>& history() const { return history_; }
+  void remember(const MapEvent& e) { history_.push_back(e); }
 
  private:
   std::vector<Map> maps_;
+  std::vector<MapEvent> history_;
 };
 
 struct Thread {
@@ -116,7 +132,18 @@ class Machine {
   void prefetch_kernel_symbols();
   // Applies a side-band record (ignores types it does not track).
   // Errors: a record whose fixed fields run past its end.
-  Status apply(const record::RecordView& r);
+  Status apply(const record::RecordView& r) { return apply(r, 0); }
+  // The same for a record taken at perf time `time` (0: unknown), the time
+  // its maps take in the history.
+  Status apply(const record::RecordView& r, std::uint64_t time);
+  // From now on every MMAP's map is also kept in its MapSet's history
+  // (the kernel's in kernel_maps()'), for decoders that need the maps of
+  // an earlier time. Off by default: report and script need only the
+  // current maps.
+  void keep_history() { keep_history_ = true; }
+  // Each process's maps (pid >= 0), once per address space, the threads
+  // that left the table (a reused pid) first.
+  std::vector<std::pair<std::int32_t, const MapSet*>> address_spaces() const;
 
   Thread& findnew_thread(std::int32_t pid, std::int32_t tid);
   // The threads in the table (not those a FORK replaced), by tid.
@@ -183,6 +210,8 @@ class Machine {
   std::unordered_map<const std::string*, const std::string*> renamed_;
   MapSet kernel_maps_;
   Dso* kernel_dso_ = nullptr;
+  bool keep_history_ = false;
+  std::uint64_t time_ = 0;  // of the record being applied
   // resolve()'s recent answers, direct-mapped by address space and address.
   // Any change to maps or threads starts a new generation, which voids them
   // all: a Location points into its MapSet.

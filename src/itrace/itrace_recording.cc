@@ -10,9 +10,11 @@
 
 #include "abi/perf_event.h"
 #include "elf/vdso.h"
+#include "machine/machine.h"
 #include "perfdata/record_stream.h"
 #include "record/records.h"
 #include "record/sample.h"
+#include "symbol/symbolizer.h"
 
 namespace perfkit::itrace {
 
@@ -21,13 +23,17 @@ namespace {
 class Builder {
  public:
   Builder(perfdata::Reader& reader, const ItraceDecodeOptions& opts, PtRecording& out)
-      : reader_(reader), opts_(opts), out_(out) {}
+      : reader_(reader), opts_(opts), out_(out), symbolizer_({}), machine_(symbolizer_) {
+    machine_.keep_history();
+  }
 
   Status read();
 
  private:
   std::uint64_t tsc_of(const record::RecordView& v) const {
-    std::uint64_t t = perfdata::record_timestamp(reader_.events(), v);
+    return tsc_of_time(perfdata::record_timestamp(reader_.events(), v));
+  }
+  std::uint64_t tsc_of_time(std::uint64_t t) const {
     if (!t || t == perfdata::kNoTimestamp || !out_.cfg.time_mult) return 0;
     return out_.cfg.perf_time_to_tsc(t);
   }
@@ -40,9 +46,28 @@ class Builder {
     if (opts_.warn && warned_.insert(m).second) opts_.warn(m);
   }
   const intelpt::Image* image(const std::string& path);
-  void add_mapping(std::int32_t pid, std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
-                   std::string_view name, std::uint64_t tsc);
-  void fork_space(std::int32_t parent, std::int32_t child);
+  const intelpt::Image* kernel_image(std::string_view name) {
+    return image("[kernel] " + std::string(name));
+  }
+  void note_mapping(std::int32_t pid, std::string_view name);
+  // A kernel map, as machine::Machine takes it (a guest kernel's too).
+  static bool kernel_mode(const record::RecordView& v) {
+    return v.cpumode() == abi::kMiscKernel || v.cpumode() == abi::kMiscGuestKernel;
+  }
+  // The records the machine takes (maps, threads, forks), kept to be
+  // applied in time order once read: the records come in the file's order,
+  // where a child's maps may precede its FORK.
+  static bool machine_record(std::uint32_t type) {
+    return type == abi::kRecordMmap || type == abi::kRecordMmap2 || type == abi::kRecordComm ||
+           type == abi::kRecordFork || type == abi::kRecordExit;
+  }
+  struct SideBand {
+    std::uint64_t time;
+    record::RecordView view;  // its bytes: `bytes`
+    std::vector<std::uint8_t> bytes;
+  };
+  Status apply_side_band();
+  void build_spaces();
   Status record(const perfdata::ReadRecord& rec);
   Status auxtrace(const perfdata::ReadRecord& rec);
   Status sample(const record::RecordView& v);
@@ -54,12 +79,14 @@ class Builder {
   PtRecording& out_;
   bool have_info_ = false;
   std::map<std::uint32_t, std::size_t> queue_of_idx_;
-  // A process's address space, made with the kernel's maps in it.
-  intelpt::AddressSpace& space(std::int32_t pid);
-
+  // The maps, threads and forks as report and script see them (no symbols
+  // are ever loaded: the symbolizer only waits), with their history kept:
+  // a queue's code at a time is the machine's map of that time.
+  symbol::Symbolizer symbolizer_;
+  machine::Machine machine_;
   std::unordered_map<std::string, const intelpt::Image*> by_path_;
-  std::vector<intelpt::Mapping> kernel_;  // the kernel's and modules' maps
-  std::set<std::int32_t> typed_;          // processes with a readable DSO mapped
+  std::set<std::int32_t> typed_;  // processes with a readable DSO mapped
+  std::vector<SideBand> side_band_;
   const intelpt::Image* vdso_ = nullptr;
   bool vdso_tried_ = false;
   std::set<std::string> warned_;
@@ -168,53 +195,64 @@ const intelpt::Image* Builder::image(const std::string& path) {
   return img;
 }
 
-intelpt::AddressSpace& Builder::space(std::int32_t pid) {
-  auto [it, fresh] = out_.spaces.try_emplace(pid);
-  if (fresh)
-    for (const auto& k : kernel_) it->second.add(k);
-  return it->second;
-}
-
-// A new process starts with its parent's maps (perf's thread__fork clones
-// them): a child that does not exec runs the parent's code.
-void Builder::fork_space(std::int32_t parent, std::int32_t child) {
-  auto it = out_.spaces.find(parent);
-  if (it == out_.spaces.end() || parent == child) return;
-  const std::vector<intelpt::Mapping> maps = it->second.mappings();  // space() may rehash
-  intelpt::AddressSpace& to = space(child);
-  for (const intelpt::Mapping& m : maps)
-    if (m.start < (1ULL << 63)) to.add(m);  // the kernel's are in every space already
-  if (typed_.count(parent)) typed_.insert(child);
-}
-
-void Builder::add_mapping(std::int32_t pid, std::uint64_t start, std::uint64_t len,
-                          std::uint64_t pgoff, std::string_view name, std::uint64_t tsc) {
-  const bool kernel = pid < 0;
-  // The kernel's code is not read (no kcore): its maps only tell kernel
-  // addresses from unmapped ones.
-  const intelpt::Image* img =
-      kernel ? image("[kernel] " + std::string(name)) : image(std::string(name));
-  intelpt::Mapping m;
-  m.start = start;
-  m.end = start + len;
-  m.pgoff = name == "[vdso]" ? 0 : pgoff;
-  m.image = img;
-  m.time = tsc;
-  if (!kernel) {
-    if (!typed_.count(pid)) {
-      if (img->bytes().empty())
-        out_.unreadable[img->id()] = 1;
-      else
-        typed_.insert(pid);
-    }
-    space(pid).add(m);
+// What an MMAP tells before the maps are built: its image, read now (in
+// the records' order, so that warnings come as perf's do), and whether its
+// process has readable code (perf's decoder reports an unreadable image of a
+// process that has none).
+void Builder::note_mapping(std::int32_t pid, std::string_view name) {
+  if (pid < 0) {
+    // The kernel's code is not read (no kcore): its maps only tell kernel
+    // addresses from unmapped ones.
+    const intelpt::Image* img = kernel_image(name);
+    if (img->bytes().empty()) out_.unreadable[img->id()] = 1;
     return;
   }
-  if (img->bytes().empty()) out_.unreadable[img->id()] = 1;
-  // Every process sees the kernel's maps.
-  kernel_.push_back(m);
-  out_.kernel_space.add(m);
-  for (auto& [p, sp] : out_.spaces) sp.add(m);
+  const intelpt::Image* img = image(std::string(name));
+  if (typed_.count(pid)) return;
+  if (img->bytes().empty())
+    out_.unreadable[img->id()] = 1;
+  else
+    typed_.insert(pid);
+}
+
+// The side-band records into the machine in time order (the file's order
+// among equal times), as report's session applies them.
+Status Builder::apply_side_band() {
+  std::stable_sort(side_band_.begin(), side_band_.end(),
+                   [](const SideBand& a, const SideBand& b) { return a.time < b.time; });
+  for (SideBand& r : side_band_) {
+    r.view.bytes = Bytes(r.bytes.data(), r.bytes.size());
+    PK_TRY(machine_.apply(r.view, r.time));
+  }
+  side_band_ = {};
+  return ok();
+}
+
+// The decoder's address spaces from the machine's map history: every
+// process's executable maps with their times, after the kernel's, which
+// every process sees (and a thread of no process sees alone).
+void Builder::build_spaces() {
+  auto mapping = [&](const machine::MapEvent& e, const intelpt::Image* img) {
+    intelpt::Mapping m;
+    m.start = e.map.start;
+    m.end = e.map.end;
+    m.pgoff = *e.name == "[vdso]" ? 0 : e.map.pgoff;
+    m.image = img;
+    m.time = tsc_of_time(e.time);
+    return m;
+  };
+  std::vector<intelpt::Mapping> kernel;
+  for (const machine::MapEvent& e : machine_.kernel_maps().history())
+    kernel.push_back(mapping(e, kernel_image(*e.name)));
+  for (const intelpt::Mapping& m : kernel) out_.kernel_space.add(m);
+  for (const auto& [pid, maps] : machine_.address_spaces()) {
+    if (maps->history().empty()) continue;
+    intelpt::AddressSpace& space = out_.spaces[pid];
+    if (space.empty())
+      for (const intelpt::Mapping& m : kernel) space.add(m);
+    for (const machine::MapEvent& e : maps->history())
+      if (e.map.prot & PROT_EXEC) space.add(mapping(e, image(*e.name)));
+  }
 }
 
 Status Builder::auxtrace(const perfdata::ReadRecord& rec) {
@@ -240,8 +278,14 @@ Status Builder::auxtrace(const perfdata::ReadRecord& rec) {
 
 Status Builder::record(const perfdata::ReadRecord& rec) {
   const record::RecordView& v = rec.view;
-  if (v.type < abi::kRecordUserTypeStart)
-    if (const std::uint64_t tsc = tsc_of(v)) out_.event_tsc.push_back(tsc);
+  if (v.type < abi::kRecordUserTypeStart) {
+    const std::uint64_t time = perfdata::record_timestamp(reader_.events(), v);
+    if (const std::uint64_t tsc = tsc_of_time(time)) out_.event_tsc.push_back(tsc);
+    // (One without a time goes first, as perf delivers it at once.)
+    if (machine_record(v.type))
+      side_band_.push_back(
+          {time == perfdata::kNoTimestamp ? 0 : time, v, {v.bytes.begin(), v.bytes.end()}});
+  }
   switch (v.type) {
     case abi::kRecordAuxtraceInfo: {
       PK_ASSIGN(auto info, record::parse_auxtrace_info(v));
@@ -254,15 +298,13 @@ Status Builder::record(const perfdata::ReadRecord& rec) {
     case abi::kRecordMmap: {
       PK_ASSIGN(auto m, record::parse_mmap(v));
       if (v.misc & abi::kMiscMmapData) return ok();
-      add_mapping(v.cpumode() == abi::kMiscKernel ? -1 : static_cast<std::int32_t>(m.pid), m.start,
-                  m.len, m.pgoff, m.filename, tsc_of(v));
+      note_mapping(kernel_mode(v) ? -1 : static_cast<std::int32_t>(m.pid), m.filename);
       return ok();
     }
     case abi::kRecordMmap2: {
       PK_ASSIGN(auto m, record::parse_mmap2(v));
       if (!(m.prot & PROT_EXEC)) return ok();
-      add_mapping(v.cpumode() == abi::kMiscKernel ? -1 : static_cast<std::int32_t>(m.pid), m.start,
-                  m.len, m.pgoff, m.filename, tsc_of(v));
+      note_mapping(kernel_mode(v) ? -1 : static_cast<std::int32_t>(m.pid), m.filename);
       return ok();
     }
     case abi::kRecordComm: {
@@ -273,8 +315,9 @@ Status Builder::record(const perfdata::ReadRecord& rec) {
     case abi::kRecordFork: {
       PK_ASSIGN(auto t, record::parse_task(v));
       out_.pid_of_tid[static_cast<std::int32_t>(t.tid)] = static_cast<std::int32_t>(t.pid);
-      if (t.pid != t.ppid)
-        fork_space(static_cast<std::int32_t>(t.ppid), static_cast<std::int32_t>(t.pid));
+      // The child has its parent's code until it maps its own.
+      if (t.pid != t.ppid && typed_.count(static_cast<std::int32_t>(t.ppid)))
+        typed_.insert(static_cast<std::int32_t>(t.pid));
       return ok();
     }
     case abi::kRecordItraceStart: {
@@ -316,6 +359,8 @@ Status Builder::read() {
       reader_, so, [&](const perfdata::ReadRecord& rec, std::uint64_t) { return record(rec); }));
   if (!have_info_)
     return make_error("no Intel PT data: there is no AUXTRACE_INFO of type intel_pt");
+  PK_TRY(apply_side_band());
+  build_spaces();
   for (const auto& e : reader_.events().events())
     if (e.attr.type == out_.cfg.pmu_type) {
       out_.cfg.config = e.attr.config;

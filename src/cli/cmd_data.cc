@@ -45,7 +45,13 @@ struct ConvertArgs {
 // The index of the event named `name` ("" for the first).
 Expected<std::size_t> event_index(const profile::Profile& p, const std::string& name) {
   if (p.events.empty()) return make_error("the recording has no samples");
-  if (name.empty()) return std::size_t{0};
+  if (name.empty()) {
+    // The first event with samples: an Intel PT recording's first is the
+    // trace's own (intel_pt//), and its samples are --itrace's events.
+    for (std::size_t i = 0; i < p.events.size(); ++i)
+      if (p.events[i].samples) return i;
+    return std::size_t{0};
+  }
   for (std::size_t i = 0; i < p.events.size(); ++i)
     if (p.strings.at(p.events[i].name) == name) return i;
   std::string known;
@@ -91,7 +97,7 @@ Status write_folded(const ConvertArgs& a, const profile::Profile& p) {
   fo.weight_period = a.folded_weight == "period";
   if (p.events.size() > 1 && a.event.empty() && !a.profile.quiet)
     fmt::print(stderr, "folding the samples of '{}' (-e names another of the {} events)\n",
-               p.strings.at(p.events[0].name), p.events.size());
+               p.strings.at(p.events[fo.event].name), p.events.size());
   return write_output(a.to_folded, [&](FdWriter& w) { return exports::write_folded(p, fo, w); });
 }
 

@@ -167,12 +167,15 @@ std::unordered_map<std::string, std::uint64_t> fold_event(const profile::Profile
   names.include_comm = o.include_comm;
   names.annotate_kernel = o.annotate_kernel;
   Folder folder(p, names);
+  // As stackcollapse (perf's and FlameGraph's): an event without call
+  // chains folds to the process alone (e.g. Intel PT's --itrace without g).
+  const bool chains = o.event < p.events.size() && p.events[o.event].callchains;
   for (const profile::Thread& t : p.threads) {
     Index comm = kNone, prefix = kNone;
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (t.event[i] != o.event) continue;
       if (t.comm[i] != comm) prefix = folder.prefix(comm_prefix(p, t, comm = t.comm[i], names));
-      folder.add(prefix, t.stack[i], o.weight_period ? t.weight[i] : 1);
+      folder.add(prefix, chains ? t.stack[i] : kNone, o.weight_period ? t.weight[i] : 1);
     }
   }
   return folder.lines();

@@ -3,7 +3,9 @@
 // - write_stackcollapse: exactly what perf's stackcollapse.py prints
 //   (`perf script report stackcollapse`), every event's samples counted;
 // - write_folded: FlameGraph's input (stackcollapse-perf.pl's conventions)
-//   for one event, weighted by samples or by period.
+//   for one event, weighted by samples or by period: for an event with call
+//   chains the same lines as stackcollapse.py's of that event alone, and as
+//   both of them a sample without a chain folds to its process alone.
 // (The module is export/; `export` being a keyword, its namespace is exports.)
 #pragma once
 

@@ -178,8 +178,8 @@ TEST(DataConvert, KernelSymbolsLoadingLateGiveTheSameFiles) {
       ASSERT_EQ(at_once.status, 0) << at_once.err;
       ASSERT_EQ(late.status, 0) << late.err;
       const std::string a = read_file(dir.path("a")), b = read_file(dir.path("b"));
-      // (multi.data has no call chains: its folded file can be a few lines)
-      EXPECT_GT(a.size(), 16u) << fixture << " " << to;
+      // (multi.data has no call chains: its folded file is a line a process)
+      EXPECT_GT(a.size(), 8u) << fixture << " " << to;
       EXPECT_TRUE(a == b) << fixture << " " << to;
     }
     const std::string report =

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "export/browser.h"
+#include "export/export_compare.h"
 #include "support/test_support.h"
 
 namespace perfkit::test {
@@ -60,6 +61,29 @@ TEST(ChromeTrace, SlicesNestAndSwitchesMatchPerf) {
     ++checked;
   }
   EXPECT_EQ(checked, 6);
+}
+
+// An Intel PT recording: the samples --itrace makes become each thread's
+// slices, nested, under the synthesized event's name.
+TEST(ChromeTrace, IntelPtItraceSamplesNest) {
+  PK_SKIP_WITHOUT_PERF();
+  TempDir tmp;
+  const std::string pt = pt_recording(tmp.dir());
+  ASSERT_FALSE(HasFailure());
+  const std::string out = tmp.path("pt.json");
+  auto conv = run(perfkit_bin() + " data convert -i " + sh(pt) + " " + kPtItrace + " --to-chrome " +
+                  sh(out) + " 2>&1");
+  ASSERT_EQ(conv.status, 0) << conv.out;
+  auto r = run("python3 " + sh(checker()) + " " + sh(out) + " 2>&1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::istringstream in(r.out);
+  int threads = 0, slices = 0;
+  in >> threads >> slices;
+  EXPECT_GE(threads, 1);
+  EXPECT_GT(slices, threads);
+  const ReportTotals perf = report_totals(pt, kPtItrace, "perf");
+  ASSERT_EQ(perf.size(), 1u);
+  EXPECT_NE(read_file(out).find("\"event\":\"" + perf.begin()->first + "\""), std::string::npos);
 }
 
 TEST(ChromeTrace, SpeedscopeImportsIt) {

@@ -8,6 +8,14 @@
 
 namespace perfkit::test {
 
+std::string pt_recording(const std::string& dir) {
+  const std::string pt = dir + "/pt.data";
+  auto rec = run(perfkit_bin() + " pt-synth -o " + sh(pt) + " -- " +
+                 sh(std::string(PERFKIT_PT_WORKLOAD_DIR) + "/ptflow-static") + " 5 2>&1");
+  EXPECT_EQ(rec.status, 0) << rec.out;
+  return pt;
+}
+
 ReportTotals report_totals(const std::string& file, const std::string& extra,
                            const std::string& binary) {
   auto r = run((binary.empty() ? perfkit_bin() : binary) + " report --stdio -i " + sh(file) +

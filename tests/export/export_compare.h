@@ -21,6 +21,12 @@ using ReportTotals = std::map<std::string, std::map<std::string, SymbolTotals>>;
 ReportTotals report_totals(const std::string& file, const std::string& extra = "",
                            const std::string& binary = "");
 
+// A pt-synth Intel PT recording of the PT tests' ptflow-static workload,
+// written in `dir` (its path; the test fails when pt-synth does).
+std::string pt_recording(const std::string& dir);
+// The --itrace options the export tests decode it with.
+inline constexpr const char* kPtItrace = "--itrace=i1000i";
+
 // The sums over the symbols of one event.
 SymbolTotals event_totals(const std::map<std::string, SymbolTotals>& symbols);
 

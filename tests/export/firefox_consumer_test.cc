@@ -57,13 +57,14 @@ TEST(FirefoxExport, ProfilerCliFunctionsEqualReport) {
   // Recordings of one command: perf report's --tid keeps more samples than
   // perf script's (and the profile's) on -a recordings (syswide_g: 1825
   // against 1698 for the busiest thread), so those are left out here.
-  for (std::string name : {"fp.data", "dwarf.data", "multi.data", "switch.data"}) {
-    PK_FIXTURE_OR_SKIP(f, name);
-    const std::string event = name == "multi.data" ? "page-faults" : "";
+  // `f` converted with `extra` (an Intel PT recording's --itrace): the
+  // busiest thread's functions against `binary`'s report of that thread.
+  auto check_file = [&](const std::string& name, const std::string& f, const std::string& event,
+                        const std::string& extra, const std::string& binary) {
     // One file gzipped (OUT ending in .gz), as the profiler also takes them.
     const std::string out = tmp.path(name + (name == "switch.data" ? ".json.gz" : ".json"));
-    auto conv = run(perfkit_bin() + " data convert --no-inline -i " + sh(f) + " --to-firefox " +
-                    sh(out) + (event.empty() ? "" : " -e " + event) + " 2>&1");
+    auto conv = run(perfkit_bin() + " data convert --no-inline -i " + sh(f) + " " + extra +
+                    " --to-firefox " + sh(out) + (event.empty() ? "" : " -e " + event) + " 2>&1");
     ASSERT_EQ(conv.status, 0) << name << conv.out;
     ProfilerCli pq(node, cli, tmp);
     auto load = pq("load " + sh(out));
@@ -76,7 +77,7 @@ TEST(FirefoxExport, ProfilerCliFunctionsEqualReport) {
     std::istringstream list(
         json_lines(threads.out, "for t in d[\"threads\"]: print(t[\"tid\"], t[\"threadHandle\"])"));
     for (std::string t, h; list >> t >> h;) {
-      const ReportTotals one = report_totals(f, "--tid " + t);
+      const ReportTotals one = report_totals(f, extra + " --tid " + t, binary);
       const std::string ev = event.empty() ? one.begin()->first : event;
       if (!one.count(ev)) continue;
       const std::uint64_t period = event_totals(one.at(ev)).period;
@@ -93,7 +94,7 @@ TEST(FirefoxExport, ProfilerCliFunctionsEqualReport) {
         "for f in d[\"functions\"]: print(f[\"name\"] + \"\\t\" + repr(f[\"selfSamples\"]))"));
     for (std::string line; std::getline(rows, line);)
       self[line.substr(0, line.find('\t'))] += std::stod(line.substr(line.find('\t') + 1));
-    const ReportTotals mine = report_totals(f, "--tid " + tid);
+    const ReportTotals mine = report_totals(f, extra + " --tid " + tid, binary);
     const std::string ev = event.empty() ? mine.begin()->first : event;
     const bool clock = ev.rfind("cpu-clock", 0) == 0 || ev.rfind("task-clock", 0) == 0;
     for (const auto& [sym, t] : mine.at(ev)) {
@@ -102,7 +103,13 @@ TEST(FirefoxExport, ProfilerCliFunctionsEqualReport) {
           << name << " tid " << tid << " " << sym;
       ++compared;
     }
+  };
+  for (std::string name : {"fp.data", "dwarf.data", "multi.data", "switch.data"}) {
+    PK_FIXTURE_OR_SKIP(f, name);
+    check_file(name, f, name == "multi.data" ? "page-faults" : "", "", "");
   }
+  // Intel PT: the samples --itrace makes, against perf report's.
+  if (have_perf() || in_ci()) check_file("pt", pt_recording(tmp.dir()), "", kPtItrace, "perf");
   EXPECT_GT(compared, 10);
 }
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "export/browser.h"
+#include "export/export_compare.h"
 #include "support/test_support.h"
 
 namespace perfkit::test {
@@ -56,6 +57,35 @@ TEST(FlamegraphReport, JsonMatchesPerf) {
     ++compared;
   }
   EXPECT_EQ(compared, static_cast<int>(std::size(kFixtures)));
+}
+
+// An Intel PT recording decoded with --itrace (call chains too with g):
+// the folded stacks, perfkit's stackcollapse and its flamegraph.py JSON are
+// perf's.
+TEST(FlamegraphReport, IntelPtItraceAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  TempDir tmp;
+  const std::string pt = pt_recording(tmp.dir());
+  ASSERT_FALSE(HasFailure());
+  for (std::string itrace : {std::string(kPtItrace), std::string(kPtItrace) + "g"}) {
+    auto theirs = run("perf script report stackcollapse -i " + sh(pt) + " " + itrace + " 2>&1");
+    ASSERT_EQ(theirs.status, 0) << theirs.out;
+    ASSERT_GT(theirs.out.size(), 10u) << itrace;
+    auto folded =
+        run(perfkit_bin() + " data convert -q -i " + sh(pt) + " " + itrace + " --to-folded -");
+    EXPECT_EQ(folded.status, 0) << folded.err;
+    EXPECT_EQ(folded.out, theirs.out) << itrace;
+    auto ours = run(perfkit_bin() + " script report stackcollapse -i " + sh(pt) + " " + itrace);
+    EXPECT_EQ(ours.out, theirs.out) << itrace;
+    auto perf_json = run("cd " + sh(tmp.dir()) + " && perf script -i " + sh(pt) + " " + itrace +
+                         " -s /usr/lib/perf-core/scripts/python/flamegraph.py -- -f json -o " +
+                         sh(tmp.path("theirs.json")) + " 2>&1");
+    ASSERT_EQ(perf_json.status, 0) << perf_json.out;
+    auto our_json = run(perfkit_bin() + " script report flamegraph -i " + sh(pt) + " " + itrace +
+                        " -f json -o " + sh(tmp.path("ours.json")) + " 2>&1");
+    EXPECT_EQ(our_json.status, 0) << our_json.out;
+    EXPECT_EQ(read_file(tmp.path("ours.json")), read_file(tmp.path("theirs.json"))) << itrace;
+  }
 }
 
 TEST(FlamegraphReport, OptionsAsArgparse) {

@@ -134,11 +134,9 @@ TEST(PprofExport, IntelPtItraceSamplesAsPerfReport) {
   PK_SKIP_WITHOUT_PERF();
   PK_TOOL_OR_SKIP(go, "go");
   TempDir tmp;
-  const std::string pt = tmp.path("pt.data");
-  auto rec = run(perfkit_bin() + " pt-synth -o " + sh(pt) + " -- " +
-                 sh(std::string(PERFKIT_PT_WORKLOAD_DIR) + "/ptflow-static") + " 5 2>&1");
-  ASSERT_EQ(rec.status, 0) << rec.out;
-  const std::string itrace = "--itrace=i1000i";
+  const std::string pt = pt_recording(tmp.dir());
+  ASSERT_FALSE(HasFailure());
+  const std::string itrace = kPtItrace;
   const std::string out = tmp.path("pt.pb.gz");
   auto conv = run(perfkit_bin() + " data convert -i " + sh(pt) + " " + itrace + " --to-pprof " +
                   sh(out) + " 2>&1");

@@ -25,12 +25,13 @@ TEST(SpeedscopeExport, SchemaValidAndSelfWeightsEqualReport) {
   const std::string check =
       std::string(PERFKIT_SOURCE_DIR) + "/tests/consumers/speedscope_check.js";
   int compared = 0;
-  for (std::string name :
-       {"fp.data", "dwarf.data", "syswide_g.data", "multi.data", "tracepoint.data", "pipe.data"}) {
-    PK_FIXTURE_OR_SKIP(f, name);
+  // `f` converted with `extra` (an Intel PT recording's --itrace), its
+  // self weights against `binary`'s report with the same options.
+  auto check_file = [&](const std::string& name, const std::string& f, const std::string& extra,
+                        const std::string& binary) {
     const std::string out = tmp.path(name + ".speedscope.json");
-    auto conv = run(perfkit_bin() + " data convert --no-inline -i " + sh(f) + " --to-speedscope " +
-                    sh(out) + " 2>&1");
+    auto conv = run(perfkit_bin() + " data convert --no-inline -i " + sh(f) + " " + extra +
+                    " --to-speedscope " + sh(out) + " 2>&1");
     ASSERT_EQ(conv.status, 0) << name << ": " << conv.out;
     auto r = run("NODE_PATH=" + sh(std::string(PERFKIT_CONSUMERS_DIR) + "/node_modules") + " " +
                  sh(node) + " " + sh(check) + " " + sh(schema) + " " + sh(out));
@@ -41,7 +42,7 @@ TEST(SpeedscopeExport, SchemaValidAndSelfWeightsEqualReport) {
       const auto a = line.find('\t'), b = line.rfind('\t');
       self[line.substr(0, a)][line.substr(a + 1, b - a - 1)] += std::stoull(line.substr(b + 1));
     }
-    const ReportTotals report = report_totals(f);
+    const ReportTotals report = report_totals(f, extra, binary);
     ASSERT_FALSE(report.empty());
     for (const auto& [event, symbols] : report) {
       for (const auto& [sym, t] : symbols) {
@@ -51,7 +52,14 @@ TEST(SpeedscopeExport, SchemaValidAndSelfWeightsEqualReport) {
       for (const auto& [sym, w] : self[event])
         EXPECT_TRUE(symbols.count(sym)) << name << " " << event << " " << sym;
     }
+  };
+  for (std::string name :
+       {"fp.data", "dwarf.data", "syswide_g.data", "multi.data", "tracepoint.data", "pipe.data"}) {
+    PK_FIXTURE_OR_SKIP(f, name);
+    check_file(name, f, "", "");
   }
+  // Intel PT: the samples --itrace makes, against perf report's.
+  if (have_perf() || in_ci()) check_file("pt", pt_recording(tmp.dir()), kPtItrace, "perf");
   EXPECT_GT(compared, 20);
 }
 

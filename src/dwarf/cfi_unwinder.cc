@@ -87,6 +87,11 @@ bool UnwindTables::offset_to_vaddr(std::uint64_t offset, std::uint64_t& vaddr) c
   return false;
 }
 
+std::uint64_t UnwindTables::elf_base() const {
+  const auto& segs = impl_->runtime->segments();
+  return segs.empty() ? 0 : segs.front().vaddr & ~std::uint64_t{0xfff};
+}
+
 bool UnwindTables::read_file(std::uint64_t offset, std::uint64_t& out) const {
   const Bytes& img = impl_->image;
   if (offset > img.size() || img.size() - offset < 8) return false;
@@ -482,7 +487,8 @@ Step step(UnwindRegs& regs, std::uint64_t& sp, bool& prev_instr, UnwindTarget& t
     sp += 16;
   }
   prev_instr = true;
-  if (regs.value[kRegRip] == 0) return Step::kDone;
+  // A return address of 0 found this way is a frame to libunwind too (perf
+  // shows it as ffffffffffffffff); the step after it finds no map.
   if (regs.value[kRegRip] == prev_ip && sp == prev_sp) return Step::kError;
   return Step::kNext;
 }

@@ -56,6 +56,9 @@ class UnwindTables {
   bool offset_to_vaddr(std::uint64_t offset, std::uint64_t& vaddr) const;
   // Reads 8 bytes of the file at `offset`. False past the end.
   bool read_file(std::uint64_t offset, std::uint64_t& out) const;
+  // The first PT_LOAD's address, page aligned (perf's elf_base_address):
+  // what the lowest map of the file stands for in perf's .eh_frame_hdr base.
+  std::uint64_t elf_base() const;
 
   struct Rule;
   struct Frame;

@@ -68,13 +68,26 @@ class SampleTarget final : public dwarf::UnwindTarget {
   SampleTarget(DwarfUnwinder& u, machine::Thread& t, std::uint64_t sp, Bytes stack)
       : u_(u), t_(t), sp_(sp), stack_(stack) {}
 
+  // perf's libunwind finds .eh_frame_hdr at the lowest start of the
+  // process's maps of the DSO, less the file's first load address
+  // (read_unwind_spec_eh_frame): a process that exec'd keeps its old maps
+  // (perf flushes none), so where the DSO was mapped lower before, the
+  // tables are searched at the wrong place, as here.
   dwarf::UnwindTables* tables_at(std::uint64_t pc, std::uint64_t& bias) override {
     const machine::Map* map = t_.maps->find(pc);
     if (!map || !map->dso || map->identity) return nullptr;
     dwarf::UnwindTables* tables = u_.tables_for(map->dso);
     std::uint64_t vaddr;
     if (!tables || !tables->offset_to_vaddr(map->map_ip(pc), vaddr)) return nullptr;
-    bias = pc - vaddr;
+    std::uint64_t lowest = map->start;
+    for (const machine::Map& m : t_.maps->maps()) {
+      if (m.start >= lowest) break;  // sorted by start
+      if (m.dso == map->dso) {
+        lowest = m.start;
+        break;
+      }
+    }
+    bias = lowest - tables->elf_base();
     return tables;
   }
 

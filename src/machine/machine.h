@@ -137,7 +137,7 @@ class Machine {
   // its maps take in the history.
   Status apply(const record::RecordView& r, std::uint64_t time);
   // From now on every MMAP's map is also kept in its MapSet's history
-  // (the kernel's in kernel_maps()'), for decoders that need the maps of
+  // (the kernel's in kernel_maps()'s), for decoders that need the maps of
   // an earlier time. Off by default: report and script need only the
   // current maps.
   void keep_history() { keep_history_ = true; }

@@ -109,7 +109,7 @@ const LoadedSymbols& Symbolizer::user_dso(std::string_view path, const elf::Buil
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   LoadedSymbols loaded = load_user(path, id);
-  if (!loaded.found) warn_missing(path, id);
+  if (!loaded.found && !loaded.not_object) warn_missing(path, id);
   return cache_.emplace(key, std::move(loaded)).first->second;
 }
 
@@ -124,6 +124,7 @@ LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& r
   elf::BuildId id = recorded;
   auto self = elf::ElfFile::open(own);
   if (id.empty() && self) id = self->build_id();
+  out.not_object = recorded.empty() && !self && is_regular_file(own);
   if (self) {
     if (auto link = self->debuglink()) {
       std::string dir = dirname_of(path);

@@ -84,6 +84,9 @@ struct LoadedSymbols {
   std::shared_ptr<const SymbolTable> table;  // never null; empty when not found
   std::string file;                          // the file read, "" when none
   bool found = false;
+  // The recorded path is a file but no ELF object (a data file perf record
+  // -d mapped: a locale, a cache): nothing is missing, nothing is warned.
+  bool not_object = false;
 };
 
 class Symbolizer {

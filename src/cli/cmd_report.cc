@@ -92,7 +92,7 @@ struct Args {
   bool stdio = false, force = false, quiet = false, show_info = false, dump_raw = false;
   bool disable_order = false;  // --disable-order: -D's records in file order
   bool inline_flag = false, no_inline = false, group = false, no_group = false;
-  bool branch_stack = false, no_branch_stack = false, no_itrace = false;
+  bool branch_stack = false, no_branch_stack = false, no_itrace = false, mem_mode = false;
   int verbose = 0;
   std::vector<std::string> itrace;  // each --itrace given, parsed on top of the ones before
   const CLI::Option* itrace_opt = nullptr;
@@ -189,6 +189,7 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
                "Report per branch of the sampled branch stacks (the default when samples "
                "carry them)");
   app.add_flag("--no-branch-stack", a.no_branch_stack, "Report sampled IPs, not branches");
+  app.add_flag("--mem-mode", a.mem_mode, "mem access profile");
 }
 
 // Which samples count.
@@ -288,9 +289,11 @@ Status apply_keys(const Args& a, report::ReportOptions& opts) {
   if (!a.sort.empty()) {
     PK_ASSIGN(opts.sort, report::parse_sort_keys(a.sort));
     opts.sort_given = true;
+    opts.sort_text = a.sort;
     opts.sort_starts_with_sym = a.fields.empty() && a.sort.starts_with("sym");
     // perf appends an IPC column to a --sort that names "symbol" anywhere.
     opts.ipc_column = a.fields.empty() && a.sort.find("symbol") != std::string::npos;
+    if (opts.ipc_column) opts.sort_text += ",ipc_null";  // (perf's string grows too)
   }
   if (!a.fields.empty()) {
     // perf's -F: a list starting with '+' adds to the default columns.
@@ -318,6 +321,7 @@ Status apply_keys(const Args& a, report::ReportOptions& opts) {
 Status apply_view(const Args& a, const StdinPeek& peek, report::ReportOptions& opts) {
   if (a.branch_stack) opts.branch_mode = 1;
   if (a.no_branch_stack) opts.branch_mode = 0;
+  opts.mem_mode = a.mem_mode;
   opts.inline_frames = !a.no_inline;
   if (a.group) opts.group = 1;
   if (a.no_group) opts.group = 0;

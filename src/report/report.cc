@@ -176,7 +176,7 @@ void Report::decide_fold() {
   // Keys of the sample itself (time, srcline...) and unwound user stacks
   // make each sample its own.
   if (opts_.fold_max_kept == 0 || ext_->active() || sym_without_dso() || branch_mode_ ||
-      evswitch_.active())
+      mem_mode_ || evswitch_.active())
     return;
   // READ samples are split among the events by their counter values; the
   // chains of unwound user stacks and LBR call stacks are not in the key.
@@ -370,6 +370,17 @@ Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t p
     chain = resolved_chain_;
   }
   if (ext_->active()) ext_->begin_sample(s);
+  MemInfo mem;
+  if (mem_mode_) {
+    // perf's iter_add_single_mem_entry: the sample's weight is its period
+    // (1 when it has none).
+    mem = mems_.resolve(session_->machine(), *s.thread, s.cpumode, smp);
+    if (ext_->active()) ext_->set_mem(mems_.key(mem));
+    const bool whole = smp.sample_type & kSampleWeight;
+    const bool any = smp.sample_type & kSampleWeightType;
+    period = any ? (whole ? smp.weight : smp.weight_var1()) : 0;
+    if (!period) period = 1;
+  }
   bool filtered = is_filtered(s, s.loc) || excluded_other();
   if (s.loc.dso) s.loc.dso->hit = true;
   h.nr_samples += count;
@@ -394,6 +405,7 @@ Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t p
   }
   std::uint32_t idx =
       add_entry(h, make_key(s, s.loc), s, s.loc, s.loc.level, filtered, true, period, count);
+  if (mem_mode_ && h.entries[idx].mem == UINT32_MAX) h.entries[idx].mem = mems_.full(mem);
   bool has_chain = (smp.sample_type & kSampleCallchain) != 0;
   if (use_callchain_ && has_chain) {
     h.callchain_period += period;
@@ -525,8 +537,8 @@ void Report::settle_from_events() {
   }
   // perf decides --children before a stream's attrs are known: off for pipes.
   // perf's branch mode accumulates nothing and appends no callchains.
-  children_ = has_cg && !branch_mode_ && opts_.children != 0 && !session_->reader().is_pipe() &&
-              !opts_.hierarchy;
+  children_ = has_cg && !branch_mode_ && !mem_mode_ && opts_.children != 0 &&
+              !session_->reader().is_pipe() && !opts_.hierarchy;
   mixed_chains_ = children_ && has_cg && without_cg;
   settle_columns();
   use_callchain_ = has_cg && !branch_mode_ && opts_.chain_mode != ChainMode::kNone;
@@ -547,6 +559,8 @@ Status Report::settle_branch_mode(session::Session& session) {
   const bool has_br =
       (!reader.is_pipe() && reader.feature(kFeatBranchStack).has_value() && !user_stacks) ||
       opts_.itrace_branch_stacks;
+  if (opts_.branch_mode == 1 && opts_.mem_mode)
+    return make_error("branch and mem mode incompatible");
   if (opts_.branch_mode == 1 && !has_br)
     return make_error("Selected -b but no branch data. Did you call perf record without -b?");
   branch_mode_ = opts_.branch_mode == 1 || (opts_.branch_mode == -1 && has_br);
@@ -559,11 +573,33 @@ Status Report::settle_branch_mode(session::Session& session) {
   return ok();
 }
 
+// perf's memory mode: refused with branch mode and for a file whose
+// samples carry no DATA_SRC; its keys are refused outside it.
+Status Report::settle_mem_mode() {
+  mem_mode_ = opts_.mem_mode;
+  if (mem_mode_ && branch_mode_) return make_error("branch and mem mode incompatible");
+  if (mem_mode_ && !session_->reader().is_pipe()) {
+    bool data_src = false;
+    for (const auto& d : session_->reader().events().events())
+      data_src |= (d.attr.sample_type & kSampleDataSrc) != 0;
+    if (!data_src)
+      return make_error(
+          "Selected --mem-mode but no mem data. Did you call perf record without -d?");
+  }
+  if (mem_mode_) return ok();
+  for (SortKey k : opts_.sort)
+    if (is_mem_key(k)) return make_error("Invalid --sort key: `{}'", mem_key_name(k));
+  for (SortKey k : opts_.fields)
+    if (is_mem_key(k)) return make_error("Invalid --fields key: `{}'", mem_key_name(k));
+  return ok();
+}
+
 void Report::settle(session::Session& session) {
   session_ = &session;
   const auto& ev = session.reader().events();
   hists_.assign(ev.size(), Hists{});
   setup_status_ = settle_branch_mode(session);
+  if (setup_status_) setup_status_ = settle_mem_mode();
   // perf's default sort when every event is a tracepoint (known before the
   // records only in file mode): the formatted payload.
   const bool defaults = !opts_.sort_given && !opts_.fields_given;
@@ -574,6 +610,8 @@ void Report::settle(session::Session& session) {
   else if (branch_mode_ && defaults)
     opts_.sort = {SortKey::kComm, SortKey::kDsoFrom, SortKey::kSymFrom, SortKey::kSymTo,
                   SortKey::kCycles};
+  else if (mem_mode_ && defaults)
+    opts_.sort = default_mem_sort();
   if (opts_.ipc_column) opts_.sort.push_back(branch_mode_ ? SortKey::kIpcLbr : SortKey::kIpcNull);
   // perf's sort list: the --sort keys (each once), then the -F keys not
   // among them. Entries are told apart by the sort keys that are not hpp
@@ -587,6 +625,7 @@ void Report::settle(session::Session& session) {
     if (!is_hpp_key(k)) opts_.sort.push_back(k);
   for (SortKey k : opts_.sort) has_key_[static_cast<int>(k)] = true;
   branches_.setup(opts_.sort);
+  mems_.setup(opts_.sort);
   // A stream's attrs come with its records: settle at the first sample then.
   if (!session.reader().is_pipe()) settle_from_events();
   symbol::SourceLineOptions line_opts;

@@ -47,6 +47,24 @@ enum class SortKey : std::uint8_t {
   // "symbol": in branch mode compared as sym (ipc_lbr), else never (ipc_null).
   kIpcLbr,
   kIpcNull,
+  // The sample's weights (perf's common keys): local_weight, weight (times
+  // the entry's samples), local_ins_lat, ins_lat (WEIGHT_STRUCT's var2).
+  kLocalWeight,
+  kWeight,
+  kLocalInsLat,
+  kInsLat,
+  // --mem-mode's keys (report_mem.h): the data address's symbol and DSO,
+  // the sampled ip's symbol, and PERF_SAMPLE_DATA_SRC's parts.
+  kSymDaddr,
+  kSymIaddr,
+  kDsoDaddr,
+  kLocked,
+  kTlb,
+  kMem,
+  kSnoop,
+  kBlocked,
+  kPhysDaddr,
+  kDataPageSize,
   // perf's hpp columns other than Period: percentages of the period (self,
   // accumulated, by cpumode) and the sample count. No part of an entry's
   // identity; named in --sort or -F they place a column and an output
@@ -108,6 +126,10 @@ struct ReportOptions {
   // Branch-stack mode: -1 perf's default (on when the file says its
   // samples carry branch stacks), 1 -b/--branch-stack, 0 --no-branch-stack.
   int branch_mode = -1;
+  // --mem-mode: perf's memory mode (report_mem.h).
+  bool mem_mode = false;
+  // --sort as given, for memory mode's "# Sort order" line ("": the default).
+  std::string sort_text;
   // The Intel PT samples carry branch stacks (itrace l): branch mode, as
   // the header's BRANCH_STACK feature would.
   bool itrace_branch_stacks = false;

@@ -36,49 +36,44 @@ void BranchTable::setup(const std::vector<SortKey>& sort) {
   }
 }
 
-// perf's thread__find_cpumode_addr_location: the user maps first, then the
-// kernel's; guest modes find nothing on a host and leave level 'H'.
-BranchEnd BranchTable::end_at(machine::Machine& m, machine::Thread& thread, std::uint64_t addr,
-                              machine::Location& loc) {
+// The user maps first, then the kernel's; guest modes find nothing on a
+// host and leave level 'H'.
+BranchEnd resolve_branch_end(machine::Machine& m, machine::Thread& thread, std::uint64_t addr,
+                             machine::Location& loc) {
   BranchEnd e;
   e.addr = e.al_addr = addr;
   for (std::uint8_t mode : {abi::kMiscUser, abi::kMiscKernel}) {
     loc = m.resolve(thread, mode, addr);
     if (!loc.map) continue;
     e.level = mode == abi::kMiscKernel ? 'k' : '.';
-    e.al_addr = loc.addr;
-    e.dso = loc.dso ? m.intern(loc.dso->short_name) : nullptr;
-    if (loc.symbol >= 0 && loc.dso) {
-      const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
-      e.has_sym = true;
-      e.sym_start = sym.start;
-      e.sym_end = sym.end;
-      e.sym_start_abs = loc.map->unmap_ip(sym.start);
-      e.sym_type = sym.type;
-      e.sym_name = m.symbol_name(loc);
-    }
+    fill_branch_end(m, loc, e);
     break;
   }
   return e;
+}
+
+void fill_branch_end(machine::Machine& m, const machine::Location& loc, BranchEnd& e) {
+  if (!loc.map) return;
+  e.al_addr = loc.addr;
+  e.dso = loc.dso ? m.intern(loc.dso->short_name) : nullptr;
+  if (loc.symbol < 0 || !loc.dso) return;
+  const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
+  e.has_sym = true;
+  e.sym_start = sym.start;
+  e.sym_end = sym.end;
+  e.sym_start_abs = loc.map->unmap_ip(sym.start);
+  e.sym_type = sym.type;
+  e.sym_name = m.symbol_name(loc);
 }
 
 BranchInfo BranchTable::resolve(machine::Machine& m, machine::Thread& thread, std::uint64_t from,
                                 std::uint64_t to, std::uint64_t flags, machine::Location& to_loc) {
   BranchInfo b;
   machine::Location from_loc;
-  b.from = end_at(m, thread, from, from_loc);
-  b.to = end_at(m, thread, to, to_loc);
+  b.from = resolve_branch_end(m, thread, from, from_loc);
+  b.to = resolve_branch_end(m, thread, to, to_loc);
   b.cycles = static_cast<std::uint16_t>(flags >> 4);  // perf_branch_entry: 4 flag bits, then cycles
   return b;
-}
-
-std::uint32_t BranchTable::intern(const BranchInfo& b) {
-  std::uint32_t at = index_.find(b);
-  if (at != FlatMap<BranchInfo, BranchInfoHash>::kNone) return at;
-  infos_.push_back(b);
-  at = static_cast<std::uint32_t>(infos_.size() - 1);
-  index_.insert(b, at);
-  return at;
 }
 
 std::uint32_t BranchTable::key(const BranchInfo& b) {
@@ -100,15 +95,16 @@ std::uint32_t BranchTable::key(const BranchInfo& b) {
   k.from = reduce(b.from, dso_from_, sym_from_);
   k.to = reduce(b.to, dso_to_, sym_to_);
   if (cycles_) k.cycles = b.cycles;
-  return intern(k);
+  return infos_.intern(k);
 }
 
 namespace {
 
 int sign_of_cmp(int c) { return c < 0 ? -1 : (c > 0 ? 1 : 0); }
 
-// perf's _sort__dso_cmp(left map, right map): a missing DSO first.
-std::int64_t dso_cmp(const std::string* l, const std::string* r) {
+}  // namespace
+
+std::int64_t end_dso_cmp(const std::string* l, const std::string* r) {
   if (!l || !r) {
     if (!l && !r) return 0;
     return !r ? -1 : 1;
@@ -116,6 +112,8 @@ std::int64_t dso_cmp(const std::string* l, const std::string* r) {
   if (l == r) return 0;
   return sign_of_cmp(l->compare(*r));
 }
+
+namespace {
 
 // perf's sort__sym_from_cmp / sort__sym_to_cmp.
 std::int64_t sym_cmp(const BranchEnd& l, const BranchEnd& r) {
@@ -130,9 +128,9 @@ std::int64_t sym_cmp(const BranchEnd& l, const BranchEnd& r) {
 std::int64_t branch_se_cmp(SortKey k, const BranchInfo& l, const BranchInfo& r) {
   switch (k) {
     case SortKey::kDsoFrom:
-      return dso_cmp(l.from.dso, r.from.dso);
+      return end_dso_cmp(l.from.dso, r.from.dso);
     case SortKey::kDsoTo:
-      return dso_cmp(l.to.dso, r.to.dso);
+      return end_dso_cmp(l.to.dso, r.to.dso);
     case SortKey::kSymFrom:
       return sym_cmp(l.from, r.from);
     case SortKey::kSymTo:

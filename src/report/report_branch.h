@@ -55,6 +55,35 @@ struct BranchInfoHash {
   }
 };
 
+// perf's thread__find_cpumode_addr_location (ip__resolve_ams): `addr` in
+// the user maps, else the kernel's; neither: level 'H', no map. `loc` gets
+// where it resolved (the last mode tried when none maps it).
+BranchEnd resolve_branch_end(machine::Machine& m, machine::Thread& thread, std::uint64_t addr,
+                             machine::Location& loc);
+// Sets `e`'s map-relative address, DSO and symbol from where it resolved.
+void fill_branch_end(machine::Machine& m, const machine::Location& loc, BranchEnd& e);
+// perf's _sort__dso_cmp(left, right) of two ends' DSOs: a missing one first.
+std::int64_t end_dso_cmp(const std::string* l, const std::string* r);
+
+// Values interned by index: equal values share one.
+template <class T, class Hash>
+class Interned {
+ public:
+  std::uint32_t intern(const T& v) {
+    std::uint32_t at = index_.find(v);
+    if (at != FlatMap<T, Hash>::kNone) return at;
+    items_.push_back(v);
+    at = static_cast<std::uint32_t>(items_.size() - 1);
+    index_.insert(v, at);
+    return at;
+  }
+  const T& at(std::uint32_t i) const { return items_[i]; }
+
+ private:
+  std::vector<T> items_;
+  FlatMap<T, Hash> index_;
+};
+
 bool is_branch_key(SortKey k);
 const char* branch_key_name(SortKey k);
 
@@ -67,17 +96,13 @@ class BranchTable {
   BranchInfo resolve(machine::Machine& m, machine::Thread& thread, std::uint64_t from,
                      std::uint64_t to, std::uint64_t flags, machine::Location& to_loc);
   // The interned index of `b`, and of `b` reduced to the active keys.
-  std::uint32_t full(const BranchInfo& b) { return intern(b); }
+  std::uint32_t full(const BranchInfo& b) { return infos_.intern(b); }
   std::uint32_t key(const BranchInfo& b);
-  const BranchInfo& at(std::uint32_t i) const { return infos_[i]; }
+  const BranchInfo& at(std::uint32_t i) const { return infos_.at(i); }
 
  private:
-  BranchEnd end_at(machine::Machine& m, machine::Thread& thread, std::uint64_t addr,
-                   machine::Location& loc);
-  std::uint32_t intern(const BranchInfo& b);
   bool dso_from_ = false, dso_to_ = false, sym_from_ = false, sym_to_ = false, cycles_ = false;
-  std::vector<BranchInfo> infos_;
-  FlatMap<BranchInfo, BranchInfoHash> index_;
+  Interned<BranchInfo, BranchInfoHash> infos_;
 };
 
 // perf's se_cmp of branch key `k` (left, right), with perf's signs.

@@ -117,6 +117,34 @@ const char* header_of(SortKey k) {
     case SortKey::kIpcLbr:
     case SortKey::kIpcNull:
       return "IPC   [IPC Coverage]";
+    case SortKey::kLocalWeight:
+      return "Local Weight";
+    case SortKey::kWeight:
+      return "Weight";
+    case SortKey::kLocalInsLat:
+      return "Local INSTR Latency";
+    case SortKey::kInsLat:
+      return "INSTR Latency";
+    case SortKey::kSymDaddr:
+      return "Data Symbol";
+    case SortKey::kSymIaddr:
+      return "Code Symbol";
+    case SortKey::kDsoDaddr:
+      return "Data Object";
+    case SortKey::kLocked:
+      return "Locked";
+    case SortKey::kTlb:
+      return "TLB access";
+    case SortKey::kMem:
+      return "Memory access";
+    case SortKey::kSnoop:
+      return "Snoop";
+    case SortKey::kBlocked:
+      return "Blocked";
+    case SortKey::kPhysDaddr:
+      return "Data Physical Address";
+    case SortKey::kDataPageSize:
+      return "Data Page Size";
     default:
       return "?";
   }

@@ -17,6 +17,7 @@
 #include "report/report_branch.h"
 #include "report/report_callees.h"
 #include "report/report_chain.h"
+#include "report/report_mem.h"
 #include "report/report_threads.h"
 #include "session/tracepoint.h"
 
@@ -51,6 +52,9 @@ struct ExtKey {
   std::uint64_t symoff_ip = 0;           // the entry's ip, for symoff
   std::int32_t socket = -1;
   std::uint32_t branch = UINT32_MAX;  // the branch's BranchTable::key; none outside branch mode
+  std::uint32_t mem = UINT32_MAX;     // the sample's MemTable::key; none outside --mem-mode
+  std::uint64_t weight = 0;           // the sample's weight (WEIGHT_STRUCT's var1)
+  std::uint32_t ins_lat = 0;          // WEIGHT_STRUCT's var2 (perf's ins_lat)
   bool operator==(const ExtKey&) const = default;
 };
 
@@ -59,6 +63,7 @@ struct ExtKeyHash {
     std::uint64_t h = mix64(reinterpret_cast<std::uintptr_t>(k.srcline) ^ k.time);
     h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.srcfile) ^ k.symoff_ip);
     h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.trace) ^ k.branch);
+    h = mix64(h ^ k.weight ^ (static_cast<std::uint64_t>(k.mem) << 32 | k.ins_lat));
     return mix64(h ^ reinterpret_cast<std::uintptr_t>(k.parent) ^
                  static_cast<std::uint32_t>(k.socket));
   }
@@ -111,6 +116,8 @@ struct alignas(64) Entry {
   bool srcline_known = false;
   // Branch-stack mode: the entry's first branch (BranchTable::at).
   std::uint32_t branch = UINT32_MAX;
+  // --mem-mode: the entry's first memory description (MemTable::at).
+  std::uint32_t mem = UINT32_MAX;
   // With --group, the leader's entries carry each member's values in
   // Hists::group_values (Hists::group_period/group_acc).
   std::uint32_t group_row = UINT32_MAX;
@@ -366,6 +373,9 @@ class Report : public session::SampleVisitor {
   // Branch-stack mode (report_branch.h).
   bool branch_mode_ = false;
   BranchTable branches_;
+  bool mem_mode_ = false;
+  MemTable mems_;
+  Status settle_mem_mode();
   Status settle_branch_mode(session::Session& session);
   void add_branches(Hists& h, const session::ResolvedSample& s);
   // A symbol key without a DSO key: perf compares resolved and unresolved
@@ -404,7 +414,7 @@ class Report : public session::SampleVisitor {
   void settle_columns();
   bool acc_sorted_ = false;   // the output sort compares accumulated periods
   bool need_chains_ = false;  // the session resolves callchains
-  bool has_key_[48] = {};
+  bool has_key_[64] = {};
   std::vector<Hists> hists_;
   ChainArena arena_;
   session::Session* session_ = nullptr;

@@ -5,6 +5,7 @@
 #include "abi/perf_event.h"
 #include "perfdata/features.h"
 #include "report/report_branch.h"
+#include "report/report_mem.h"
 
 namespace perfkit::report {
 
@@ -35,8 +36,13 @@ Status ExtKeys::setup(session::Session& session, const ReportOptions& o,
   srcfile_ = has(o, SortKey::kSrcfile);
   symoff_ = has(o, SortKey::kSymoff);
   trace_ = has(o, SortKey::kTrace);
-  for (SortKey k : o.sort) branch_ |= is_branch_key(k);
-  active_ = time_ || socket_ || parent_ || srcline_ || srcfile_ || symoff_ || trace_ || branch_;
+  for (SortKey k : o.sort) {
+    branch_ |= is_branch_key(k);
+    weight_ |= is_weight_key(k);
+    mem_ |= is_mem_key(k);
+  }
+  active_ = time_ || socket_ || parent_ || srcline_ || srcfile_ || symoff_ || trace_ || branch_ ||
+            weight_ || mem_;
   quantum_ = o.time_quantum;
   raw_trace_ = o.raw_trace;
   lines_ = std::move(lines);
@@ -106,6 +112,12 @@ void ExtKeys::begin_sample(const session::ResolvedSample& s) {
   if (socket_ && (smp.sample_type & abi::kSampleCpu) && smp.cpu < sockets_.size())
     sample_.socket = sockets_[smp.cpu];
   if (trace_) sample_.trace = trace_of(s);
+  if (weight_ && (smp.sample_type & abi::kSampleWeightType)) {
+    // perf's WEIGHT_STRUCT: var1 the weight, var2 the instruction latency.
+    const bool whole = smp.sample_type & abi::kSampleWeight;
+    sample_.weight = whole ? smp.weight : smp.weight_var1();
+    sample_.ins_lat = whole ? 0 : smp.weight_var2();
+  }
   if (parent_) {
     // add_callchain_ip checks the frames the sample's callchain gives, not
     // the functions inlined at them.

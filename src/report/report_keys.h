@@ -61,6 +61,8 @@ class ExtKeys {
   void begin_sample(const session::ResolvedSample& s);
   // Branch-stack mode: the branch the next entries are of.
   void set_branch(std::uint32_t key) { sample_.branch = key; }
+  // Memory mode: the memory description of the current sample.
+  void set_mem(std::uint32_t key) { sample_.mem = key; }
   // Whether the current sample's chain has a parent (the "parent" key).
   bool has_parent() const { return sample_.parent != nullptr; }
   // The interned ExtKey of an entry of the current sample at `loc`
@@ -116,6 +118,7 @@ class ExtKeys {
   session::Session* session_ = nullptr;
   bool active_ = false, time_ = false, socket_ = false, parent_ = false;
   bool srcline_ = false, srcfile_ = false, symoff_ = false, trace_ = false, branch_ = false;
+  bool weight_ = false, mem_ = false;
   // The tracing data's formats, made at the first tracepoint sample.
   std::unique_ptr<session::TracepointFormatter> tracepoints_;
   bool tracepoints_tried_ = false;

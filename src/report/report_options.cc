@@ -10,6 +10,33 @@ namespace perfkit::report {
 
 using namespace perfkit::abi;
 
+namespace {
+
+// The weight and memory keys by their --sort names.
+const SortKey* weight_or_mem_key(std::string_view k) {
+  static constexpr std::pair<std::string_view, SortKey> kKeys[] = {
+      {"local_weight", SortKey::kLocalWeight},
+      {"weight", SortKey::kWeight},
+      {"local_ins_lat", SortKey::kLocalInsLat},
+      {"ins_lat", SortKey::kInsLat},
+      {"symbol_daddr", SortKey::kSymDaddr},
+      {"symbol_iaddr", SortKey::kSymIaddr},
+      {"dso_daddr", SortKey::kDsoDaddr},
+      {"locked", SortKey::kLocked},
+      {"tlb", SortKey::kTlb},
+      {"mem", SortKey::kMem},
+      {"snoop", SortKey::kSnoop},
+      {"blocked", SortKey::kBlocked},
+      {"phys_daddr", SortKey::kPhysDaddr},
+      {"data_page_size", SortKey::kDataPageSize},
+  };
+  for (const auto& [name, key] : kKeys)
+    if (name == k) return &key;
+  return nullptr;
+}
+
+}  // namespace
+
 Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list, std::string_view option) {
   std::vector<SortKey> keys;
   while (!list.empty()) {
@@ -67,6 +94,10 @@ Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list, std::strin
       keys.push_back(SortKey::kOverheadGuestUs);
     else if (k == "sample")
       keys.push_back(SortKey::kSample);
+    else if (const SortKey* m = weight_or_mem_key(k))
+      keys.push_back(*m);
+    else if (k == "local_p_stage_cyc" || k == "p_stage_cyc")
+      continue;  // powerpc's: perf elsewhere skips them without a word
     else
       return make_error("Unknown --{} key: `{}'", option, k);
   }

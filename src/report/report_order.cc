@@ -31,6 +31,14 @@ int cmp_text(const std::string* a, const std::string* b) {
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
+// perf's se_cmp of the weight keys (left - right: the weights' local and
+// global keys compare the sample's value).
+std::int64_t weight_se_cmp(SortKey k, const ExtKey& l, const ExtKey& r) {
+  if (k == SortKey::kLocalWeight || k == SortKey::kWeight)
+    return static_cast<std::int64_t>(l.weight - r.weight);
+  return static_cast<std::int64_t>(l.ins_lat) - r.ins_lat;
+}
+
 // perf's output order of the less common keys (se_sort, else se_cmp, with
 // perf's signs): ascending values, "[other]" parents last, symoff's
 // offsets descending. 0 for the keys handled elsewhere.
@@ -55,13 +63,17 @@ int ext_output_cmp(const Report& r, SortKey k, std::uint32_t xa, std::uint32_t x
       return a.trace && b.trace ? cmp_text(a.trace, b.trace) : 0;
     case SortKey::kSymoff:
       return cmp_num(b.symoff_ip, a.symoff_ip);
-    default:
-      if (is_branch_key(k)) {
-        // no se_sort: first where perf's se_cmp(a, b) is positive
-        std::int64_t c = branch_se_cmp(k, r.branches_.at(a.branch), r.branches_.at(b.branch));
-        return c > 0 ? -1 : (c < 0 ? 1 : 0);
-      }
-      return 0;
+    default: {
+      // no se_sort: first where perf's se_cmp(a, b) is positive
+      std::int64_t c = 0;
+      if (is_branch_key(k))
+        c = branch_se_cmp(k, r.branches_.at(a.branch), r.branches_.at(b.branch));
+      else if (is_weight_key(k))
+        c = weight_se_cmp(k, a, b);
+      else if (is_mem_key(k))
+        c = mem_se_cmp(k, r.mems_.at(a.mem), r.mems_.at(b.mem));
+      return c > 0 ? -1 : (c < 0 ? 1 : 0);
+    }
   }
 }
 
@@ -401,6 +413,8 @@ std::int64_t ext_perf_cmp(const Report& r, SortKey k, std::uint32_t xl, std::uin
     default:
       if (is_branch_key(k))
         return branch_se_cmp(k, r.branches_.at(l.branch), r.branches_.at(n.branch));
+      if (is_weight_key(k)) return weight_se_cmp(k, l, n);
+      if (is_mem_key(k)) return mem_se_cmp(k, r.mems_.at(l.mem), r.mems_.at(n.mem));
       return 0;
   }
 }

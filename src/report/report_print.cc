@@ -45,6 +45,7 @@ class Printer {
   int ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
   int branch_cell(const Entry& e, SortKey k, int w, char* buf, std::size_t cap) const;
   void branch_widths(const Entry& e);
+  void mem_widths(const Entry& e);
   void print_chain(const Entry& e);
   std::vector<std::uint32_t> sorted_children(std::uint32_t node, std::uint64_t min_hit) const;
   void graph(const std::vector<std::uint32_t>& kids, std::uint64_t total, int depth, int depth_mask,
@@ -153,6 +154,7 @@ void Printer::compute_widths(const std::vector<std::uint32_t>& entries) {
       }
     }
     branch_widths(e);
+    mem_widths(e);
     // An unresolved symbol widens the DSO column even when sym is not a key.
     if (e.sym_name.empty() && r_.opts_.dsos.empty())
       for (Column& c : cols_)
@@ -275,6 +277,14 @@ void Printer::branch_widths(const Entry& e) {
   }
 }
 
+// perf's hists__calc_col_len for the memory and weight keys.
+void Printer::mem_widths(const Entry& e) {
+  const MemInfo* mi = e.mem == UINT32_MAX ? nullptr : &r_.mems_.at(e.mem);
+  for (Column& c : cols_)
+    if (!c.user && (is_mem_key(c.key) || is_weight_key(c.key)))
+      mem_width(c.key, mi, !r_.opts_.dsos.empty(), c.width);
+}
+
 // Each value of hpp column `k` for entry `e` (the group members' with a
 // group), with its percentage of its event's total.
 template <class F>
@@ -383,6 +393,25 @@ int Printer::key_cell(const Entry& e, const Column& c, char* buf, std::size_t ca
     case SortKey::kIpcNull:
       n = std::snprintf(buf, cap, "%-*s", w, "-      -");
       break;
+    case SortKey::kLocalWeight:
+    case SortKey::kWeight:
+    case SortKey::kLocalInsLat:
+    case SortKey::kInsLat:
+    case SortKey::kSymDaddr:
+    case SortKey::kSymIaddr:
+    case SortKey::kDsoDaddr:
+    case SortKey::kLocked:
+    case SortKey::kTlb:
+    case SortKey::kMem:
+    case SortKey::kSnoop:
+    case SortKey::kBlocked:
+    case SortKey::kPhysDaddr:
+    case SortKey::kDataPageSize: {
+      const ExtKey& x = r_.ext_->at(e.key.ext);
+      n = mem_cell(buf, cap, c.key, e.mem == UINT32_MAX ? nullptr : &r_.mems_.at(e.mem), x.weight,
+                   x.ins_lat, e.nr_events, e.level, w);
+      break;
+    }
     case SortKey::kIpcLbr:
       // perf's annotation IPC, never computed by its stdio report: 0
       n = std::snprintf(buf, cap, "%-*s", w, e.sym_name.empty() ? "-" : "0.00  [  0.0%]");
@@ -819,7 +848,11 @@ void Report::print(session::Session& session, FdWriter& out) {
            name.c_str());
       if (!opts_.time_str.empty()) outf(out, " (time slices: %s)", opts_.time_str.c_str());
       out.write("\n");
-      outf(out, "# Event count (approx.): %" PRIu64 "\n", events);
+      if (mem_mode_)
+        outf(out, "# Total weight : %" PRIu64 "\n# Sort order   : %s\n", events,
+             opts_.sort_text.empty() ? kDefaultMemSortText : opts_.sort_text.c_str());
+      else
+        outf(out, "# Event count (approx.): %" PRIu64 "\n", events);
       if (opts_.socket_filter >= 0) outf(out, "# Processor Socket: %d\n", opts_.socket_filter);
       out.write("#\n");
     }

@@ -37,7 +37,6 @@ const Excluded kExcluded[] = {
     {"script", "--list", false, "Python scripting comes later"},
     {"script", "-l", false, "--list: Python scripting comes later"},
     {"report", "--branch-history", true, "needs LBR call stacks (no PMU here)"},
-    {"report", "--mem-mode", true, "needs memory samples (no PMU here)"},
     {"report", "--total-cycles", true, "needs LBR cycles (no PMU here)"},
     {"script", "--guestmount", true, "guest machines"},
     {"script", "--guestkallsyms", true, "guest machines"},

@@ -116,6 +116,8 @@ TEST(ScriptOptions, FieldSelectionMatchesPerf) {
   expect_same("dwarf.data", "--max-stack 4");
   expect_same("tracepoint.data", "-F trace:comm,tid,event,trace");
   expect_same("faults.data", "-F +addr");
+  expect_same("faults.data", "-F ip,sym,addr,data_src");
+  expect_same("faults_g.data", "-F +data_src,+phys_addr,+data_page_size");
   expect_same("multi.data", "-F sw:comm,event,period");
 }
 

@@ -92,7 +92,8 @@ struct Args {
   bool stdio = false, force = false, quiet = false, show_info = false, dump_raw = false;
   bool disable_order = false;  // --disable-order: -D's records in file order
   bool inline_flag = false, no_inline = false, group = false, no_group = false;
-  bool branch_stack = false, no_branch_stack = false, no_itrace = false, mem_mode = false;
+  bool branch_stack = false, no_branch_stack = false, no_itrace = false, mem_mode = false,
+       branch_history = false;
   int verbose = 0;
   std::vector<std::string> itrace;  // each --itrace given, parsed on top of the ones before
   const CLI::Option* itrace_opt = nullptr;
@@ -242,6 +243,7 @@ struct ReportItrace {
   // perf counts the samples as having call chains when its itrace options
   // ask for them (even where -g none then drops them).
   bool chains_asked = false;
+  int max_stack_floor = 0;  // --itrace's g: its chains' size
 };
 
 Status itrace_options(const Args& a, ReportItrace& ri) {
@@ -251,6 +253,8 @@ Status itrace_options(const Args& a, ReportItrace& ri) {
     it = {};
     for (const auto& one : a.itrace) PK_TRY(intelpt::parse_itrace(one, false, it));
     ri.chains_asked = it.callchain || it.add_callchain;
+    // perf raises --max-stack to the synthesized chains' size
+    if (it.callchain) ri.max_stack_floor = static_cast<int>(it.callchain_sz);
   }
   // perf registers its call-chain parameters for the synthesized chains,
   // which -g none refuses: the samples then get none (g and G dropped).
@@ -557,6 +561,7 @@ int cmd_report(int argc, char** argv) {
   if (st) st = apply_view(a, peek, opts);
   if (st) st = apply_filters(a, opts);
   if (!st) return fail("report", st.error());
+  opts.max_stack = std::max(opts.max_stack, itrace.max_stack_floor);
   if (opts.field_sep.starts_with(".")) {
     // perf says so, prints its first header lines and nothing more
     fmt::print(stderr, "'.' is the only non valid --field-separator argument\n");

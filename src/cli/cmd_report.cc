@@ -191,6 +191,7 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
                "carry them)");
   app.add_flag("--no-branch-stack", a.no_branch_stack, "Report sampled IPs, not branches");
   app.add_flag("--mem-mode", a.mem_mode, "mem access profile");
+  app.add_flag("--branch-history", a.branch_history, "add last branch records to call history");
 }
 
 // Which samples count.
@@ -326,6 +327,7 @@ Status apply_view(const Args& a, const StdinPeek& peek, report::ReportOptions& o
   if (a.branch_stack) opts.branch_mode = 1;
   if (a.no_branch_stack) opts.branch_mode = 0;
   opts.mem_mode = a.mem_mode;
+  opts.branch_history = a.branch_history;
   opts.inline_frames = !a.no_inline;
   if (a.group) opts.group = 1;
   if (a.no_group) opts.group = 0;

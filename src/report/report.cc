@@ -176,7 +176,7 @@ void Report::decide_fold() {
   // Keys of the sample itself (time, srcline...) and unwound user stacks
   // make each sample its own.
   if (opts_.fold_max_kept == 0 || ext_->active() || sym_without_dso() || branch_mode_ ||
-      mem_mode_ || evswitch_.active())
+      mem_mode_ || branch_history_ || evswitch_.active())
     return;
   // READ samples are split among the events by their counter values; the
   // chains of unwound user stacks and LBR call stacks are not in the key.
@@ -362,8 +362,12 @@ Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t p
   // --hide-unresolved: perf drops a sample in no symbol, and the frames
   // in none from the others' chains.
   std::span<const session::Frame> chain = s.callchain;
-  if (opts_.hide_unresolved) {
-    if (s.loc.symbol < 0) return ok();
+  if (opts_.hide_unresolved && s.loc.symbol < 0) return ok();
+  if (branch_history_) {
+    chain = history_.frames(session_->machine(), s, opts_.caller_order, opts_.max_stack,
+                            opts_.hide_unresolved);
+    arena_.set_branch_frames(history_.branch_frames());
+  } else if (opts_.hide_unresolved) {
     resolved_chain_.clear();
     for (const session::Frame& f : s.callchain)
       if (f.loc.symbol >= 0) resolved_chain_.push_back(f);
@@ -388,12 +392,19 @@ Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t p
 
   path_.clear();
   if (use_callchain_) {
-    for (const session::Frame& f : chain) {
+    for (std::size_t i = 0; i < chain.size(); ++i) {
+      const session::Frame& f = chain[i];
       ChainEntry c;
       c.ip = f.ip;
       c.dso_rank = f.loc.dso ? f.loc.dso->index + 1 : 0;
       c.has_sym = f.loc.symbol >= 0;
-      if (c.has_sym) {
+      if (branch_history_) {
+        // perf's address keys: frames told apart by address, named with
+        // their source lines
+        c.key = f.ip;
+        c.branch = history_.branch_of(i);
+        if (c.has_sym) c.name = ext_->history_name(f.loc, f.inlined, f.srcline);
+      } else if (c.has_sym) {
         c.key = f.loc.dso->symbols->at(static_cast<std::size_t>(f.loc.symbol)).start;
         c.name = f.inlined ? std::string_view(f.inlined) : session_->machine().symbol_name(f.loc);
         c.inlined = f.inlined != nullptr;
@@ -406,7 +417,8 @@ Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t p
   std::uint32_t idx =
       add_entry(h, make_key(s, s.loc), s, s.loc, s.loc.level, filtered, true, period, count);
   if (mem_mode_ && h.entries[idx].mem == UINT32_MAX) h.entries[idx].mem = mems_.full(mem);
-  bool has_chain = (smp.sample_type & kSampleCallchain) != 0;
+  // (perf appends the branch history of a sample without a chain too)
+  bool has_chain = (smp.sample_type & kSampleCallchain) != 0 || branch_counts_;
   if (use_callchain_ && has_chain) {
     h.callchain_period += period;
     if (!filtered) h.callchain_non_filtered_period += period;
@@ -457,7 +469,10 @@ void Report::add_children(Hists& h, const session::ResolvedSample& s,
     loc.addr = f.ip;  // perf's children entries carry the raw address
     // perf resolves a callchain entry's source line twice: for its
     // duplicate check and for its insertion.
-    EntryKey key = make_key(s, loc, f.inlined, 2, f.srcline);
+    // (--branch-history: the frame's source line, perf's callchain_srcline)
+    const std::string* history =
+        branch_history_ && !f.srcline ? ext_->history_srcline(f.loc) : nullptr;
+    EntryKey key = make_key(s, loc, f.inlined, 2, history ? history->c_str() : f.srcline);
     // perf's duplicate check compares a template without time and socket:
     // with those keys a frame is (almost) never a duplicate.
     EntryKey probe = key;
@@ -541,12 +556,15 @@ void Report::settle_from_events() {
               !session_->reader().is_pipe() && !opts_.hierarchy;
   mixed_chains_ = children_ && has_cg && without_cg;
   settle_columns();
-  use_callchain_ = has_cg && !branch_mode_ && opts_.chain_mode != ChainMode::kNone;
+  use_callchain_ =
+      (has_cg || branch_history_) && !branch_mode_ && opts_.chain_mode != ChainMode::kNone;
   no_callchains_for_parent_ = !has_cg && has_key_[static_cast<int>(SortKey::kParent)] &&
                               opts_.parent_refused_without_callchains &&
                               !session_->reader().is_pipe();
-  no_callchains_for_g_ = !has_cg && opts_.chain_mode_given &&
-                         opts_.chain_mode != ChainMode::kNone && !session_->reader().is_pipe();
+  // (with --branch-history a branch stack serves, perf's show_branchflag_count)
+  no_callchains_for_g_ =
+      !has_cg && !session_->reader().is_pipe() && !branch_counts_ &&
+      ((opts_.chain_mode_given && opts_.chain_mode != ChainMode::kNone) || branch_history_);
 }
 
 // perf's branch mode: on by default when the header says samples carry
@@ -563,7 +581,13 @@ Status Report::settle_branch_mode(session::Session& session) {
     return make_error("branch and mem mode incompatible");
   if (opts_.branch_mode == 1 && !has_br)
     return make_error("Selected -b but no branch data. Did you call perf record without -b?");
-  branch_mode_ = opts_.branch_mode == 1 || (opts_.branch_mode == -1 && has_br);
+  has_br_ = has_br;
+  // perf's branch call mode (--branch-history) keeps sample entries.
+  branch_history_ = opts_.branch_history;
+  branch_counts_ = branch_history_ && has_br;
+  if (branch_counts_) arena_.count_branches();
+  branch_mode_ =
+      !branch_history_ && (opts_.branch_mode == 1 || (opts_.branch_mode == -1 && has_br));
   if (!branch_mode_)
     for (SortKey k : opts_.sort)
       if (is_branch_key(k)) return make_error("Invalid --sort key: `{}'", branch_key_name(k));
@@ -612,6 +636,8 @@ void Report::settle(session::Session& session) {
                   SortKey::kCycles};
   else if (mem_mode_ && defaults)
     opts_.sort = default_mem_sort();
+  else if (branch_history_ && defaults)
+    opts_.sort = {SortKey::kSrcline, SortKey::kSym, SortKey::kDso}, opts_.ipc_column = true;
   if (opts_.ipc_column) opts_.sort.push_back(branch_mode_ ? SortKey::kIpcLbr : SortKey::kIpcNull);
   // perf's sort list: the --sort keys (each once), then the -F keys not
   // among them. Entries are told apart by the sort keys that are not hpp

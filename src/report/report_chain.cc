@@ -17,6 +17,8 @@ std::uint32_t ChainArena::add_child(std::span<const ChainEntry> rest, std::uint6
   n.val_begin = static_cast<std::uint32_t>(pool_.size());
   n.val_size = static_cast<std::uint32_t>(rest.size());
   pool_.insert(pool_.end(), rest.begin(), rest.end());
+  if (counting_)
+    for (const ChainEntry& e : rest) count_new(e);
   n.hit = period;
   n.count = count;
   nodes_.push_back(n);
@@ -42,6 +44,8 @@ void ChainArena::merge_branch(std::uint32_t dst, std::uint32_t src, std::vector<
   const std::size_t above = path.size();
   std::span<const ChainEntry> v = val(src);
   path.insert(path.end(), v.begin(), v.end());  // copied: appending may move the pool
+  // perf's merge appends frames as no branch's
+  for (std::size_t i = above; i < path.size(); ++i) path[i].branch = 0;
   if (nodes_[src].hit) append(dst, path, nodes_[src].hit, 1);
   for (std::uint32_t c : ordered_children(src)) merge_branch(dst, c, path);
   path.resize(above);
@@ -89,8 +93,12 @@ void ChainArena::append_chain(std::uint32_t node, std::span<const ChainEntry> pa
   const std::size_t nval = nodes_[node].val_size;
   const ChainEntry* val = pool_.data() + nodes_[node].val_begin;
   while (matches < nval && pos + matches < path.size() &&
-         chain_cmp(val[matches], path[pos + matches]) == 0)
+         chain_cmp(val[matches], path[pos + matches]) == 0) {
+    if (counting_)
+      count_again(nodes_[node].val_begin + static_cast<std::uint32_t>(matches),
+                  path[pos + matches]);
     ++matches;
+  }
   if (matches < nval) {
     split(node, path, pos + matches, matches, period, count);
     return;
@@ -137,6 +145,42 @@ void ChainArena::split(std::uint32_t node, std::span<const ChainEntry> path, std
   } else {
     nodes_[node].hit = period;
     nodes_[node].count = count;
+  }
+}
+
+void ChainArena::count_new(const ChainEntry& e) {
+  BranchCounts c;
+  if (e.branch) {
+    const BranchFrame& f = branch_frames_[e.branch - 1];
+    c.branch_count = 1;
+    c.branch_to = f.to;
+    if (f.to) {
+      c.predicted_count = f.predicted;
+      c.abort_count = f.abort;
+    } else {
+      // (perf counts a source's from_count only when it matches again)
+      c.cycles_count = f.cycles;
+      c.iter_count = f.nr_loop_iter;
+      c.iter_cycles = f.iter_cycles;
+    }
+  }
+  counts_.push_back(c);
+}
+
+void ChainArena::count_again(std::uint32_t at, const ChainEntry& e) {
+  if (!e.branch) return;
+  const BranchFrame& f = branch_frames_[e.branch - 1];
+  BranchCounts& c = counts_[at];
+  ++c.branch_count;
+  c.branch_to = f.to;
+  if (f.to) {
+    c.predicted_count += f.predicted;
+    c.abort_count += f.abort;
+  } else {
+    c.cycles_count += f.cycles;
+    c.iter_count += f.nr_loop_iter;
+    c.iter_cycles += f.iter_cycles;
+    ++c.from_count;
   }
 }
 

@@ -12,11 +12,31 @@
 
 namespace perfkit::report {
 
+// A branch frame of --branch-history (perf's callchain_cursor_node with
+// `branch` set): the target or source of a branch stack entry.
+struct BranchFrame {
+  bool to = false;  // the target (perf's branch_from set): predicted and abort count
+  bool predicted = false, abort = false;
+  std::uint16_t cycles = 0;        // the source's cycles
+  std::uint32_t nr_loop_iter = 0;  // the source's loop iterations (perf's remove_loops)
+  std::uint64_t iter_cycles = 0;
+};
+
+// perf's callchain_list branch counts of one frame of the graph.
+struct BranchCounts {
+  std::uint64_t branch_count = 0, predicted_count = 0, abort_count = 0, cycles_count = 0;
+  std::uint64_t iter_count = 0, iter_cycles = 0, from_count = 0;
+  bool branch_to = false;
+};
+
 struct ChainEntry {
   std::uint64_t ip = 0;        // the raw address, printed when unresolved
   std::uint32_t dso_rank = 0;  // 0: no map; else DSO registration order + 1
-  std::uint64_t key = 0;       // symbol start, or ip when unresolved
-  std::string_view name;       // symbol name; empty when unresolved
+  // --branch-history: 1 + the index of the frame's BranchFrame in the
+  // span given to ChainArena::set_branch_frames; 0: no branch frame.
+  std::uint32_t branch = 0;
+  std::uint64_t key = 0;  // symbol start, or ip when unresolved
+  std::string_view name;  // symbol name; empty when unresolved
   bool has_sym = false;
   // A function inlined at ip (DWARF unwinding): `name` is its interned name
   // and it matches other frames by name, as perf's inline symbols do.
@@ -52,6 +72,15 @@ class ChainArena {
   // node with hits is appended to the tree at `dst`, as one sample.
   void merge(std::uint32_t dst, std::uint32_t src);
   const ChainNode& at(std::uint32_t i) const { return nodes_[i]; }
+  // --branch-history: every frame keeps perf's branch counts from now on,
+  // from the BranchFrames of the paths appended next.
+  void count_branches() { counting_ = true; }
+  void set_branch_frames(std::span<const BranchFrame> f) { branch_frames_ = f; }
+  bool counts_branches() const { return counting_; }
+  // The branch counts of frame `v` of node `i` (count_branches only).
+  const BranchCounts& counts(std::uint32_t i, std::size_t v) const {
+    return counts_[nodes_[i].val_begin + v];
+  }
   std::span<const ChainEntry> val(std::uint32_t i) const {
     return std::span<const ChainEntry>(pool_).subspan(nodes_[i].val_begin, nodes_[i].val_size);
   }
@@ -74,8 +103,15 @@ class ChainArena {
   void merge_branch(std::uint32_t dst, std::uint32_t src, std::vector<ChainEntry>& path);
   const ChainEntry& front(std::uint32_t i) const { return pool_[nodes_[i].val_begin]; }
 
+  // perf's fill_node (a new frame) and match_chain (a frame matched again).
+  void count_new(const ChainEntry& e);
+  void count_again(std::uint32_t at, const ChainEntry& e);
+
   std::vector<ChainNode> nodes_;
   std::vector<ChainEntry> pool_;
+  bool counting_ = false;
+  std::vector<BranchCounts> counts_;  // by pool index, when counting_
+  std::span<const BranchFrame> branch_frames_;
 };
 
 // perf's match_chain: <0 when `existing` sorts before `incoming`.

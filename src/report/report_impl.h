@@ -17,6 +17,7 @@
 #include "report/report_branch.h"
 #include "report/report_callees.h"
 #include "report/report_chain.h"
+#include "report/report_history.h"
 #include "report/report_mem.h"
 #include "report/report_threads.h"
 #include "session/tracepoint.h"
@@ -375,6 +376,10 @@ class Report : public session::SampleVisitor {
   BranchTable branches_;
   bool mem_mode_ = false;
   MemTable mems_;
+  // --branch-history; with branch stacks in the samples its frames count
+  // their branches (perf's show_branchflag_count).
+  bool branch_history_ = false, branch_counts_ = false, has_br_ = false;
+  BranchHistory history_;
   Status settle_mem_mode();
   Status settle_branch_mode(session::Session& session);
   void add_branches(Hists& h, const session::ResolvedSample& s);

@@ -163,21 +163,71 @@ const ExtKeys::Answer& ExtKeys::answer(const machine::Location& loc, const char*
   return answers_.back();
 }
 
+bool ExtKeys::lookup(const machine::Location& loc, const Answer& a) {
+  if (dso_state_.size() <= loc.dso->index) dso_state_.resize(loc.dso->index + 1);
+  DsoState& st = dso_state_[loc.dso->index];
+  const bool hit = st.has_srcline && a.found;
+  if (hit)
+    st.fails = 0;
+  else if (st.fails && ++st.fails > kFailLimit)
+    st.has_srcline = false;
+  return hit;
+}
+
 const std::string* ExtKeys::source(const machine::Location& loc, const char* inlined, int lookups,
                                    bool file) {
   if (!loc.map || !loc.dso) return file ? empty_ : unknown_;
   const Answer& a = answer(loc, inlined);
   if (dso_state_.size() <= loc.dso->index) dso_state_.resize(loc.dso->index + 1);
-  DsoState& st = dso_state_[loc.dso->index];
-  const bool hit = st.has_srcline && a.found;
-  for (int i = 0; i < lookups; ++i) {
-    if (st.has_srcline && a.found)
-      st.fails = 0;
-    else if (st.fails && ++st.fails > kFailLimit)
-      st.has_srcline = false;
-  }
+  const bool hit = dso_state_[loc.dso->index].has_srcline && a.found;
+  for (int i = 0; i < lookups; ++i) (void)lookup(loc, a);
   if (file) return hit ? a.file : empty_;
   return hit ? a.found : a.fallback;
+}
+
+std::uint32_t ExtKeys::history_of(const machine::Location& loc) {
+  const AddrKey k{loc.addr, nullptr, loc.dso->index};
+  std::uint32_t at = history_index_.find(k);
+  if (at != FlatMap<AddrKey, AddrKeyHash>::kNone) return at;
+  machine::Machine& m = session_->machine();
+  const Answer& a = answer(loc, nullptr);
+  const std::string* line = a.fallback;
+  if (lookup(loc, a)) {
+    line = a.found;
+  } else if (loc.symbol >= 0) {
+    const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
+    line = m.intern(fmt::format("+{}", loc.addr - sym.start));
+  }
+  const std::string* name = nullptr;
+  if (loc.symbol >= 0) name = m.intern(fmt::format("{} {}", m.symbol_name(loc), *line));
+  history_.emplace_back(line, name);
+  history_index_.insert(k, static_cast<std::uint32_t>(history_.size() - 1));
+  return static_cast<std::uint32_t>(history_.size() - 1);
+}
+
+const std::string* ExtKeys::history_srcline(const machine::Location& loc) {
+  if (!loc.map || !loc.dso) return nullptr;
+  return history_[history_of(loc)].first;
+}
+
+std::string_view ExtKeys::history_name(const machine::Location& loc, const char* inlined,
+                                       const char* srcline) {
+  if (loc.symbol < 0 || !loc.dso) return {};
+  // A frame with its own line (the unwinder's inline records) or an
+  // inlined function's: made here, not kept.
+  if (inlined || srcline) {
+    machine::Machine& m = session_->machine();
+    const std::string* line = srcline ? nullptr : history_srcline(loc);
+    return *m.intern(fmt::format("{} {}{}",
+                                 inlined ? std::string_view(inlined) : m.symbol_name(loc),
+                                 srcline ? srcline
+                                 : line  ? line->c_str()
+                                         : "??:0",
+                                 inlined ? " (inlined)" : ""));
+  }
+  // (a symbol without a map has no source line: its name alone)
+  if (!loc.map) return session_->machine().symbol_name(loc);
+  return *history_[history_of(loc)].second;
 }
 
 std::uint32_t ExtKeys::key(const machine::Location& loc, const char* inlined, int lookups,

@@ -75,6 +75,17 @@ class ExtKeys {
   // Whether the last key()'s srcline came from the DWARF line table (or
   // the frame's own records): perf's callchain frames carry such a line.
   bool last_found() const { return last_found_; }
+  // --branch-history: the name of a call-graph frame at `loc` as perf's
+  // callchain_list__sym_name gives it with address keys: "name srcline"
+  // (perf's callchain_srcline: the line found, else "+OFF" into the
+  // symbol), resolved once per DSO and address; empty without a symbol.
+  // An inlined function's frame (`inlined`: its name, `srcline`: its line
+  // when known) reads "name srcline (inlined)".
+  std::string_view history_name(const machine::Location& loc, const char* inlined = nullptr,
+                                const char* srcline = nullptr);
+  // The source line of that frame (perf's callchain_srcline, which its
+  // children entries take as theirs); nullptr without a map.
+  const std::string* history_srcline(const machine::Location& loc);
   // The key perf's duplicate check of a callchain entry compares: its
   // template leaves time and socket at 0.
   std::uint32_t dedup_key(std::uint32_t id);
@@ -108,6 +119,9 @@ class ExtKeys {
     bool has_srcline = true;
   };
   const Answer& answer(const machine::Location& loc, const char* inlined);
+  // One of perf's get_srcline calls for `a` in `loc`'s DSO (its give-up
+  // count); whether the line found is the answer.
+  bool lookup(const machine::Location& loc, const Answer& a);
   // The srcline (or srcfile) of an entry at `loc`, counting `lookups`.
   const std::string* source(const machine::Location& loc, const char* inlined, int lookups,
                             bool file);
@@ -137,6 +151,10 @@ class ExtKeys {
   std::vector<symbol::SourceLines::Dso*> line_dsos_;  // by machine::Dso::index
   std::vector<DsoState> dso_state_;                   // by machine::Dso::index
   FlatMap<AddrKey, AddrKeyHash> answer_index_;
+  // By DSO and address: the frame's source line and name.
+  FlatMap<AddrKey, AddrKeyHash> history_index_;
+  std::vector<std::pair<const std::string*, const std::string*>> history_;
+  std::uint32_t history_of(const machine::Location& loc);
   std::vector<Answer> answers_;
   const std::string* unknown_ = nullptr;  // "??:0"
   const std::string* empty_ = nullptr;    // ""

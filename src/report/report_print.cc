@@ -55,6 +55,9 @@ class Printer {
   void print_path(std::uint32_t node, bool folded, bool& first);
   // A frame's name as perf prints it; valid until the next call.
   std::string_view entry_name(const ChainEntry& c, char* buf, std::size_t n) const;
+  // --branch-history with branch stacks: frame `v` of `node`'s branch
+  // counts after its name (perf's callchain_list_counts__printf_value).
+  void branch_counts(std::uint32_t node, std::size_t v);
   mutable std::string inline_name_;
   std::vector<char> cell_;  // an entry line's cell
   const LeadColumns* lead_ = nullptr;
@@ -481,6 +484,12 @@ std::string_view Printer::entry_name(const ChainEntry& c, char* buf, std::size_t
   return std::string_view(buf, static_cast<std::size_t>(std::max(k, 0)));
 }
 
+void Printer::branch_counts(std::uint32_t node, std::size_t v) {
+  if (!r_.arena_.counts_branches()) return;
+  char buf[256];
+  out_.write(branch_counts_text(r_.arena_.counts(node, v), buf, sizeof buf));
+}
+
 void Printer::value(std::uint64_t cumul, std::uint32_t count, std::uint64_t total) {
   switch (r_.opts_.chain_value) {
     case ChainValue::kPeriod:
@@ -525,6 +534,7 @@ void Printer::graph(const std::vector<std::uint32_t>& kids, std::uint64_t total,
         }
       }
       out_.write(entry_name(child_val[v], nb, sizeof nb));
+      branch_counts(kids[k], v);
       out_.write("\n");
     }
     std::uint64_t new_total = rel ? child.children_hit : total;
@@ -635,6 +645,7 @@ void Printer::print_chain(const Entry& e) {
         outf(out_, "%*s", 12 + margin, "");
       }
       out_.write(entry_name(c_val[i], nb, sizeof nb));
+      branch_counts(root[0], i);
       out_.write("\n");
       if (++entries == r_.opts_.chain_print_limit) break;
     }

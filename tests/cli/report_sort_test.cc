@@ -665,4 +665,31 @@ TEST(ReportMemMode, SameAsPerf) {
   }
 }
 
+// --branch-history on recordings without branch stacks: the call chains
+// keyed by address, each frame named with its source line (the unwinder's
+// inline records for DWARF chains), perf's default sort srcline,symbol,dso;
+// refused without call chains.
+TEST(ReportBranchHistory, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (const char* name : {"fp.data", "dwarf.data", "deep_dwarf.data", "syswide_g.data"}) {
+    std::string f = test::fixture(name);
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
+    for (const char* args :
+         {"--branch-history", "--branch-history --no-children", "--branch-history -g folded"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << name << " " << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 12);
+  const std::string f = test::fixture("nocg.data");
+  PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
+  auto k = test::run(test::perfkit_bin() + " report --stdio --branch-history -i " + test::sh(f));
+  EXPECT_EQ(k.status, 1);
+  EXPECT_NE(k.err.find("Selected -g or --branch-history, but no callchain or branch data"),
+            std::string::npos)
+      << k.err;
+}
+
 }  // namespace perfkit

@@ -524,6 +524,25 @@ TEST_F(PtScriptTest, ReportDecodesLikePerfReport) {
     }
 }
 
+// --branch-history: the last branches (itrace l) go into the call chains,
+// frames told apart by address and named with their source lines, with
+// perf's branch counts ("predicted", loop "iter"); with g the synthesized
+// chain follows them.
+TEST_F(PtScriptTest, BranchHistoryLikePerfReport) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* rec : {"ptflow-static", "events"})
+    for (const char* args :
+         {"--itrace=i1000il --branch-history", "--itrace=i1000igl --branch-history",
+          "--itrace=i1000il8 --branch-history -g folded",
+          "--itrace=i1000il --branch-history -g caller",
+          "--itrace=i1000igl --branch-history --no-children --max-stack 5",
+          "--itrace=i1000il --branch-history --sort dso,sym -g flat",
+          "--itrace=i1000igl --branch-history --hide-unresolved -g fractal"}) {
+      auto got = expect_report_like_perf(file(rec), rec, args);
+      EXPECT_EQ(got.err, "") << rec << " report " << args;
+    }
+}
+
 // The trace is decoded as the report reads the recording, with no file in
 // between: where TMPDIR names a directory that does not exist (where no
 // temporary file can be made) the report is still perf's, the recorded

@@ -93,7 +93,7 @@ struct Args {
   bool disable_order = false;  // --disable-order: -D's records in file order
   bool inline_flag = false, no_inline = false, group = false, no_group = false;
   bool branch_stack = false, no_branch_stack = false, no_itrace = false, mem_mode = false,
-       branch_history = false;
+       branch_history = false, total_cycles = false;
   int verbose = 0;
   std::vector<std::string> itrace;  // each --itrace given, parsed on top of the ones before
   const CLI::Option* itrace_opt = nullptr;
@@ -192,6 +192,7 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
   app.add_flag("--no-branch-stack", a.no_branch_stack, "Report sampled IPs, not branches");
   app.add_flag("--mem-mode", a.mem_mode, "mem access profile");
   app.add_flag("--branch-history", a.branch_history, "add last branch records to call history");
+  app.add_flag("--total-cycles", a.total_cycles, "Sort all blocks by 'Sampled Cycles%'");
 }
 
 // Which samples count.
@@ -328,6 +329,7 @@ Status apply_view(const Args& a, const StdinPeek& peek, report::ReportOptions& o
   if (a.no_branch_stack) opts.branch_mode = 0;
   opts.mem_mode = a.mem_mode;
   opts.branch_history = a.branch_history;
+  opts.total_cycles = a.total_cycles;
   opts.inline_frames = !a.no_inline;
   if (a.group) opts.group = 1;
   if (a.no_group) opts.group = 0;

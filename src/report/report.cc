@@ -332,18 +332,25 @@ void Report::add_branches(Hists& h, const session::ResolvedSample& s) {
   const record::Sample& smp = *s.sample;
   if (!(smp.sample_type & kSampleBranchStack)) return;
   machine::Machine& m = session_->machine();
+  block_stack_.clear();
   for (std::uint64_t i = 0; i < smp.branch_stack.nr; ++i) {
     record::BranchEntry be = smp.branch_stack.at(i);
     machine::Location loc;  // the entry's: the branch target
-    BranchInfo b = branches_.resolve(m, *s.thread, be.from, be.to, be.flags, loc);
+    machine::Location from;
+    BranchInfo b = branches_.resolve(m, *s.thread, be.from, be.to, be.flags, loc, &from);
+    if (total_cycles_) block_stack_.push_back({b, from});
     if (ext_->active()) ext_->set_branch(branches_.key(b));
     loc.addr = be.to;  // perf's entry ip: the target as recorded
     bool filtered = is_filtered(s, loc) || excluded_other();
     std::uint32_t idx = add_entry(h, make_key(s, loc), s, loc, s.loc.level, filtered, true, 1, 1);
     if (h.entries[idx].branch == UINT32_MAX) h.entries[idx].branch = branches_.full(b);
+    // perf counts the type of the entry's branch (its first one's)
+    const BranchInfo& first = branches_.at(h.entries[idx].branch);
+    brtype_.count(first.type, first.new_type, first.from.addr, first.to.addr);
     h.nr_samples += 1;
     if (!filtered) h.nr_non_filtered_samples += 1;
   }
+  if (total_cycles_) blocks_.account(block_stack_, any_branch_);
 }
 
 Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t period,
@@ -588,6 +595,10 @@ Status Report::settle_branch_mode(session::Session& session) {
   if (branch_counts_) arena_.count_branches();
   branch_mode_ =
       !branch_history_ && (opts_.branch_mode == 1 || (opts_.branch_mode == -1 && has_br));
+  // perf's --total-cycles: only in branch mode, which it sorts as by default
+  total_cycles_ = opts_.total_cycles && branch_mode_;
+  for (const auto& d : reader.events().events())
+    any_branch_ |= (d.attr.branch_sample_type & kBranchAny) != 0;
   if (!branch_mode_)
     for (SortKey k : opts_.sort)
       if (is_branch_key(k)) return make_error("Invalid --sort key: `{}'", branch_key_name(k));
@@ -631,7 +642,7 @@ void Report::settle(session::Session& session) {
       std::all_of(ev.events().begin(), ev.events().end(),
                   [](const auto& d) { return d.attr.type == kTypeTracepoint; }))
     opts_.sort = {SortKey::kTrace};
-  else if (branch_mode_ && defaults)
+  else if (branch_mode_ && (defaults || total_cycles_))
     opts_.sort = {SortKey::kComm, SortKey::kDsoFrom, SortKey::kSymFrom, SortKey::kSymTo,
                   SortKey::kCycles};
   else if (mem_mode_ && defaults)

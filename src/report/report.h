@@ -126,6 +126,8 @@ struct ReportOptions {
   // Branch-stack mode: -1 perf's default (on when the file says its
   // samples carry branch stacks), 1 -b/--branch-stack, 0 --no-branch-stack.
   int branch_mode = -1;
+  // --total-cycles: branch mode's blocks by their cycles (report_blocks.h).
+  bool total_cycles = false;
   // --branch-history: branch stacks go into the call chains (report_history.h).
   bool branch_history = false;
   // --mem-mode: perf's memory mode (report_mem.h).

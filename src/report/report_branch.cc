@@ -67,12 +67,16 @@ void fill_branch_end(machine::Machine& m, const machine::Location& loc, BranchEn
 }
 
 BranchInfo BranchTable::resolve(machine::Machine& m, machine::Thread& thread, std::uint64_t from,
-                                std::uint64_t to, std::uint64_t flags, machine::Location& to_loc) {
+                                std::uint64_t to, std::uint64_t flags, machine::Location& to_loc,
+                                machine::Location* from_loc) {
   BranchInfo b;
-  machine::Location from_loc;
-  b.from = resolve_branch_end(m, thread, from, from_loc);
+  machine::Location source;
+  b.from = resolve_branch_end(m, thread, from, from_loc ? *from_loc : source);
   b.to = resolve_branch_end(m, thread, to, to_loc);
-  b.cycles = static_cast<std::uint16_t>(flags >> 4);  // perf_branch_entry: 4 flag bits, then cycles
+  // perf_branch_entry: 4 flag bits, cycles, type, spec, new_type
+  b.cycles = static_cast<std::uint16_t>(flags >> 4);
+  b.type = static_cast<std::uint8_t>((flags >> 20) & 0xf);
+  b.new_type = static_cast<std::uint8_t>((flags >> 26) & 0xf);
   return b;
 }
 

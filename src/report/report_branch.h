@@ -18,6 +18,7 @@
 
 #include "base/flat_map.h"
 #include "machine/machine.h"
+#include "report/branch_types.h"
 #include "report/report.h"
 
 namespace perfkit::report {
@@ -42,6 +43,7 @@ struct BranchEnd {
 struct BranchInfo {
   BranchEnd from, to;
   std::uint16_t cycles = 0;
+  std::uint8_t type = 0, new_type = 0;  // perf_branch_entry's type and new_type
   bool operator==(const BranchInfo&) const = default;
 };
 
@@ -94,7 +96,8 @@ class BranchTable {
   // Resolves branch `from` -> `to` in `thread` as perf does; `to_loc`
   // gets where the target resolved (the last mode tried when none maps it).
   BranchInfo resolve(machine::Machine& m, machine::Thread& thread, std::uint64_t from,
-                     std::uint64_t to, std::uint64_t flags, machine::Location& to_loc);
+                     std::uint64_t to, std::uint64_t flags, machine::Location& to_loc,
+                     machine::Location* from_loc = nullptr);
   // The interned index of `b`, and of `b` reduced to the active keys.
   std::uint32_t full(const BranchInfo& b) { return infos_.intern(b); }
   std::uint32_t key(const BranchInfo& b);

@@ -157,6 +157,7 @@ void ChainArena::count_new(const ChainEntry& e) {
     if (f.to) {
       c.predicted_count = f.predicted;
       c.abort_count = f.abort;
+      c.types.count(f.type, f.new_type, f.from, e.ip);
     } else {
       // (perf counts a source's from_count only when it matches again)
       c.cycles_count = f.cycles;
@@ -176,6 +177,7 @@ void ChainArena::count_again(std::uint32_t at, const ChainEntry& e) {
   if (f.to) {
     c.predicted_count += f.predicted;
     c.abort_count += f.abort;
+    c.types.count(f.type, f.new_type, f.from, e.ip);
   } else {
     c.cycles_count += f.cycles;
     c.iter_count += f.nr_loop_iter;

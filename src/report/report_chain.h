@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "report/branch_types.h"
+
 namespace perfkit::report {
 
 // A branch frame of --branch-history (perf's callchain_cursor_node with
@@ -17,8 +19,10 @@ namespace perfkit::report {
 struct BranchFrame {
   bool to = false;  // the target (perf's branch_from set): predicted and abort count
   bool predicted = false, abort = false;
-  std::uint16_t cycles = 0;        // the source's cycles
-  std::uint32_t nr_loop_iter = 0;  // the source's loop iterations (perf's remove_loops)
+  std::uint8_t type = 0, new_type = 0;  // the branch's type (a target's statistics)
+  std::uint64_t from = 0;               // the branch's source
+  std::uint16_t cycles = 0;             // the source's cycles
+  std::uint32_t nr_loop_iter = 0;       // the source's loop iterations (perf's remove_loops)
   std::uint64_t iter_cycles = 0;
 };
 
@@ -27,6 +31,7 @@ struct BranchCounts {
   std::uint64_t branch_count = 0, predicted_count = 0, abort_count = 0, cycles_count = 0;
   std::uint64_t iter_count = 0, iter_cycles = 0, from_count = 0;
   bool branch_to = false;
+  BranchTypeStat types;  // a target's branches by type
 };
 
 struct ChainEntry {

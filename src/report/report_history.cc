@@ -71,8 +71,8 @@ std::string_view branch_counts_text(const BranchCounts& c, char* buf, std::size_
   if (c.branch_count == 0) {
     put(" (calltrace)");
   } else if (c.branch_to) {
-    // (perf's branch types come first; Intel PT's and untyped stacks have none)
-    int parts = 0;
+    n = branch_type_text(c.types, buf, cap);
+    int parts = n > 0;
     const double total = static_cast<double>(c.branch_count);
     if (c.predicted_count < c.branch_count)
       put(parts++ ? " predicted:%.1f%%" : " (predicted:%.1f%%",
@@ -114,6 +114,9 @@ void BranchHistory::add_branches(machine::Machine& m, machine::Thread& t, bool h
     to.to = be_[i].from != 0;  // perf's branch_from
     to.predicted = (flags >> 1) & 1;
     to.abort = (flags >> 3) & 1;
+    to.type = static_cast<std::uint8_t>((flags >> 20) & 0xf);
+    to.new_type = static_cast<std::uint8_t>((flags >> 26) & 0xf);
+    to.from = be_[i].from;
     BranchFrame from;
     from.cycles = static_cast<std::uint16_t>(flags >> 4);
     from.nr_loop_iter = iter_[i].nr_loop_iter;

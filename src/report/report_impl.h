@@ -14,6 +14,7 @@
 #include "abi/perf_event.h"
 #include "base/flat_map.h"
 #include "report/report.h"
+#include "report/report_blocks.h"
 #include "report/report_branch.h"
 #include "report/report_callees.h"
 #include "report/report_chain.h"
@@ -374,6 +375,13 @@ class Report : public session::SampleVisitor {
   // Branch-stack mode (report_branch.h).
   bool branch_mode_ = false;
   BranchTable branches_;
+  BranchTypeStat brtype_;  // branch mode's statistics, printed at the end
+  // --total-cycles (branch mode only): the blocks' cycles, the stack of
+  // the sample at hand, whether the branch stacks are of ANY branch.
+  bool total_cycles_ = false, any_branch_ = false;
+  CycleBlocks blocks_;
+  std::vector<CycleBlocks::Branch> block_stack_;
+  void print_blocks(Hists& h, FdWriter& out);
   bool mem_mode_ = false;
   MemTable mems_;
   // --branch-history; with branch stacks in the samples its frames count

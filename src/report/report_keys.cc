@@ -230,6 +230,18 @@ std::string_view ExtKeys::history_name(const machine::Location& loc, const char*
   return *history_[history_of(loc)].second;
 }
 
+std::string ExtKeys::block_range(const machine::Location& loc, std::uint64_t sym_start,
+                                 std::uint64_t start, std::uint64_t end) {
+  machine::Location at = loc;
+  at.addr = sym_start + start;
+  const std::string* first = source(at, nullptr, 1, false);
+  at.addr = sym_start + end;
+  const std::string* last = source(at, nullptr, 1, false);
+  if (!first->starts_with("??:0") && !last->starts_with("??:0"))
+    return fmt::format("[{} -> {}]", *first, *last);
+  return fmt::format("[{:7x} -> {:7x}]", start, end);
+}
+
 std::uint32_t ExtKeys::key(const machine::Location& loc, const char* inlined, int lookups,
                            const char* srcline) {
   ExtKey k = sample_;

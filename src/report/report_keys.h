@@ -86,6 +86,12 @@ class ExtKeys {
   // The source line of that frame (perf's callchain_srcline, which its
   // children entries take as theirs); nullptr without a map.
   const std::string* history_srcline(const machine::Location& loc);
+  // --total-cycles: perf's text for the block [start, end] (offsets into
+  // the symbol at `loc`, which starts at `sym_start`): "[a.c:3 -> a.c:5]"
+  // from map__srcline's lines (or "sym+OFF"), "[    off ->     off]" where
+  // either line is unknown.
+  std::string block_range(const machine::Location& loc, std::uint64_t sym_start,
+                          std::uint64_t start, std::uint64_t end);
   // The key perf's duplicate check of a callchain entry compares: its
   // template leaves time and socket at 0.
   std::uint32_t dedup_key(std::uint32_t id);

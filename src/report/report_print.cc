@@ -867,6 +867,10 @@ void Report::print(session::Session& session, FdWriter& out) {
       if (opts_.socket_filter >= 0) outf(out, "# Processor Socket: %d\n", opts_.socket_filter);
       out.write("#\n");
     }
+    if (total_cycles_) {
+      print_blocks(h, out);
+      continue;
+    }
     Printer p(*this, h, out);
     p.member_totals_ = totals;
     p.print_block();
@@ -874,6 +878,23 @@ void Report::print(session::Session& session, FdWriter& out) {
   }
   if (!quiet) outf(out, "#\n# (%s)\n#\n", opts_.tip.c_str());
   if (opts_.show_threads) thread_counts_.print(out, opts_.raw_thread_counts);
+  if (branch_mode_) out.write(branch_type_statistics(brtype_));
+}
+
+// --total-cycles: perf's block table for the entries of `h` (its headers
+// whatever -q says).
+void Report::print_blocks(Hists& h, FdWriter& out) {
+  outf(out, "# %15s  %14s  %11s  %10s  %70s  %20s\n", "Sampled Cycles%", "Sampled Cycles",
+       "Avg Cycles%", "Avg Cycles", "[Program Block Range]", "Shared Object");
+  out.write("# ");
+  for (int w : {15, 14, 11, 10, 70})
+    out.write(std::string(static_cast<std::size_t>(w), '.') + "  ");
+  out.write(std::string(20, '.') + "\n#\n");
+  if (opts_.percent_limit > 0) return;  // (perf's blocks have no period: none reaches it)
+  std::vector<const BranchEnd*> ends;
+  for (std::uint32_t i : h.sorted)
+    if (h.entries[i].branch != UINT32_MAX) ends.push_back(&branches_.at(h.entries[i].branch).to);
+  blocks_.print(ends, *ext_, out);
 }
 
 // A tracepoint event the file does not name (a pipe without event

@@ -36,7 +36,6 @@ const Excluded kExcluded[] = {
     {"script", "-g", false, "--gen-script: Python scripting comes later"},
     {"script", "--list", false, "Python scripting comes later"},
     {"script", "-l", false, "--list: Python scripting comes later"},
-    {"report", "--total-cycles", true, "needs LBR cycles (no PMU here)"},
     {"script", "--guestmount", true, "guest machines"},
     {"script", "--guestkallsyms", true, "guest machines"},
     {"script", "--guestmodules", true, "guest machines"},

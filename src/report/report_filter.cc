@@ -14,6 +14,9 @@ using namespace perfkit::abi;
 
 bool Report::is_filtered(const session::ResolvedSample& s, const machine::Location& loc) const {
   const auto& o = opts_;
+  // perf's HIST_FILTER__GUEST: a guest's samples count but show nowhere
+  // without guest symbols (perf kvm's --guest* options)
+  if (s.cpumode == abi::kMiscGuestKernel || s.cpumode == abi::kMiscGuestUser) return true;
   if (!o.comms.empty() && std::find(o.comms.begin(), o.comms.end(), *s.comm) == o.comms.end())
     return true;
   if (!o.pids.empty() && std::find(o.pids.begin(), o.pids.end(), s.thread->pid) == o.pids.end())

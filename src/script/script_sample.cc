@@ -535,6 +535,8 @@ void ScriptPrinter::print_ip_part(const OutputConfig& o, const session::Resolved
 // since its previous read as the period; values of unknown ids are dropped.
 Status ScriptPrinter::on_sample(const session::ResolvedSample& s) {
   if (dump_) dump::print_sample_resolution(s, out_);  // perf's machine__resolve, under -D
+  // perf drops a guest's samples where it has no guest machine (its --guest* options)
+  if (s.cpumode == kMiscGuestKernel || s.cpumode == kMiscGuestUser) return ok();
   if (!opts_.graph_functions.empty() && !(graph_shows_ && graph_shows_(s))) return ok();
   const record::Sample& smp = *s.sample;
   if (!(smp.sample_type & kSampleRead)) return print_one(s, smp.period, false);

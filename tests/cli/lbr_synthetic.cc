@@ -121,6 +121,64 @@ std::string write_lbr_recording(const std::string& path, const std::string& bina
   return "";
 }
 
+std::string write_guest_recording(const std::string& path, const std::string& binary) {
+  perfdata::EventSet events;
+  EventAttr a;
+  a.type = kTypeSoftware;
+  a.config = 0;  // cpu-clock
+  a.sample_period = 100000;
+  a.sample_type = kSampleIp | kSampleTid | kSampleTime | kSamplePeriod;
+  a.set(kAttrSampleIdAll);
+  a.set(kAttrDisabled);
+  events.add(a, {1});
+  std::vector<std::vector<std::uint8_t>> records;
+  auto with_id = [&](RecordBuilder b, std::uint64_t time) {
+    record::SampleId s;
+    s.pid = s.tid = kPid;
+    s.time = time;
+    b.sample_id(s, events[0].layout);
+    records.push_back(b.finish());
+  };
+  with_id(RecordBuilder(kRecordComm, kMiscCommExec).u32(kPid).u32(kPid).string("cpuloop"), 1000);
+  with_id(RecordBuilder(kRecordMmap2, kMiscUser)
+              .u32(kPid)
+              .u32(kPid)
+              .u64(kBase + 0x1000)
+              .u64(0x1000)
+              .u64(0x1000)
+              .u32(0)
+              .u32(0)
+              .u64(0)
+              .u64(0)
+              .u32(5)
+              .u32(2)
+              .string(binary),
+          1001);
+  const std::uint64_t guest_ips[] = {0xffffffff81000010ULL, 0xffffffff81000150ULL, 0x401000};
+  std::uint64_t time = 2000;
+  for (int n = 0; n < 30; ++n) {
+    const int kind = n % 3;  // host user, guest kernel, guest user
+    const std::uint16_t misc = kind == 0   ? kMiscUser
+                               : kind == 1 ? kMiscGuestKernel
+                                           : kMiscGuestUser;
+    const std::uint32_t pid = kind == 0 ? kPid : 777;
+    RecordBuilder b(kRecordSample, misc);
+    b.u64(kind == 0 ? kBase + 0x1150 : guest_ips[n % 2 + (kind == 2 ? 1 : 0)])
+        .u32(pid)
+        .u32(pid)
+        .u64(time += 1000)
+        .u64(100000);
+    records.push_back(b.finish());
+  }
+  auto w = perfdata::Writer::create(path, {});
+  if (!w) return w.error().message();
+  if (auto st = (*w)->begin(events); !st) return st.error().message();
+  for (const auto& r : records)
+    if (auto st = (*w)->write(r); !st) return st.error().message();
+  if (auto st = (*w)->finish(events, {}); !st) return st.error().message();
+  return "";
+}
+
 std::vector<LbrSample> cpuloop_lbr_samples(const std::string& binary) {
   auto fns = transfers(binary);
   auto find = [&](const std::string& fn, const std::string& mnemonic, std::size_t nth = 0) {

@@ -27,6 +27,10 @@ struct LbrSample {
 std::string write_lbr_recording(const std::string& path, const std::string& binary,
                                 const std::vector<LbrSample>& samples);
 
+// Samples of `binary` (a host process) between samples of a guest's kernel
+// and user space, as perf kvm record writes them; no guest maps.
+std::string write_guest_recording(const std::string& path, const std::string& binary);
+
 // A few hundred samples over cpuloop's spin, hot, warm, cool and run loops,
 // with the branches cpuloop's code has at the ELF addresses `nm` gives
 // (found in `binary`); empty when they cannot be found.

@@ -104,5 +104,22 @@ TEST_F(ReportLbr, TotalCyclesWithoutCyclesAsPerf) {
   }
 }
 
+// A guest's samples (perf kvm record) count in the totals but show nowhere
+// without guest symbols, in report and script, as perf.
+TEST(ReportGuest, GuestSamplesFilteredAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  test::TempDir dir;
+  const std::string f = dir.path("guest.data");
+  ASSERT_EQ(test::write_guest_recording(f, test::workload("cpuloop")), "");
+  for (const char* cmd : {"report --stdio", "report --stdio --sort dso,sym -n", "script",
+                          "script -F comm,pid,ip,sym"}) {
+    const std::string in = std::string(" ") + cmd + " -i " + test::sh(f);
+    auto p = test::run("perf" + in + " 2>/dev/null");
+    auto k = test::run(test::perfkit_bin() + in + " 2>/dev/null");
+    EXPECT_EQ(test::report_mismatches(p.out, k.out), "") << cmd;
+    EXPECT_NE(k.out.find("spin"), std::string::npos) << cmd << ": " << k.out;
+  }
+}
+
 }  // namespace
 }  // namespace perfkit

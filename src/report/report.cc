@@ -64,6 +64,7 @@ EntryKey Report::make_key(const session::ResolvedSample& s, const machine::Locat
       case SortKey::kSym:
       case SortKey::kSymoff:
       case SortKey::kIpcLbr:
+      case SortKey::kIpcNull:
         k.has_sym = loc.symbol >= 0;
         if (k.has_sym) {
           const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
@@ -858,6 +859,7 @@ std::uint64_t Report::prefix_signature(const Entry& e) const {
       case SortKey::kSym:
       case SortKey::kSymoff:
       case SortKey::kIpcLbr:
+      case SortKey::kIpcNull:
         add(reinterpret_cast<std::uintptr_t>(e.key.dso));
         add(e.key.has_sym ? e.key.sym_start : e.ip);
         add(e.key.sym_end ^ reinterpret_cast<std::uintptr_t>(e.key.inlined));

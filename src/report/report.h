@@ -44,7 +44,8 @@ enum class SortKey : std::uint8_t {
   kSymTo,
   kCycles,
   // perf's "IPC   [IPC Coverage]" column, appended to a --sort naming
-  // "symbol": in branch mode compared as sym (ipc_lbr), else never (ipc_null).
+  // "symbol" ("symbol_size" too): compared as sym, in branch mode
+  // (ipc_lbr) and out of it (ipc_null).
   kIpcLbr,
   kIpcNull,
   // The sample's weights (perf's common keys): local_weight, weight (times
@@ -53,6 +54,13 @@ enum class SortKey : std::uint8_t {
   kWeight,
   kLocalInsLat,
   kInsLat,
+  // perf's other common keys of a sample (report_keys.h): its symbol's
+  // size, its map's, its address, its code page size, its transaction.
+  kSymSize,
+  kDsoSize,
+  kAddr,
+  kCodePageSize,
+  kTransaction,
   // --mem-mode's keys (report_mem.h): the data address's symbol and DSO,
   // the sampled ip's symbol, and PERF_SAMPLE_DATA_SRC's parts.
   kSymDaddr,

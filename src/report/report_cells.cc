@@ -145,6 +145,16 @@ const char* header_of(SortKey k) {
       return "Data Physical Address";
     case SortKey::kDataPageSize:
       return "Data Page Size";
+    case SortKey::kSymSize:
+      return "Symbol size";
+    case SortKey::kDsoSize:
+      return "DSO size";
+    case SortKey::kAddr:
+      return "Address";
+    case SortKey::kCodePageSize:
+      return "Code Page Size";
+    case SortKey::kTransaction:
+      return "Transaction                ";
     default:
       return "?";
   }

@@ -22,6 +22,7 @@ bool same_value(const Report& r, SortKey k, const Entry& a, const Entry& b) {
       return a.cpu == b.cpu;
     case SortKey::kSym:
     case SortKey::kIpcLbr:
+    case SortKey::kIpcNull:
       return a.key.has_sym == b.key.has_sym && a.key.sym_start == b.key.sym_start &&
              a.key.sym_end == b.key.sym_end && a.key.inlined == b.key.inlined &&
              a.dso_name == b.dso_name && (a.key.has_sym || a.ip == b.ip);
@@ -47,6 +48,7 @@ std::uint64_t value_hash(SortKey k, const Entry& e) {
     case SortKey::kSym:
     case SortKey::kSymoff:
     case SortKey::kIpcLbr:
+    case SortKey::kIpcNull:
       return mix64(e.key.has_sym ? e.key.sym_start : e.ip) ^
              reinterpret_cast<std::uintptr_t>(e.dso_name);
     default:

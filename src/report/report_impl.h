@@ -57,6 +57,10 @@ struct ExtKey {
   std::uint32_t mem = UINT32_MAX;     // the sample's MemTable::key; none outside --mem-mode
   std::uint64_t weight = 0;           // the sample's weight (WEIGHT_STRUCT's var1)
   std::uint32_t ins_lat = 0;          // WEIGHT_STRUCT's var2 (perf's ins_lat)
+  std::uint64_t addr = 0;             // the entry's ip unmapped (perf's addr key)
+  std::uint64_t sym_size = 0, dso_size = 0;  // the symbol's and map's (0: none)
+  std::uint64_t code_page_size = 0, transaction = 0;
+  bool has_sym = false, has_map = false;  // for sym_size and dso_size
   bool operator==(const ExtKey&) const = default;
 };
 
@@ -66,6 +70,7 @@ struct ExtKeyHash {
     h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.srcfile) ^ k.symoff_ip);
     h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.trace) ^ k.branch);
     h = mix64(h ^ k.weight ^ (static_cast<std::uint64_t>(k.mem) << 32 | k.ins_lat));
+    h = mix64(h ^ k.addr ^ (k.sym_size << 20) ^ k.dso_size ^ k.code_page_size ^ k.transaction);
     return mix64(h ^ reinterpret_cast<std::uintptr_t>(k.parent) ^
                  static_cast<std::uint32_t>(k.socket));
   }
@@ -397,7 +402,8 @@ class Report : public session::SampleVisitor {
   bool sym_without_dso() const {
     return (has_key_[static_cast<int>(SortKey::kSym)] ||
             has_key_[static_cast<int>(SortKey::kSymoff)] ||
-            has_key_[static_cast<int>(SortKey::kIpcLbr)]) &&
+            has_key_[static_cast<int>(SortKey::kIpcLbr)] ||
+            has_key_[static_cast<int>(SortKey::kIpcNull)]) &&
            !has_key_[static_cast<int>(SortKey::kDso)];
   }
   void print(session::Session& session, FdWriter& out);

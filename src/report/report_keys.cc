@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "abi/perf_event.h"
 #include "perfdata/features.h"
 #include "report/report_branch.h"
@@ -41,8 +43,13 @@ Status ExtKeys::setup(session::Session& session, const ReportOptions& o,
     weight_ |= is_weight_key(k);
     mem_ |= is_mem_key(k);
   }
+  sym_size_ = has(o, SortKey::kSymSize);
+  dso_size_ = has(o, SortKey::kDsoSize);
+  addr_ = has(o, SortKey::kAddr);
+  page_ = has(o, SortKey::kCodePageSize);
+  txn_ = has(o, SortKey::kTransaction);
   active_ = time_ || socket_ || parent_ || srcline_ || srcfile_ || symoff_ || trace_ || branch_ ||
-            weight_ || mem_;
+            weight_ || mem_ || sym_size_ || dso_size_ || addr_ || page_ || txn_;
   quantum_ = o.time_quantum;
   raw_trace_ = o.raw_trace;
   lines_ = std::move(lines);
@@ -57,6 +64,38 @@ Status ExtKeys::setup(session::Session& session, const ReportOptions& o,
   }
   if (socket_) sockets_ = cpu_sockets(session.reader());
   return ok();
+}
+
+namespace {
+
+struct TxBit {
+  std::uint64_t flag;
+  const char* name;
+  bool skip_for_len;
+};
+constexpr TxBit kTxBits[] = {{1 << 0, "EL ", false},       {1 << 1, "TX ", true},
+                             {1 << 2, "SYNC ", true},      {1 << 3, "ASYNC ", false},
+                             {1 << 4, "RETRY ", false},    {1 << 5, "CON ", false},
+                             {1 << 6, "CAP-WRITE ", true}, {1 << 7, "CAP-READ ", false}};
+constexpr std::uint64_t kTxnSync = 1 << 2, kTxnAsync = 1 << 3;
+constexpr std::uint64_t kTxnAbortMask = 0xffffffffULL << 32;
+
+}  // namespace
+
+std::string transaction_text(std::uint64_t t) {
+  std::string out;
+  for (const TxBit& b : kTxBits)
+    if (t & b.flag) out += b.name;
+  if (t && !(t & (kTxnSync | kTxnAsync))) out += "NEITHER ";
+  if (t & kTxnAbortMask) out += fmt::format(":{:x}", (t & kTxnAbortMask) >> 32);
+  return out;
+}
+
+std::size_t transaction_text_len() {
+  std::size_t len = 0;
+  for (const TxBit& b : kTxBits)
+    if (!b.skip_for_len) len += std::strlen(b.name);
+  return len + 4;  // ":XX "
 }
 
 // perf's env->cpu[]: the per-cpu ids CPU_TOPOLOGY carries since perf 4.1.
@@ -112,6 +151,8 @@ void ExtKeys::begin_sample(const session::ResolvedSample& s) {
   if (socket_ && (smp.sample_type & abi::kSampleCpu) && smp.cpu < sockets_.size())
     sample_.socket = sockets_[smp.cpu];
   if (trace_) sample_.trace = trace_of(s);
+  if (page_) sample_.code_page_size = smp.code_page_size;
+  if (txn_) sample_.transaction = smp.transaction;
   if (weight_ && (smp.sample_type & abi::kSampleWeightType)) {
     // perf's WEIGHT_STRUCT: var1 the weight, var2 the instruction latency.
     const bool whole = smp.sample_type & abi::kSampleWeight;
@@ -260,6 +301,14 @@ std::uint32_t ExtKeys::key(const machine::Location& loc, const char* inlined, in
   }
   if (srcfile_) k.srcfile = source(loc, inlined, lookups, true);
   if (symoff_) k.symoff_ip = loc.addr;
+  // (perf unmaps the entry's ip: a callchain entry's raw one too)
+  if (addr_) k.addr = loc.map ? loc.map->unmap_ip(loc.addr) : loc.addr;
+  if (sym_size_ && loc.symbol >= 0 && loc.dso) {
+    const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
+    k.has_sym = true;
+    k.sym_size = sym.end - sym.start;
+  }
+  if (dso_size_ && loc.map && loc.dso) k.has_map = true, k.dso_size = loc.map->end - loc.map->start;
   return intern(k);
 }
 

@@ -37,6 +37,12 @@
 
 namespace perfkit::report {
 
+// perf's transaction column: the PERF_TXN_* flags' names ("EL TX SYNC "
+// ...), "NEITHER " when neither sync nor async, ":abort code".
+std::string transaction_text(std::uint64_t t);
+// perf's hist_entry__transaction_len: the column's width with a flag set.
+std::size_t transaction_text_len();
+
 // The socket of each cpu, by cpu (perf's env->cpu[].socket_id); empty when
 // the recording has no CPU_TOPOLOGY ids.
 std::vector<std::int32_t> cpu_sockets(perfdata::Reader& reader);
@@ -139,6 +145,8 @@ class ExtKeys {
   bool active_ = false, time_ = false, socket_ = false, parent_ = false;
   bool srcline_ = false, srcfile_ = false, symoff_ = false, trace_ = false, branch_ = false;
   bool weight_ = false, mem_ = false;
+  // symbol_size, dso_size, addr, code_page_size, transaction
+  bool sym_size_ = false, dso_size_ = false, addr_ = false, page_ = false, txn_ = false;
   // The tracing data's formats, made at the first tracepoint sample.
   std::unique_ptr<session::TracepointFormatter> tracepoints_;
   bool tracepoints_tried_ = false;

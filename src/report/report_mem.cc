@@ -54,15 +54,6 @@ std::uint64_t part_mask(SortKey k) {
   }
 }
 
-// perf's get_page_size_name: "4K", "2M"; "N/A" for 0.
-std::string page_size_name(std::uint64_t size) {
-  if (!size) return "N/A";
-  static const char kUnits[] = "BKMGTPE";
-  std::size_t i = 0;
-  while (size / 1024 > 1 && i < 6) size /= 1024, ++i;
-  return std::to_string(size) + kUnits[i];
-}
-
 // The data address's end as perf's ip__resolve_data makes it: looked up in
 // the maps of the sample's cpumode only.
 BranchEnd data_end(machine::Machine& m, machine::Thread& thread, std::uint8_t cpumode,
@@ -76,6 +67,14 @@ BranchEnd data_end(machine::Machine& m, machine::Thread& thread, std::uint8_t cp
 }
 
 }  // namespace
+
+std::string page_size_name(std::uint64_t size) {
+  if (!size) return "N/A";
+  static const char kUnits[] = "BKMGTPE";
+  std::size_t i = 0;
+  while (size / 1024 > 1 && i < 6) size /= 1024, ++i;
+  return std::to_string(size) + kUnits[i];
+}
 
 bool is_mem_key(SortKey k) { return k >= SortKey::kSymDaddr && k <= SortKey::kDataPageSize; }
 

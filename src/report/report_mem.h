@@ -42,6 +42,8 @@ bool is_mem_key(SortKey k);
 bool is_weight_key(SortKey k);
 // A key's --sort name, for perf's errors.
 const char* mem_key_name(SortKey k);
+// perf's get_page_size_name: "4K", "2M"; "N/A" for 0.
+std::string page_size_name(std::uint64_t size);
 // perf's default sort in memory mode (the pipeline-stage keys, which only
 // powerpc's perf has, left out).
 std::vector<SortKey> default_mem_sort();

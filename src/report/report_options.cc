@@ -12,7 +12,7 @@ using namespace perfkit::abi;
 
 namespace {
 
-// The weight and memory keys by their --sort names.
+// The weight, memory and other sample keys by their --sort names.
 const SortKey* weight_or_mem_key(std::string_view k) {
   static constexpr std::pair<std::string_view, SortKey> kKeys[] = {
       {"local_weight", SortKey::kLocalWeight},
@@ -29,6 +29,11 @@ const SortKey* weight_or_mem_key(std::string_view k) {
       {"blocked", SortKey::kBlocked},
       {"phys_daddr", SortKey::kPhysDaddr},
       {"data_page_size", SortKey::kDataPageSize},
+      {"symbol_size", SortKey::kSymSize},
+      {"dso_size", SortKey::kDsoSize},
+      {"addr", SortKey::kAddr},
+      {"code_page_size", SortKey::kCodePageSize},
+      {"transaction", SortKey::kTransaction},
   };
   for (const auto& [name, key] : kKeys)
     if (name == k) return &key;

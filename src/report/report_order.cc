@@ -39,6 +39,30 @@ std::int64_t weight_se_cmp(SortKey k, const ExtKey& l, const ExtKey& r) {
   return static_cast<std::int64_t>(l.ins_lat) - r.ins_lat;
 }
 
+// perf's se_cmp of the other sample keys (symbol_size, dso_size, addr,
+// code_page_size, transaction), left and right as perf's.
+std::int64_t sample_key_se_cmp(SortKey k, const ExtKey& l, const ExtKey& r) {
+  auto three_way = [](std::uint64_t a, std::uint64_t b) -> std::int64_t {
+    return a < b ? -1 : a == b ? 0 : 1;
+  };
+  switch (k) {
+    case SortKey::kSymSize:  // (perf compares right's size with left's)
+      return three_way(r.has_sym ? r.sym_size : 0, l.has_sym ? l.sym_size : 0);
+    case SortKey::kDsoSize:
+      return three_way(r.has_map ? r.dso_size : 0, l.has_map ? l.dso_size : 0);
+    case SortKey::kAddr:
+      return static_cast<std::int64_t>(r.addr - l.addr);
+    case SortKey::kCodePageSize:
+      return static_cast<std::int64_t>(r.code_page_size - l.code_page_size);
+    case SortKey::kTransaction:
+      return static_cast<std::int64_t>(l.transaction - r.transaction);
+    default:
+      return 0;
+  }
+}
+
+bool is_sample_key(SortKey k) { return k >= SortKey::kSymSize && k <= SortKey::kTransaction; }
+
 // perf's output order of the less common keys (se_sort, else se_cmp, with
 // perf's signs): ascending values, "[other]" parents last, symoff's
 // offsets descending. 0 for the keys handled elsewhere.
@@ -70,6 +94,8 @@ int ext_output_cmp(const Report& r, SortKey k, std::uint32_t xa, std::uint32_t x
         c = branch_se_cmp(k, r.branches_.at(a.branch), r.branches_.at(b.branch));
       else if (is_weight_key(k))
         c = weight_se_cmp(k, a, b);
+      else if (is_sample_key(k))
+        c = sample_key_se_cmp(k, a, b);
       else if (is_mem_key(k))
         c = mem_se_cmp(k, r.mems_.at(a.mem), r.mems_.at(b.mem));
       return c > 0 ? -1 : (c < 0 ? 1 : 0);
@@ -236,7 +262,8 @@ int compare_keys(const Report& r, std::span<const SortKey> keys, const Entry& a,
       case SortKey::kCpu:
         c = cmp_num(a.cpu, b.cpu);
         break;
-      case SortKey::kIpcLbr: {
+      case SortKey::kIpcLbr:
+      case SortKey::kIpcNull: {
         struct View {
           bool has_sym;
           std::uint64_t ip, sym_start, sym_end;
@@ -414,6 +441,7 @@ std::int64_t ext_perf_cmp(const Report& r, SortKey k, std::uint32_t xl, std::uin
       if (is_branch_key(k))
         return branch_se_cmp(k, r.branches_.at(l.branch), r.branches_.at(n.branch));
       if (is_weight_key(k)) return weight_se_cmp(k, l, n);
+      if (is_sample_key(k)) return sample_key_se_cmp(k, l, n);
       if (is_mem_key(k)) return mem_se_cmp(k, r.mems_.at(l.mem), r.mems_.at(n.mem));
       return 0;
   }
@@ -465,7 +493,8 @@ std::int64_t row_perf_cmp(const Report& r, const EntryStore& entries, const Row&
         break;
       case SortKey::kSym:
       case SortKey::kSymoff:
-      case SortKey::kIpcLbr:  // perf compares it as sym
+      case SortKey::kIpcLbr:
+      case SortKey::kIpcNull:  // perf compares it as sym
         if (!l.has_sym && !n.has_sym) {
           c = static_cast<std::int64_t>(n.ip - l.ip);
           if (!c && k == SortKey::kSymoff)
@@ -600,6 +629,7 @@ int row_output_cmp(const Report& r, const SortRow& a, const SortRow& b, std::vec
         c = cmp_num(a.cpu, b.cpu);
         break;
       case SortKey::kIpcLbr:
+      case SortKey::kIpcNull:
         c = ipc_output_cmp(r, a, b, cmp_num(a.dso_name, b.dso_name));
         break;
       default:

@@ -134,6 +134,16 @@ void Printer::compute_widths(const std::vector<std::uint32_t>& entries) {
         case SortKey::kTime:
           c.width = std::max<std::size_t>(c.width, r_.opts_.nanosecs ? 16 : 12);
           break;
+        case SortKey::kAddr:
+          c.width = std::max<std::size_t>(c.width, 16 + 2);
+          break;
+        case SortKey::kCodePageSize:
+          c.width = std::max<std::size_t>(c.width, 6);
+          break;
+        case SortKey::kTransaction:
+          if (r_.ext_->at(e.key.ext).transaction)
+            c.width = std::max(c.width, transaction_text_len());
+          break;
         case SortKey::kParent:
           if (const std::string* p = r_.ext_->at(e.key.ext).parent)
             c.width = std::max(c.width, p->size());
@@ -236,6 +246,18 @@ int Printer::ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t
     case SortKey::kTrace:
       // perf's "%-.*s" in the header's width: cut, never padded
       return std::snprintf(buf, cap, "%-.*s", w, x.trace ? x.trace->c_str() : "N/A");
+    case SortKey::kSymSize:
+    case SortKey::kDsoSize:
+      if (!(k == SortKey::kSymSize ? x.has_sym : x.has_map))
+        return std::snprintf(buf, cap, "%*s", w, "unknown");
+      return std::snprintf(buf, cap, "%*d", w,
+                           static_cast<int>(k == SortKey::kSymSize ? x.sym_size : x.dso_size));
+    case SortKey::kAddr:
+      return std::snprintf(buf, cap, "%-#*" PRIx64, w, x.addr);
+    case SortKey::kCodePageSize:
+      return std::snprintf(buf, cap, "%-*s", w, page_size_name(x.code_page_size).c_str());
+    case SortKey::kTransaction:
+      return std::snprintf(buf, cap, "%-*s", w, transaction_text(x.transaction).c_str());
     default:
       return 0;
   }
@@ -381,6 +403,11 @@ int Printer::key_cell(const Entry& e, const Column& c, char* buf, std::size_t ca
     case SortKey::kSrcline:
     case SortKey::kSrcfile:
     case SortKey::kTrace:
+    case SortKey::kSymSize:
+    case SortKey::kDsoSize:
+    case SortKey::kAddr:
+    case SortKey::kCodePageSize:
+    case SortKey::kTransaction:
       n = ext_column(e, c.key, w, buf, cap);
       break;
     case SortKey::kSym:

@@ -1,5 +1,6 @@
 // perfkit report's less common sort keys (time, socket, parent, period,
-// srcline, srcfile, symoff) and --time percent ranges, against perf report
+// srcline, srcfile, symoff, symbol_size, dso_size, addr, code_page_size,
+// transaction) and --time percent ranges, against perf report
 // --stdio 6.1 on the perf-recorded fixtures: whole outputs, line for line
 // (white space at line ends and perf's random "Tip" line aside).
 #include <gtest/gtest.h>
@@ -42,10 +43,11 @@ std::string diff_report(const std::string& file, const std::string& args) {
 }
 
 // Each key alone and with others, without and with children.
-const char* kSorts[] = {"period",          "time",       "socket",        "parent",
-                        "srcline",         "srcfile",    "comm,srcline",  "dso,srcfile",
-                        "srcline,comm",    "period,dso", "time,comm,dso", "parent,sym",
-                        "socket,cpu,comm", "pid,srcline"};
+const char* kSorts[] = {
+    "period", "time", "socket", "parent", "srcline", "srcfile", "comm,srcline", "dso,srcfile",
+    "srcline,comm", "period,dso", "time,comm,dso", "parent,sym", "socket,cpu,comm", "pid,srcline",
+    // perf's sample keys (a --sort naming "symbol" compares ipc_null as sym)
+    "symbol_size", "dso_size,sym", "addr", "code_page_size,comm", "transaction,dso"};
 const char* kModes[] = {"--no-children -g none", "--children -g none"};
 
 class ReportSortKeys : public ::testing::TestWithParam<std::string> {};

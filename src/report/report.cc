@@ -143,7 +143,7 @@ std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const session::Re
   if (!key.has_sym) ips_wrap_ |= note_unresolved(loc, loc.addr);
   if (symbol_filter_) filtered |= symbol_filtered(key, loc);
   if (socket_filter_) filtered |= socket_filtered(s);
-  if (h.live_on || key.inlined || sym_without_dso() || ips_wrap_) {
+  if (h.live_on || key.inlined || sym_without_dso() || ips_wrap_ || flag_keys()) {
     at = live_entry(h, key, s, loc, level, filtered);
   } else if (at = h.index.find(key, h.entries); at == EntryIndex::kNone) {
     at = static_cast<std::uint32_t>(h.entries.size());

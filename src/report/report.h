@@ -43,6 +43,11 @@ enum class SortKey : std::uint8_t {
   kSymFrom,
   kSymTo,
   kCycles,
+  kMispredict,  // the branch's prediction: "N" predicted, "Y" mispredicted
+  kInTx,        // in a transaction: "T"
+  kAbort,       // a transaction's abort: "A"
+  kAddrFrom,    // the source's DSO and address: "[.] sym+0xOFF"
+  kAddrTo,
   // perf's "IPC   [IPC Coverage]" column, appended to a --sort naming
   // "symbol" ("symbol_size" too): compared as sym, in branch mode
   // (ipc_lbr) and out of it (ipc_null).

@@ -5,8 +5,8 @@
 namespace perfkit::report {
 
 bool is_branch_key(SortKey k) {
-  return k == SortKey::kDsoFrom || k == SortKey::kDsoTo || k == SortKey::kSymFrom ||
-         k == SortKey::kSymTo || k == SortKey::kCycles;
+  return k >= SortKey::kDsoFrom && k <= SortKey::kAddrTo && k != SortKey::kIpcLbr &&
+         k != SortKey::kIpcNull;
 }
 
 const char* branch_key_name(SortKey k) {
@@ -21,6 +21,16 @@ const char* branch_key_name(SortKey k) {
       return "symbol_to";
     case SortKey::kCycles:
       return "cycles";
+    case SortKey::kMispredict:
+      return "mispredict";
+    case SortKey::kInTx:
+      return "in_tx";
+    case SortKey::kAbort:
+      return "abort";
+    case SortKey::kAddrFrom:
+      return "addr_from";
+    case SortKey::kAddrTo:
+      return "addr_to";
     default:
       return "?";
   }
@@ -33,6 +43,11 @@ void BranchTable::setup(const std::vector<SortKey>& sort) {
     sym_from_ |= k == SortKey::kSymFrom;
     sym_to_ |= k == SortKey::kSymTo;
     cycles_ |= k == SortKey::kCycles;
+    addr_from_ |= k == SortKey::kAddrFrom;
+    addr_to_ |= k == SortKey::kAddrTo;
+    if (k == SortKey::kMispredict) flag_mask_ |= 0x3;
+    if (k == SortKey::kInTx) flag_mask_ |= 0x4;
+    if (k == SortKey::kAbort) flag_mask_ |= 0x8;
   }
 }
 
@@ -77,15 +92,17 @@ BranchInfo BranchTable::resolve(machine::Machine& m, machine::Thread& thread, st
   b.cycles = static_cast<std::uint16_t>(flags >> 4);
   b.type = static_cast<std::uint8_t>((flags >> 20) & 0xf);
   b.new_type = static_cast<std::uint8_t>((flags >> 26) & 0xf);
+  b.flags = static_cast<std::uint8_t>(flags & 0xf);
   return b;
 }
 
 std::uint32_t BranchTable::key(const BranchInfo& b) {
   // What perf's comparisons of the active keys read, the rest left out.
-  auto reduce = [](const BranchEnd& e, bool dso, bool sym) {
+  auto reduce = [](const BranchEnd& e, bool dso, bool sym, bool addr) {
     BranchEnd r;
     r.level = 0;
-    if (dso) r.dso = e.dso;
+    if (dso || addr) r.dso = e.dso;
+    if (addr) r.addr = e.addr;
     if (sym) {
       r.has_sym = e.has_sym;
       if (e.has_sym)
@@ -96,8 +113,9 @@ std::uint32_t BranchTable::key(const BranchInfo& b) {
     return r;
   };
   BranchInfo k;
-  k.from = reduce(b.from, dso_from_, sym_from_);
-  k.to = reduce(b.to, dso_to_, sym_to_);
+  k.from = reduce(b.from, dso_from_, sym_from_, addr_from_);
+  k.to = reduce(b.to, dso_to_, sym_to_, addr_to_);
+  k.flags = b.flags & flag_mask_;
   if (cycles_) k.cycles = b.cycles;
   return infos_.intern(k);
 }
@@ -141,6 +159,19 @@ std::int64_t branch_se_cmp(SortKey k, const BranchInfo& l, const BranchInfo& r) 
       return sym_cmp(l.to, r.to);
     case SortKey::kCycles:
       return static_cast<std::int64_t>(l.cycles) - r.cycles;
+    case SortKey::kMispredict:  // (0 or 1: perf's is no order)
+      return (l.flags & 0x3) != (r.flags & 0x3);
+    case SortKey::kInTx:
+      return (l.flags & 0x4) != (r.flags & 0x4);
+    case SortKey::kAbort:
+      return (l.flags & 0x8) != (r.flags & 0x8);
+    case SortKey::kAddrFrom:
+    case SortKey::kAddrTo: {
+      const BranchEnd& le = k == SortKey::kAddrFrom ? l.from : l.to;
+      const BranchEnd& re = k == SortKey::kAddrFrom ? r.from : r.to;
+      if (std::int64_t c = end_dso_cmp(le.dso, re.dso)) return c;
+      return static_cast<std::int64_t>(re.addr - le.addr);
+    }
     default:
       return 0;
   }

@@ -44,6 +44,7 @@ struct BranchInfo {
   BranchEnd from, to;
   std::uint16_t cycles = 0;
   std::uint8_t type = 0, new_type = 0;  // perf_branch_entry's type and new_type
+  std::uint8_t flags = 0;               // perf_branch_entry's mispred, predicted, in_tx, abort bits
   bool operator==(const BranchInfo&) const = default;
 };
 
@@ -105,6 +106,8 @@ class BranchTable {
 
  private:
   bool dso_from_ = false, dso_to_ = false, sym_from_ = false, sym_to_ = false, cycles_ = false;
+  bool addr_from_ = false, addr_to_ = false;
+  std::uint8_t flag_mask_ = 0;  // the flag bits mispredict, in_tx and abort compare
   Interned<BranchInfo, BranchInfoHash> infos_;
 };
 

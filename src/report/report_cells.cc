@@ -114,6 +114,16 @@ const char* header_of(SortKey k) {
       return "Target Symbol";
     case SortKey::kCycles:
       return "Basic Block Cycles";
+    case SortKey::kMispredict:
+      return "Branch Mispredicted";
+    case SortKey::kInTx:
+      return "Branch in transaction";
+    case SortKey::kAbort:
+      return "Transaction abort";
+    case SortKey::kAddrFrom:
+      return "Source Address";
+    case SortKey::kAddrTo:
+      return "Target Address";
     case SortKey::kIpcLbr:
     case SortKey::kIpcNull:
       return "IPC   [IPC Coverage]";
@@ -184,6 +194,29 @@ int sym_cell(char* buf, std::size_t cap, char level, std::string_view name, std:
       std::memcpy(buf + n, kInl.data(), std::min(kInl.size(), cap - 1 - n));
     n += static_cast<int>(kInl.size());
   }
+  return n;
+}
+
+int addr_cell(char* buf, std::size_t cap, char level, const BranchEnd& end, int w) {
+  int n = std::snprintf(buf, cap, "[%c] ", level);
+  auto rest = [&]() {
+    return cap - static_cast<std::size_t>(std::min<int>(n, static_cast<int>(cap) - 1));
+  };
+  char* at = buf + std::min<int>(n, static_cast<int>(cap) - 1);
+  if (!end.has_sym || !end.dso)
+    return n + std::snprintf(at, rest(), "%-#.*" PRIx64, 16, end.al_addr);
+  const std::string_view name = end.sym_name;
+  if (end.sym_type == symbol::kTypeObject)
+    return n + std::snprintf(at, rest(), "%.*s+0x%" PRIx64, static_cast<int>(name.size()),
+                             name.data(), end.al_addr - end.sym_start_abs);
+  // "%.*s" in what the width leaves (none left: printf's negative precision, all of it)
+  const int room = w - n;
+  const int len =
+      room < 0 ? static_cast<int>(name.size()) : std::min(room, static_cast<int>(name.size()));
+  n += std::snprintf(at, rest(), "%.*s", len, name.data());
+  at = buf + std::min<int>(n, static_cast<int>(cap) - 1);
+  if (const std::uint64_t offs = end.al_addr - end.sym_start)
+    n += std::snprintf(at, rest(), "+0x%" PRIx64, offs);
   return n;
 }
 

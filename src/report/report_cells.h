@@ -13,6 +13,7 @@
 
 #include "base/output.h"
 #include "report/report.h"
+#include "report/report_branch.h"
 
 namespace perfkit::report {
 
@@ -58,6 +59,10 @@ const char* header_of(SortKey k);
 // no symbol. Returns the untruncated length, as snprintf.
 int sym_cell(char* buf, std::size_t cap, char level, std::string_view name, std::uint8_t type,
              bool inlined, std::uint64_t ip, std::uint64_t start_abs, int w);
+// perf's _hist_entry__addr_snprintf (addr_from, addr_to): "[level] name"
+// cut to the width, "+0xOFF" when not at its start (an object's offset
+// from its unmapped start), or the address when there is no symbol.
+int addr_cell(char* buf, std::size_t cap, char level, const BranchEnd& end, int w);
 // perf's hpp column width of one event (perf_hpp__reset_width).
 std::size_t hpp_len(SortKey k);
 // Whether hpp column `k` prints a percentage (not a count).

@@ -381,6 +381,11 @@ class Report : public session::SampleVisitor {
   bool branch_mode_ = false;
   BranchTable branches_;
   BranchTypeStat brtype_;  // branch mode's statistics, printed at the end
+  // perf's mispredict, in_tx and abort columns: "N"/"Y", "T"/".", "A"/"."
+  // of the entry's branch; perf's mispredict keeps (a static) the last
+  // value it printed for a branch predicted and mispredicted neither.
+  const char* flag_text(SortKey k, std::uint8_t flags) const;
+  mutable const char* mispredict_out_ = "N/A";
   // --total-cycles (branch mode only): the blocks' cycles, the stack of
   // the sample at hand, whether the branch stacks are of ANY branch.
   bool total_cycles_ = false, any_branch_ = false;
@@ -399,6 +404,13 @@ class Report : public session::SampleVisitor {
   // A symbol key without a DSO key: perf compares resolved and unresolved
   // symbols by DSO name first, unresolved ones among themselves by address,
   // which is not a consistent order.
+  // perf's mispredict, in_tx and abort compare 0 or 1: no order, its trees
+  // are simulated.
+  bool flag_keys() const {
+    return has_key_[static_cast<int>(SortKey::kMispredict)] ||
+           has_key_[static_cast<int>(SortKey::kInTx)] ||
+           has_key_[static_cast<int>(SortKey::kAbort)];
+  }
   bool sym_without_dso() const {
     return (has_key_[static_cast<int>(SortKey::kSym)] ||
             has_key_[static_cast<int>(SortKey::kSymoff)] ||

@@ -5,6 +5,7 @@
 
 #include "abi/perf_event.h"
 #include "record/data_src.h"
+#include "record/sample.h"
 #include "report/report_cells.h"
 
 namespace perfkit::report {

@@ -16,8 +16,11 @@
 #include <vector>
 
 #include "base/flat_map.h"
-#include "record/sample.h"
 #include "report/report_branch.h"
+
+namespace perfkit::record {
+struct Sample;
+}
 
 namespace perfkit::report {
 

@@ -85,6 +85,16 @@ Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list, std::strin
       keys.push_back(SortKey::kSymTo);
     else if (k == "cycles")
       keys.push_back(SortKey::kCycles);
+    else if (k == "mispredict")
+      keys.push_back(SortKey::kMispredict);
+    else if (k == "in_tx")
+      keys.push_back(SortKey::kInTx);
+    else if (k == "abort")
+      keys.push_back(SortKey::kAbort);
+    else if (k == "addr_from")
+      keys.push_back(SortKey::kAddrFrom);
+    else if (k == "addr_to")
+      keys.push_back(SortKey::kAddrTo);
     else if (k == "overhead")
       keys.push_back(SortKey::kOverhead);
     else if (k == "overhead_children")

@@ -699,8 +699,8 @@ std::vector<std::uint32_t> tree_order(
 // output tree is simulated, else a stable sort gives the same order.
 void output_order(const Report& r, Hists& h, std::vector<std::uint32_t>& order, const Ranks& ranks,
                   std::vector<char>& traced) {
-  const bool simulate =
-      (r.acc_sorted_ && r.use_callchain_) || r.has_key_[static_cast<int>(SortKey::kTrace)];
+  const bool simulate = (r.acc_sorted_ && r.use_callchain_) ||
+                        r.has_key_[static_cast<int>(SortKey::kTrace)] || r.flag_keys();
   // perf sizes the columns from each entry as it joins the output tree.
   auto joined = [&](std::uint32_t idx) { h.entries[idx].trace_formatted = traced[idx] != 0; };
   if (h.members.size() > 1) {

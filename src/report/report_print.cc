@@ -276,6 +276,16 @@ int Printer::branch_cell(const Entry& e, SortKey k, int w, char* buf, std::size_
     case SortKey::kSymTo:
       return sym_cell(buf, cap, end.level, end.sym_name, end.sym_type, false, end.al_addr,
                       end.sym_start_abs, w);
+    case SortKey::kAddrFrom:
+    case SortKey::kAddrTo: {
+      const BranchEnd& at = k == SortKey::kAddrFrom ? b.from : b.to;
+      return addr_cell(buf, cap, e.level, at, w);
+    }
+    case SortKey::kMispredict:
+      return std::snprintf(buf, cap, "%-*.*s", w, w, r_.flag_text(k, b.flags));
+    case SortKey::kInTx:
+    case SortKey::kAbort:
+      return std::snprintf(buf, cap, "%-*s", w, r_.flag_text(k, b.flags));
     default:
       if (b.cycles == 0) return std::snprintf(buf, cap, "%-*s", w, "-");
       return std::snprintf(buf, cap, "%-*hd", w, static_cast<short>(b.cycles));
@@ -289,7 +299,14 @@ void Printer::branch_widths(const Entry& e) {
   if (e.branch == UINT32_MAX) return;
   const BranchInfo& b = r_.branches_.at(e.branch);
   for (Column& c : cols_) {
-    if (!is_branch_key(c.key) || c.key == SortKey::kCycles || c.user) continue;
+    if (!is_branch_key(c.key) || c.user) continue;
+    if (c.key == SortKey::kAddrFrom || c.key == SortKey::kAddrTo) {
+      // (an unresolved end widens it to an address; a resolved one not)
+      const BranchEnd& end = c.key == SortKey::kAddrFrom ? b.from : b.to;
+      if (!end.has_sym) c.width = std::max<std::size_t>(c.width, 22);
+      continue;
+    }
+    if (c.key > SortKey::kSymTo) continue;
     const bool from = c.key == SortKey::kDsoFrom || c.key == SortKey::kSymFrom;
     const BranchEnd& end = from ? b.from : b.to;
     const bool dso = c.key == SortKey::kDsoFrom || c.key == SortKey::kDsoTo;
@@ -418,6 +435,11 @@ int Printer::key_cell(const Entry& e, const Column& c, char* buf, std::size_t ca
     case SortKey::kSymFrom:
     case SortKey::kSymTo:
     case SortKey::kCycles:
+    case SortKey::kMispredict:
+    case SortKey::kInTx:
+    case SortKey::kAbort:
+    case SortKey::kAddrFrom:
+    case SortKey::kAddrTo:
       n = branch_cell(e, c.key, w, buf, cap);
       break;
     case SortKey::kIpcNull:
@@ -906,6 +928,21 @@ void Report::print(session::Session& session, FdWriter& out) {
   if (!quiet) outf(out, "#\n# (%s)\n#\n", opts_.tip.c_str());
   if (opts_.show_threads) thread_counts_.print(out, opts_.raw_thread_counts);
   if (branch_mode_) out.write(branch_type_statistics(brtype_));
+}
+
+const char* Report::flag_text(SortKey k, std::uint8_t flags) const {
+  switch (k) {
+    case SortKey::kMispredict:
+      if (flags & 0x2)
+        mispredict_out_ = "N";
+      else if (flags & 0x1)
+        mispredict_out_ = "Y";
+      return mispredict_out_;
+    case SortKey::kInTx:
+      return (flags & 0x4) ? "T" : ".";
+    default:
+      return (flags & 0x8) ? "A" : ".";
+  }
 }
 
 // --total-cycles: perf's block table for the entries of `h` (its headers

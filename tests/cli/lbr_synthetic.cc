@@ -21,8 +21,9 @@ constexpr std::uint64_t kBase = 0x555555554000ULL;
 constexpr std::uint32_t kPid = 4242;
 
 std::uint64_t branch_flags(const LbrBranch& b) {
-  return (b.mispred ? 1u : 0u) | (b.predicted ? 2u : 0u) |
-         (static_cast<std::uint64_t>(b.cycles) << 4) | (static_cast<std::uint64_t>(b.type) << 20);
+  return (b.mispred ? 1u : 0u) | (b.predicted ? 2u : 0u) | (b.in_tx ? 4u : 0u) |
+         (b.abort ? 8u : 0u) | (static_cast<std::uint64_t>(b.cycles) << 4) |
+         (static_cast<std::uint64_t>(b.type) << 20);
 }
 
 // One instruction of objdump's listing that transfers control.
@@ -220,6 +221,10 @@ std::vector<LbrSample> cpuloop_lbr_samples(const std::string& binary) {
     }
     add(run_call, run_call.target, static_cast<std::uint16_t>(10 + n % 7), 4, true);
     add(run_back, run_back.target, static_cast<std::uint16_t>(20 + n % 3), 1, n % 5 != 0);
+    // a few in transactions, some of them aborted; some neither predicted
+    // nor mispredicted
+    if (n % 7 == 0) s.branches[0].in_tx = true, s.branches[0].abort = n % 14 == 0;
+    if (n % 9 == 4) s.branches.back().predicted = s.branches.back().mispred = false;
     out.push_back(std::move(s));
   }
   return out;

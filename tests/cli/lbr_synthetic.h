@@ -15,6 +15,7 @@ struct LbrBranch {
   std::uint16_t cycles = 0;
   std::uint8_t type = 0;  // PERF_BR_*: 1 COND, 4 CALL, 6 RET...
   bool predicted = false, mispred = false;
+  bool in_tx = false, abort = false;  // (TSX transactions)
 };
 
 struct LbrSample {

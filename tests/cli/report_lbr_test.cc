@@ -35,11 +35,15 @@ class ReportLbr : public ::testing::Test {
   std::string path_;
 };
 
-// perf's branch mode, its "Branch Statistics" at the end included. (perf
+// perf's branch mode, its "Branch Statistics" at the end included, and its
+// branch keys (mispredict, in_tx and abort compare 0 or 1, no order: perf's
+// trees keep equal entries apart, as perfkit's simulation of them does). (perf
 // 6.1 dies of a --sort naming "symbol" on stacks with cycles: its IPC
 // column's accounting; those are left out.)
 TEST_F(ReportLbr, BranchModeAsPerf) {
-  for (const char* args : {"", "--sort cycles,dso_from", "-n --sort dso_to,cycles"}) {
+  for (const char* args :
+       {"", "--sort cycles,dso_from", "-n --sort dso_to,cycles", "--sort mispredict,dso_from",
+        "--sort in_tx,abort,cycles", "--sort addr_from,addr_to", "--sort addr_to,mispredict -n"}) {
     std::string d = diff(args);
     EXPECT_TRUE(d.empty()) << args << ":\n" << d;
   }

@@ -122,6 +122,10 @@ class ChainArena {
 // perf's match_chain: <0 when `existing` sorts before `incoming`.
 inline int chain_cmp(const ChainEntry& existing, const ChainEntry& incoming) {
   if (existing.has_sym && incoming.has_sym && (existing.inlined || incoming.inlined)) {
+    // (names are interned: the same one is the same text)
+    if (existing.name.data() == incoming.name.data() &&
+        existing.name.size() == incoming.name.size())
+      return 0;
     int c = existing.name.compare(incoming.name);
     return c < 0 ? -1 : (c > 0 ? 1 : 0);
   }

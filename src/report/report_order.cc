@@ -512,7 +512,9 @@ std::int64_t row_perf_cmp(const Report& r, const EntryStore& entries, const Row&
         }
         // perf's inline symbols: by name, one entry where ranges overlap.
         if (l.inlined || n.inlined) {
-          int s = entries[l.idx].sym_name.compare(entries[n.idx].sym_name);
+          const std::string_view ln = entries[l.idx].sym_name, nn = entries[n.idx].sym_name;
+          // (interned names: the same text at the same place)
+          int s = ln.data() == nn.data() && ln.size() == nn.size() ? 0 : ln.compare(nn);
           if (s) {
             c = s < 0 ? -1 : 1;
             break;

@@ -62,6 +62,46 @@ std::map<std::string, std::vector<Insn>> transfers(const std::string& binary) {
   return out;
 }
 
+// The COMM and MMAP2 (its text segment: file offset 0x1000 at its ELF
+// address 0x1000) of process kPid running `binary`.
+void add_process(std::vector<std::vector<std::uint8_t>>& records, const RecordLayout& layout,
+                 const std::string& binary) {
+  auto with_id = [&](RecordBuilder b, std::uint64_t time) {
+    record::SampleId s;
+    s.pid = s.tid = kPid;
+    s.time = time;
+    b.sample_id(s, layout);
+    records.push_back(b.finish());
+  };
+  with_id(RecordBuilder(kRecordComm, kMiscCommExec).u32(kPid).u32(kPid).string("cpuloop"), 1000);
+  with_id(RecordBuilder(kRecordMmap2, kMiscUser)
+              .u32(kPid)
+              .u32(kPid)
+              .u64(kBase + 0x1000)
+              .u64(0x1000)
+              .u64(0x1000)
+              .u32(0)
+              .u32(0)
+              .u64(0)
+              .u64(0)
+              .u32(5)  // PROT_READ | PROT_EXEC
+              .u32(2)  // MAP_PRIVATE
+              .string(binary),
+          1001);
+}
+
+std::string write_file(const std::string& path, const perfdata::EventSet& events,
+                       const std::vector<std::vector<std::uint8_t>>& records,
+                       const std::vector<perfdata::FeatureData>& features) {
+  auto w = perfdata::Writer::create(path, {});
+  if (!w) return w.error().message();
+  if (auto st = (*w)->begin(events); !st) return st.error().message();
+  for (const auto& r : records)
+    if (auto st = (*w)->write(r); !st) return st.error().message();
+  if (auto st = (*w)->finish(events, features); !st) return st.error().message();
+  return "";
+}
+
 }  // namespace
 
 std::string write_lbr_recording(const std::string& path, const std::string& binary,
@@ -78,31 +118,8 @@ std::string write_lbr_recording(const std::string& path, const std::string& bina
   a.set(kAttrDisabled);
   a.set(kAttrExcludeKernel);
   events.add(a, {1});
-  const RecordLayout& layout = events[0].layout;
   std::vector<std::vector<std::uint8_t>> records;
-  auto with_id = [&](RecordBuilder b, std::uint64_t time) {
-    record::SampleId s;
-    s.pid = s.tid = kPid;
-    s.time = time;
-    b.sample_id(s, layout);
-    records.push_back(b.finish());
-  };
-  with_id(RecordBuilder(kRecordComm, kMiscCommExec).u32(kPid).u32(kPid).string("cpuloop"), 1000);
-  // the text segment: file offset 0x1000 at its ELF address 0x1000
-  with_id(RecordBuilder(kRecordMmap2, kMiscUser)
-              .u32(kPid)
-              .u32(kPid)
-              .u64(kBase + 0x1000)
-              .u64(0x1000)
-              .u64(0x1000)
-              .u32(0)
-              .u32(0)
-              .u64(0)
-              .u64(0)
-              .u32(5)  // PROT_READ | PROT_EXEC
-              .u32(2)  // MAP_PRIVATE
-              .string(binary),
-          1001);
+  add_process(records, events[0].layout, binary);
   std::uint64_t time = 2000;
   for (const LbrSample& s : samples) {
     RecordBuilder b(kRecordSample, kMiscUser);
@@ -112,14 +129,7 @@ std::string write_lbr_recording(const std::string& path, const std::string& bina
       b.u64(kBase + br.from).u64(kBase + br.to).u64(branch_flags(br));
     records.push_back(b.finish());
   }
-  auto w = perfdata::Writer::create(path, {});
-  if (!w) return w.error().message();
-  if (auto st = (*w)->begin(events); !st) return st.error().message();
-  for (const auto& r : records)
-    if (auto st = (*w)->write(r); !st) return st.error().message();
-  std::vector<perfdata::FeatureData> features = {{kFeatBranchStack, {}}};
-  if (auto st = (*w)->finish(events, features); !st) return st.error().message();
-  return "";
+  return write_file(path, events, records, {{kFeatBranchStack, {}}});
 }
 
 std::string write_guest_recording(const std::string& path, const std::string& binary) {
@@ -133,28 +143,7 @@ std::string write_guest_recording(const std::string& path, const std::string& bi
   a.set(kAttrDisabled);
   events.add(a, {1});
   std::vector<std::vector<std::uint8_t>> records;
-  auto with_id = [&](RecordBuilder b, std::uint64_t time) {
-    record::SampleId s;
-    s.pid = s.tid = kPid;
-    s.time = time;
-    b.sample_id(s, events[0].layout);
-    records.push_back(b.finish());
-  };
-  with_id(RecordBuilder(kRecordComm, kMiscCommExec).u32(kPid).u32(kPid).string("cpuloop"), 1000);
-  with_id(RecordBuilder(kRecordMmap2, kMiscUser)
-              .u32(kPid)
-              .u32(kPid)
-              .u64(kBase + 0x1000)
-              .u64(0x1000)
-              .u64(0x1000)
-              .u32(0)
-              .u32(0)
-              .u64(0)
-              .u64(0)
-              .u32(5)
-              .u32(2)
-              .string(binary),
-          1001);
+  add_process(records, events[0].layout, binary);
   const std::uint64_t guest_ips[] = {0xffffffff81000010ULL, 0xffffffff81000150ULL, 0x401000};
   std::uint64_t time = 2000;
   for (int n = 0; n < 30; ++n) {
@@ -171,13 +160,7 @@ std::string write_guest_recording(const std::string& path, const std::string& bi
         .u64(100000);
     records.push_back(b.finish());
   }
-  auto w = perfdata::Writer::create(path, {});
-  if (!w) return w.error().message();
-  if (auto st = (*w)->begin(events); !st) return st.error().message();
-  for (const auto& r : records)
-    if (auto st = (*w)->write(r); !st) return st.error().message();
-  if (auto st = (*w)->finish(events, {}); !st) return st.error().message();
-  return "";
+  return write_file(path, events, records, {});
 }
 
 std::vector<LbrSample> cpuloop_lbr_samples(const std::string& binary) {

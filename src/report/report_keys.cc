@@ -255,16 +255,21 @@ std::string_view ExtKeys::history_name(const machine::Location& loc, const char*
                                        const char* srcline) {
   if (loc.symbol < 0 || !loc.dso) return {};
   // A frame with its own line (the unwinder's inline records) or an
-  // inlined function's: made here, not kept.
+  // inlined function's: named once per (interned) line, function and place.
   if (inlined || srcline) {
+    const FrameKey k{srcline, inlined, srcline ? 0 : loc.addr, loc.dso->index, loc.symbol};
+    std::uint32_t at = frame_index_.find(k);
+    if (at != FlatMap<FrameKey, FrameKeyHash>::kNone) return *frame_names_[at];
     machine::Machine& m = session_->machine();
     const std::string* line = srcline ? nullptr : history_srcline(loc);
-    return *m.intern(fmt::format("{} {}{}",
-                                 inlined ? std::string_view(inlined) : m.symbol_name(loc),
-                                 srcline ? srcline
-                                 : line  ? line->c_str()
-                                         : "??:0",
-                                 inlined ? " (inlined)" : ""));
+    frame_names_.push_back(
+        m.intern(fmt::format("{} {}{}", inlined ? std::string_view(inlined) : m.symbol_name(loc),
+                             srcline ? srcline
+                             : line  ? line->c_str()
+                                     : "??:0",
+                             inlined ? " (inlined)" : "")));
+    frame_index_.insert(k, static_cast<std::uint32_t>(frame_names_.size() - 1));
+    return *frame_names_.back();
   }
   // (a symbol without a map has no source line: its name alone)
   if (!loc.map) return session_->machine().symbol_name(loc);

@@ -169,6 +169,25 @@ class ExtKeys {
   FlatMap<AddrKey, AddrKeyHash> history_index_;
   std::vector<std::pair<const std::string*, const std::string*>> history_;
   std::uint32_t history_of(const machine::Location& loc);
+  // Frames with their own line or an inlined function's: their names.
+  struct FrameKey {
+    const char* srcline = nullptr;
+    const char* inlined = nullptr;
+    std::uint64_t addr = 0;  // without a line of its own
+    std::uint32_t dso = 0;
+    std::int32_t symbol = 0;
+    bool operator==(const FrameKey&) const = default;
+  };
+  struct FrameKeyHash {
+    std::uint64_t operator()(const FrameKey& k) const {
+      return mix64(
+          reinterpret_cast<std::uintptr_t>(k.srcline) ^
+          mix64(reinterpret_cast<std::uintptr_t>(k.inlined) ^ k.addr) ^
+          (static_cast<std::uint64_t>(k.dso) << 32 | static_cast<std::uint32_t>(k.symbol)));
+    }
+  };
+  FlatMap<FrameKey, FrameKeyHash> frame_index_;
+  std::vector<const std::string*> frame_names_;
   std::vector<Answer> answers_;
   const std::string* unknown_ = nullptr;  // "??:0"
   const std::string* empty_ = nullptr;    // ""

@@ -230,7 +230,7 @@ void Machine::kernel_mmap(std::uint64_t start, std::uint64_t len, std::uint64_t 
 Status Machine::apply_mmap(const record::RecordView& r, std::uint64_t start, std::uint64_t len,
                            std::uint64_t pgoff, std::uint32_t pid, std::uint32_t tid,
                            std::string_view filename, std::uint32_t prot, std::uint32_t flags,
-                           std::uint64_t ino, const elf::BuildId* bid) {
+                           std::uint64_t ino, const elf::BuildId* bid, const Map* id) {
   std::uint16_t mode = r.cpumode();
   if (mode == kMiscKernel || mode == kMiscGuestKernel) {
     kernel_mmap(start, len, pgoff, filename, bid);
@@ -247,6 +247,7 @@ Status Machine::apply_mmap(const record::RecordView& r, std::uint64_t start, std
   m.prot = prot;
   m.flags = flags;
   m.ino = ino;
+  if (id) m.maj = id->maj, m.min = id->min, m.ino_generation = id->ino_generation;
   DsoKind kind = kind_of(name);
   if (kind == DsoKind::kVdso) m.pgoff = m.ino = 0;  // perf's vdso dso has no id
   m.dso = &findnew_dso(name, kind);
@@ -303,8 +304,15 @@ Status Machine::apply(const record::RecordView& r, std::uint64_t time) {
       // perf reads the inode where the record has it, over a build-id too
       std::uint64_t ino = m.ino;
       if (m.has_build_id && m.build_id.size() >= 12) std::memcpy(&ino, m.build_id.data() + 4, 8);
+      Map id;
+      id.maj = m.maj, id.min = m.min, id.ino_generation = m.ino_generation;
+      if (m.has_build_id && m.build_id.size() >= 20) {
+        id.maj = m.build_id_size;  // (its size byte, then two reserved ones)
+        std::memcpy(&id.min, m.build_id.data(), 4);
+        std::memcpy(&id.ino_generation, m.build_id.data() + 12, 8);
+      }
       return apply_mmap(r, m.start, m.len, m.pgoff, m.pid, m.tid, m.filename, prot, m.flags, ino,
-                        m.has_build_id ? &bid : nullptr);
+                        m.has_build_id ? &bid : nullptr, &id);
     }
     case kRecordComm: {
       PK_ASSIGN(auto c, record::parse_comm(r));

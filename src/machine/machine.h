@@ -63,6 +63,10 @@ struct Map {
   // MMAP record's: PROT_EXEC unless a data map) and the file's inode.
   std::uint32_t prot = 0, flags = 0;
   std::uint64_t ino = 0;
+  // The rest of perf's dso id (an MMAP2's device and inode generation; where
+  // the record has a build-id, its bytes, as perf reads the union).
+  std::uint32_t maj = 0, min = 0;
+  std::uint64_t ino_generation = 0;
   std::uint64_t map_ip(std::uint64_t ip) const { return identity ? ip : ip - start + pgoff; }
   std::uint64_t unmap_ip(std::uint64_t rip) const { return identity ? rip : rip + start - pgoff; }
 };
@@ -189,7 +193,7 @@ class Machine {
   Status apply_mmap(const record::RecordView& r, std::uint64_t start, std::uint64_t len,
                     std::uint64_t pgoff, std::uint32_t pid, std::uint32_t tid,
                     std::string_view filename, std::uint32_t prot, std::uint32_t flags,
-                    std::uint64_t ino, const elf::BuildId* bid);
+                    std::uint64_t ino, const elf::BuildId* bid, const Map* id = nullptr);
   void kernel_mmap(std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
                    std::string_view filename, const elf::BuildId* bid);
   void load(Dso& dso);

@@ -109,7 +109,8 @@ const LoadedSymbols& Symbolizer::user_dso(std::string_view path, const elf::Buil
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   LoadedSymbols loaded = load_user(path, id);
-  if (!loaded.found && !loaded.not_object) warn_missing(path, id);
+  // (a name that is no path, "anon_inode:[perf_event]", names no file to miss)
+  if (!loaded.found && !loaded.not_object && path.starts_with('/')) warn_missing(path, id);
   return cache_.emplace(key, std::move(loaded)).first->second;
 }
 

@@ -77,6 +77,7 @@ enum class SortKey : std::uint8_t {
   kSnoop,
   kBlocked,
   kPhysDaddr,
+  kDcacheline,  // the data address's cache line (perf c2c's key)
   kDataPageSize,
   // perf's hpp columns other than Period: percentages of the period (self,
   // accumulated, by cpumode) and the sample count. No part of an entry's

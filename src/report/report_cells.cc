@@ -155,6 +155,8 @@ const char* header_of(SortKey k) {
       return "Data Physical Address";
     case SortKey::kDataPageSize:
       return "Data Page Size";
+    case SortKey::kDcacheline:
+      return "Data Cacheline";
     case SortKey::kSymSize:
       return "Symbol size";
     case SortKey::kDsoSize:

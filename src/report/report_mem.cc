@@ -1,7 +1,10 @@
 #include "report/report_mem.h"
 
+#include <unistd.h>
+
 #include <cinttypes>
 #include <cstdio>
+#include <utility>
 
 #include "abi/perf_event.h"
 #include "record/data_src.h"
@@ -58,13 +61,44 @@ std::uint64_t part_mask(SortKey k) {
 // The data address's end as perf's ip__resolve_data makes it: looked up in
 // the maps of the sample's cpumode only.
 BranchEnd data_end(machine::Machine& m, machine::Thread& thread, std::uint8_t cpumode,
-                   std::uint64_t addr) {
+                   std::uint64_t addr, machine::Location& loc) {
   BranchEnd e;
   e.addr = e.al_addr = addr;
-  machine::Location loc = m.resolve(thread, cpumode, addr);
+  loc = m.resolve(thread, cpumode, addr);
   e.level = loc.level;
   fill_branch_end(m, loc, e);
   return e;
+}
+
+// perf's dcacheline test for user-space anonymous memory (no dso id, not
+// shared): its cache lines are told apart by process too.
+bool anon_user_data(const MemInfo& m) {
+  constexpr std::uint32_t kMapShared = 0x01;
+  return m.daddr_map && m.cpumode != abi::kMiscKernel && !(m.map_flags & kMapShared) && !m.maj &&
+         !m.min && !m.ino && !m.ino_generation;
+}
+
+// perf's sort__dcacheline_cmp: cpumode, then the maps' dso ids, the
+// process for anonymous memory, then the cache line (each larger first).
+std::int64_t dcacheline_cmp(const MemInfo& l, const MemInfo& r) {
+  auto desc = [](std::uint64_t a, std::uint64_t b) -> std::int64_t {
+    return a > b ? -1 : a < b ? 1 : 0;
+  };
+  if (std::int64_t c = desc(l.cpumode, r.cpumode)) return c;
+  if (l.daddr_map || r.daddr_map) {
+    if (!l.daddr_map) return -1;
+    if (!r.daddr_map) return 1;
+    for (auto [a, b] : {std::pair<std::uint64_t, std::uint64_t>{l.maj, r.maj},
+                        {l.min, r.min},
+                        {l.ino, r.ino},
+                        {l.ino_generation, r.ino_generation}})
+      if (std::int64_t c = desc(a, b)) return c;
+    if (anon_user_data(l))
+      if (std::int64_t c =
+              desc(static_cast<std::uint64_t>(l.pid), static_cast<std::uint64_t>(r.pid)))
+        return c;
+  }
+  return desc(l.cacheline, r.cacheline);
 }
 
 }  // namespace
@@ -103,6 +137,8 @@ const char* mem_key_name(SortKey k) {
       return "phys_daddr";
     case SortKey::kDataPageSize:
       return "data_page_size";
+    case SortKey::kDcacheline:
+      return "dcacheline";
     default:
       return "?";
   }
@@ -116,6 +152,8 @@ std::vector<SortKey> default_mem_sort() {
 
 void MemTable::setup(const std::vector<SortKey>& sort) {
   keys_.clear();
+  if (const long line = sysconf(_SC_LEVEL1_DCACHE_LINESIZE); line > 0)
+    cacheline_size_ = static_cast<std::uint64_t>(line);
   for (SortKey k : sort)
     if (is_mem_key(k)) keys_.push_back(k);
 }
@@ -125,7 +163,18 @@ MemInfo MemTable::resolve(machine::Machine& m, machine::Thread& thread, std::uin
   MemInfo mi;
   machine::Location loc;
   mi.iaddr = resolve_branch_end(m, thread, smp.ip, loc);
-  mi.daddr = data_end(m, thread, cpumode, (smp.sample_type & abi::kSampleAddr) ? smp.addr : 0);
+  machine::Location data;
+  mi.daddr =
+      data_end(m, thread, cpumode, (smp.sample_type & abi::kSampleAddr) ? smp.addr : 0, data);
+  mi.cpumode = cpumode;
+  mi.pid = thread.pid;
+  mi.cacheline = mi.daddr.al_addr & ~(cacheline_size_ - 1);
+  if (const machine::Map* map = data.map) {
+    mi.daddr_map = true;
+    mi.map_flags = map->flags, mi.map_prot = map->prot;
+    mi.maj = map->maj, mi.min = map->min, mi.ino = map->ino,
+    mi.ino_generation = map->ino_generation;
+  }
   // perf's PERF_MEM_DATA_SRC_NONE for samples without DATA_SRC
   mi.data_src = (smp.sample_type & abi::kSampleDataSrc) ? smp.data_src : record::kDataSrcNone;
   mi.phys_addr = smp.phys_addr;
@@ -154,6 +203,11 @@ std::uint32_t MemTable::key(const MemInfo& mi) {
       case SortKey::kDataPageSize:
         k.data_page_size = mi.data_page_size;
         break;
+      case SortKey::kDcacheline:
+        k.cpumode = mi.cpumode, k.daddr_map = mi.daddr_map, k.cacheline = mi.cacheline;
+        k.maj = mi.maj, k.min = mi.min, k.ino = mi.ino, k.ino_generation = mi.ino_generation;
+        if (anon_user_data(mi)) k.pid = mi.pid, k.map_flags = mi.map_flags;
+        break;
       default:
         k.data_src |= mi.data_src & part_mask(s);
         break;
@@ -163,6 +217,7 @@ std::uint32_t MemTable::key(const MemInfo& mi) {
 }
 
 std::int64_t mem_se_cmp(SortKey k, const MemInfo& l, const MemInfo& r) {
+  if (k == SortKey::kDcacheline) return dcacheline_cmp(l, r);
   switch (k) {
     case SortKey::kSymDaddr:
       return static_cast<std::int64_t>(r.daddr.addr - l.daddr.addr);
@@ -195,6 +250,17 @@ int mem_cell(char* buf, std::size_t cap, SortKey k, const MemInfo* mi, std::uint
   }
   if (!mi) return std::snprintf(buf, cap, "%-*s", w, "N/A");
   const BranchEnd& end = k == SortKey::kSymIaddr ? mi->iaddr : mi->daddr;
+  if (k == SortKey::kDcacheline) {
+    // [s]: a shared data mapping of a file; [X]: no map
+    constexpr std::uint32_t kMapShared = 0x01, kProtExec = 4;
+    if (!mi->daddr_map)
+      level = 'X';
+    else if (mi->cpumode != abi::kMiscKernel && !(mi->map_prot & kProtExec) &&
+             (mi->map_flags & kMapShared) && (mi->maj || mi->min || mi->ino || mi->ino_generation))
+      level = 's';
+    return sym_cell(buf, cap, level, end.has_sym ? end.sym_name : std::string_view(), end.sym_type,
+                    false, mi->cacheline, end.sym_start_abs, w);
+  }
   switch (k) {
     case SortKey::kSymDaddr:
     case SortKey::kSymIaddr:
@@ -254,6 +320,10 @@ void mem_width(SortKey k, const MemInfo* mi, bool dso_list, std::size_t& width) 
     case SortKey::kPhysDaddr:
     case SortKey::kDataPageSize:
       if (mi) widen(width, kUnresolvedSymWidth);
+      break;
+    case SortKey::kDcacheline:
+      widen(width, mi && mi->daddr.has_sym ? mi->daddr.sym_name.size() + 4 + 16 + 2 + 1
+                                           : kUnresolvedSymWidth);
       break;
     case SortKey::kLocked:
       widen(width, 6);

@@ -27,6 +27,13 @@ namespace perfkit::report {
 struct MemInfo {
   BranchEnd iaddr, daddr;
   std::uint64_t data_src = 0, phys_addr = 0, data_page_size = 0;
+  // What perf's dcacheline key reads: the sample's cpumode and process, the
+  // data address's map (its flags, protection and dso id) and cache line.
+  std::uint8_t cpumode = 0;
+  bool daddr_map = false;
+  std::int32_t pid = 0;
+  std::uint32_t map_flags = 0, map_prot = 0, maj = 0, min = 0;
+  std::uint64_t ino = 0, ino_generation = 0, cacheline = 0;
   bool operator==(const MemInfo&) const = default;
 };
 
@@ -35,6 +42,7 @@ struct MemInfoHash {
     std::uint64_t h = mix64(m.iaddr.addr ^ reinterpret_cast<std::uintptr_t>(m.iaddr.dso));
     h = mix64(h ^ m.daddr.addr ^ reinterpret_cast<std::uintptr_t>(m.daddr.dso));
     h = mix64(h ^ m.data_src ^ (m.daddr.sym_start << 1));
+    h = mix64(h ^ m.cacheline ^ (static_cast<std::uint64_t>(m.pid) << 40) ^ m.ino);
     return mix64(h ^ m.phys_addr ^ (m.data_page_size << 7));
   }
 };
@@ -70,6 +78,7 @@ class MemTable {
 
  private:
   std::vector<SortKey> keys_;
+  std::uint64_t cacheline_size_ = 64;  // perf's cacheline_size(): this machine's
   Interned<MemInfo, MemInfoHash> infos_;
 };
 

@@ -29,6 +29,7 @@ const SortKey* weight_or_mem_key(std::string_view k) {
       {"blocked", SortKey::kBlocked},
       {"phys_daddr", SortKey::kPhysDaddr},
       {"data_page_size", SortKey::kDataPageSize},
+      {"dcacheline", SortKey::kDcacheline},
       {"symbol_size", SortKey::kSymSize},
       {"dso_size", SortKey::kDsoSize},
       {"addr", SortKey::kAddr},

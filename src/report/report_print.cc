@@ -398,6 +398,7 @@ int Printer::key_cell(const Entry& e, const Column& c, char* buf, std::size_t ca
     case SortKey::kSnoop:
     case SortKey::kBlocked:
     case SortKey::kPhysDaddr:
+    case SortKey::kDcacheline:
     case SortKey::kDataPageSize: {
       const ExtKey& x = r_.ext_->at(e.key.ext);
       n = mem_cell(buf, cap, c.key, e.mem == UINT32_MAX ? nullptr : &r_.mems_.at(e.mem), x.weight,

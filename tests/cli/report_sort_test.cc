@@ -620,11 +620,13 @@ TEST(ReportGroupSortIdx, SameAsPerf) {
 TEST(ReportMemMode, SameAsPerf) {
   PK_SKIP_WITHOUT_PERF();
   int compared = 0;
-  for (const char* name : {"faults.data", "faults_g.data"}) {
+  for (const char* name : {"faults.data", "faults_g.data", "faults_two.data"}) {
     std::string f = test::fixture(name);
     PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
     for (const char* args :
          {"--mem-mode", "--mem-mode --sort mem,dso_daddr", "--mem-mode -g none",
+          "--mem-mode --sort dcacheline,sym -g none",
+          "--mem-mode --sort mem,dcacheline,pid --no-children -g none",
           "--mem-mode --sort symbol_iaddr,symbol_daddr", "--mem-mode --children",
           "--mem-mode --sort locked,tlb,snoop,blocked,mem,sym",
           "--mem-mode --sort phys_daddr,data_page_size,sym -g none",
@@ -639,7 +641,7 @@ TEST(ReportMemMode, SameAsPerf) {
       ++compared;
     }
   }
-  EXPECT_EQ(compared, 32);
+  EXPECT_EQ(compared, 54);
   // Refused as perf refuses them (perf then exits 0; perfkit with 1): a
   // recording without DATA_SRC (a stream of one is not), and -b.
   const std::string fp = test::fixture("fp.data");

@@ -339,6 +339,9 @@ void Report::add_branches(Hists& h, const session::ResolvedSample& s) {
     machine::Location loc;  // the entry's: the branch target
     machine::Location from;
     BranchInfo b = branches_.resolve(m, *s.thread, be.from, be.to, be.flags, loc, &from);
+    // perf's map__srcline of each end, once per branch (its compare computes it)
+    if (branches_.srcline_from()) b.srcline_from = ext_->branch_srcline(from);
+    if (branches_.srcline_to()) b.srcline_to = ext_->branch_srcline(loc);
     if (total_cycles_) block_stack_.push_back({b, from});
     if (ext_->active()) ext_->set_branch(branches_.key(b));
     loc.addr = be.to;  // perf's entry ip: the target as recorded

@@ -48,6 +48,8 @@ enum class SortKey : std::uint8_t {
   kAbort,       // a transaction's abort: "A"
   kAddrFrom,    // the source's DSO and address: "[.] sym+0xOFF"
   kAddrTo,
+  kSrclineFrom,  // the source's and target's source lines
+  kSrclineTo,
   // perf's "IPC   [IPC Coverage]" column, appended to a --sort naming
   // "symbol" ("symbol_size" too): compared as sym, in branch mode
   // (ipc_lbr) and out of it (ipc_null).

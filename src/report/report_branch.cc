@@ -4,10 +4,7 @@
 
 namespace perfkit::report {
 
-bool is_branch_key(SortKey k) {
-  return k >= SortKey::kDsoFrom && k <= SortKey::kAddrTo && k != SortKey::kIpcLbr &&
-         k != SortKey::kIpcNull;
-}
+bool is_branch_key(SortKey k) { return k >= SortKey::kDsoFrom && k <= SortKey::kSrclineTo; }
 
 const char* branch_key_name(SortKey k) {
   switch (k) {
@@ -31,6 +28,10 @@ const char* branch_key_name(SortKey k) {
       return "addr_from";
     case SortKey::kAddrTo:
       return "addr_to";
+    case SortKey::kSrclineFrom:
+      return "srcline_from";
+    case SortKey::kSrclineTo:
+      return "srcline_to";
     default:
       return "?";
   }
@@ -45,6 +46,8 @@ void BranchTable::setup(const std::vector<SortKey>& sort) {
     cycles_ |= k == SortKey::kCycles;
     addr_from_ |= k == SortKey::kAddrFrom;
     addr_to_ |= k == SortKey::kAddrTo;
+    srcline_from_ |= k == SortKey::kSrclineFrom;
+    srcline_to_ |= k == SortKey::kSrclineTo;
     if (k == SortKey::kMispredict) flag_mask_ |= 0x3;
     if (k == SortKey::kInTx) flag_mask_ |= 0x4;
     if (k == SortKey::kAbort) flag_mask_ |= 0x8;
@@ -116,6 +119,8 @@ std::uint32_t BranchTable::key(const BranchInfo& b) {
   k.from = reduce(b.from, dso_from_, sym_from_, addr_from_);
   k.to = reduce(b.to, dso_to_, sym_to_, addr_to_);
   k.flags = b.flags & flag_mask_;
+  if (srcline_from_) k.srcline_from = b.srcline_from;
+  if (srcline_to_) k.srcline_to = b.srcline_to;
   if (cycles_) k.cycles = b.cycles;
   return infos_.intern(k);
 }
@@ -165,6 +170,14 @@ std::int64_t branch_se_cmp(SortKey k, const BranchInfo& l, const BranchInfo& r) 
       return (l.flags & 0x4) != (r.flags & 0x4);
     case SortKey::kAbort:
       return (l.flags & 0x8) != (r.flags & 0x8);
+    case SortKey::kSrclineFrom:
+    case SortKey::kSrclineTo: {  // perf's strcmp(right, left)
+      const std::string* ls = k == SortKey::kSrclineFrom ? l.srcline_from : l.srcline_to;
+      const std::string* rs = k == SortKey::kSrclineFrom ? r.srcline_from : r.srcline_to;
+      if (ls == rs) return 0;
+      if (!ls || !rs) return !rs ? -1 : 1;
+      return sign_of_cmp(rs->compare(*ls));
+    }
     case SortKey::kAddrFrom:
     case SortKey::kAddrTo: {
       const BranchEnd& le = k == SortKey::kAddrFrom ? l.from : l.to;

@@ -45,6 +45,9 @@ struct BranchInfo {
   std::uint16_t cycles = 0;
   std::uint8_t type = 0, new_type = 0;  // perf_branch_entry's type and new_type
   std::uint8_t flags = 0;               // perf_branch_entry's mispred, predicted, in_tx, abort bits
+  // The ends' source lines (srcline_from, srcline_to keys; else null).
+  const std::string* srcline_from = nullptr;
+  const std::string* srcline_to = nullptr;
   bool operator==(const BranchInfo&) const = default;
 };
 
@@ -103,10 +106,13 @@ class BranchTable {
   std::uint32_t full(const BranchInfo& b) { return infos_.intern(b); }
   std::uint32_t key(const BranchInfo& b);
   const BranchInfo& at(std::uint32_t i) const { return infos_.at(i); }
+  // Whether the srcline_from (srcline_to) key wants the ends' source lines.
+  bool srcline_from() const { return srcline_from_; }
+  bool srcline_to() const { return srcline_to_; }
 
  private:
   bool dso_from_ = false, dso_to_ = false, sym_from_ = false, sym_to_ = false, cycles_ = false;
-  bool addr_from_ = false, addr_to_ = false;
+  bool addr_from_ = false, addr_to_ = false, srcline_from_ = false, srcline_to_ = false;
   std::uint8_t flag_mask_ = 0;  // the flag bits mispredict, in_tx and abort compare
   Interned<BranchInfo, BranchInfoHash> infos_;
 };

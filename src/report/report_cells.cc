@@ -124,6 +124,10 @@ const char* header_of(SortKey k) {
       return "Source Address";
     case SortKey::kAddrTo:
       return "Target Address";
+    case SortKey::kSrclineFrom:
+      return "From Source:Line";
+    case SortKey::kSrclineTo:
+      return "To Source:Line";
     case SortKey::kIpcLbr:
     case SortKey::kIpcNull:
       return "IPC   [IPC Coverage]";

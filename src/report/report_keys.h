@@ -87,6 +87,11 @@ class ExtKeys {
   // symbol), resolved once per DSO and address; empty without a symbol.
   // An inlined function's frame (`inlined`: its name, `srcline`: its line
   // when known) reads "name srcline (inlined)".
+  // srcline_from, srcline_to: perf's map__srcline of a branch end at `loc`
+  // (one lookup), "??:0" without a map.
+  const std::string* branch_srcline(const machine::Location& loc) {
+    return source(loc, nullptr, 1, false);
+  }
   std::string_view history_name(const machine::Location& loc, const char* inlined = nullptr,
                                 const char* srcline = nullptr);
   // The source line of that frame (perf's callchain_srcline, which its

@@ -96,6 +96,10 @@ Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list, std::strin
       keys.push_back(SortKey::kAddrFrom);
     else if (k == "addr_to")
       keys.push_back(SortKey::kAddrTo);
+    else if (k == "srcline_from")
+      keys.push_back(SortKey::kSrclineFrom);
+    else if (k == "srcline_to")
+      keys.push_back(SortKey::kSrclineTo);
     else if (k == "overhead")
       keys.push_back(SortKey::kOverhead);
     else if (k == "overhead_children")

@@ -223,6 +223,11 @@ int Printer::branch_cell(const Entry& e, SortKey k, int w, char* buf, std::size_
     }
     case SortKey::kMispredict:
       return std::snprintf(buf, cap, "%-*.*s", w, w, r_.flag_text(k, b.flags));
+    case SortKey::kSrclineFrom:
+    case SortKey::kSrclineTo: {
+      const std::string* s = k == SortKey::kSrclineFrom ? b.srcline_from : b.srcline_to;
+      return std::snprintf(buf, cap, "%-*.*s", w, w, s ? s->c_str() : "(null)");
+    }
     case SortKey::kInTx:
     case SortKey::kAbort:
       return std::snprintf(buf, cap, "%-*s", w, r_.flag_text(k, b.flags));
@@ -240,6 +245,11 @@ void Printer::branch_widths(const Entry& e) {
   const BranchInfo& b = r_.branches_.at(e.branch);
   for (Column& c : cols_) {
     if (!is_branch_key(c.key) || c.user) continue;
+    if (c.key == SortKey::kSrclineFrom || c.key == SortKey::kSrclineTo) {
+      const std::string* s = c.key == SortKey::kSrclineFrom ? b.srcline_from : b.srcline_to;
+      if (s) c.width = std::max(c.width, s->size());
+      continue;
+    }
     if (c.key == SortKey::kAddrFrom || c.key == SortKey::kAddrTo) {
       // (an unresolved end widens it to an address; a resolved one not)
       const BranchEnd& end = c.key == SortKey::kAddrFrom ? b.from : b.to;
@@ -380,6 +390,8 @@ int Printer::key_cell(const Entry& e, const Column& c, char* buf, std::size_t ca
     case SortKey::kAbort:
     case SortKey::kAddrFrom:
     case SortKey::kAddrTo:
+    case SortKey::kSrclineFrom:
+    case SortKey::kSrclineTo:
       n = branch_cell(e, c.key, w, buf, cap);
       break;
     case SortKey::kIpcNull:

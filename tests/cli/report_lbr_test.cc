@@ -43,7 +43,8 @@ class ReportLbr : public ::testing::Test {
 TEST_F(ReportLbr, BranchModeAsPerf) {
   for (const char* args :
        {"", "--sort cycles,dso_from", "-n --sort dso_to,cycles", "--sort mispredict,dso_from",
-        "--sort in_tx,abort,cycles", "--sort addr_from,addr_to", "--sort addr_to,mispredict -n"}) {
+        "--sort in_tx,abort,cycles", "--sort addr_from,addr_to", "--sort addr_to,mispredict -n",
+        "--sort srcline_from,srcline_to", "--sort comm,srcline_to,cycles -n"}) {
     std::string d = diff(args);
     EXPECT_TRUE(d.empty()) << args << ":\n" << d;
   }

@@ -32,6 +32,10 @@ bool same_symbol(const BranchEnd& a, const BranchEnd& b) {
 
 CycleBlocks::SymbolHist* CycleBlocks::symbol_hist(const BranchEnd& e,
                                                   const machine::Location& loc) {
+  // (a histogram per byte: a "symbol" larger than any function, the last
+  // one of a table stretched to its end, gets none)
+  constexpr std::uint64_t kMaxSymbolSize = 1 << 22;
+  if (e.sym_end - e.sym_start > kMaxSymbolSize) return nullptr;
   const SymKey k{e.dso, e.sym_start};
   std::uint32_t at = index_.find(k);
   if (at == FlatMap<SymKey, SymKeyHash>::kNone) {
@@ -60,6 +64,7 @@ void CycleBlocks::account_one(const BranchEnd& ams, const machine::Location& loc
     saddr = start->al_addr;
   SymbolHist* sh = symbol_hist(ams, loc);
   const std::uint64_t addr = ams.al_addr;
+  if (!sh) return;
   if (addr < ams.sym_start || addr >= ams.sym_end) return;
   if (saddr) {
     if (saddr < ams.sym_start || saddr >= ams.sym_end) return;

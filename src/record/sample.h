@@ -84,6 +84,15 @@ struct Sample {
   std::uint32_t weight_var1() const { return static_cast<std::uint32_t>(weight); }
   std::uint16_t weight_var2() const { return static_cast<std::uint16_t>(weight >> 32); }
   std::uint16_t weight_var3() const { return static_cast<std::uint16_t>(weight >> 48); }
+  // perf's sample->weight: WEIGHT whole, WEIGHT_STRUCT's var1, else 0; and
+  // its ins_lat: WEIGHT_STRUCT's var2, else 0.
+  std::uint64_t perf_weight() const {
+    if (sample_type & abi::kSampleWeight) return weight;
+    return (sample_type & abi::kSampleWeightStruct) ? weight_var1() : 0;
+  }
+  std::uint32_t perf_ins_lat() const {
+    return (sample_type & abi::kSampleWeightStruct) ? weight_var2() : 0;
+  }
 };
 
 // Decodes a SAMPLE record. Errors name the record's file offset and the field

@@ -391,9 +391,7 @@ Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t p
     // (1 when it has none).
     mem = mems_.resolve(session_->machine(), *s.thread, s.cpumode, smp);
     if (ext_->active()) ext_->set_mem(mems_.key(mem));
-    const bool whole = smp.sample_type & kSampleWeight;
-    const bool any = smp.sample_type & kSampleWeightType;
-    period = any ? (whole ? smp.weight : smp.weight_var1()) : 0;
+    period = smp.perf_weight();
     if (!period) period = 1;
   }
   bool filtered = is_filtered(s, s.loc) || excluded_other();

@@ -153,12 +153,7 @@ void ExtKeys::begin_sample(const session::ResolvedSample& s) {
   if (trace_) sample_.trace = trace_of(s);
   if (page_) sample_.code_page_size = smp.code_page_size;
   if (txn_) sample_.transaction = smp.transaction;
-  if (weight_ && (smp.sample_type & abi::kSampleWeightType)) {
-    // perf's WEIGHT_STRUCT: var1 the weight, var2 the instruction latency.
-    const bool whole = smp.sample_type & abi::kSampleWeight;
-    sample_.weight = whole ? smp.weight : smp.weight_var1();
-    sample_.ins_lat = whole ? 0 : smp.weight_var2();
-  }
+  if (weight_) sample_.weight = smp.perf_weight(), sample_.ins_lat = smp.perf_ins_lat();
   if (parent_) {
     // add_callchain_ip checks the frames the sample's callchain gives, not
     // the functions inlined at them.

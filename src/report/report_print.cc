@@ -503,7 +503,9 @@ void Printer::print_hierarchy_headers(const Hierarchy& t) {
       continue;
     }
     std::string_view name = header_of(c.key);
+    // (perf's strim: "Transaction" loses its padding)
     name.remove_prefix(std::min(name.find_first_not_of(' '), name.size()));
+    name = name.substr(0, name.find_last_not_of(' ') + 1);
     if (!names.empty()) names += " / ";
     names += name;
     widest = std::max(widest, depth++ * 3 + c.width);

@@ -259,6 +259,23 @@ Status Machine::apply_mmap(const record::RecordView& r, std::uint64_t start, std
   return ok();
 }
 
+// perf's thread__set_namespaces and perf_env__findnew_cgroup: what the
+// cgroup and cgroup_id sort keys show.
+Status Machine::apply_cgroup_info(const record::RecordView& r) {
+  if (r.type == kRecordCgroup) {
+    PK_ASSIGN(auto c, record::parse_cgroup(r));
+    if (!cgroups_.count(c.id)) cgroups_.emplace(c.id, intern(c.path));
+    return ok();
+  }
+  PK_ASSIGN(auto n, record::parse_namespaces(r));
+  constexpr std::uint64_t kCgroupNsIndex = 6;  // perf's CGROUP_NS_INDEX
+  Thread& t = findnew_thread(static_cast<std::int32_t>(n.pid), static_cast<std::int32_t>(n.tid));
+  bool has = n.nr > kCgroupNsIndex;
+  t.cgroup_ns_dev = has ? n.dev(kCgroupNsIndex) : 0;
+  t.cgroup_ns_ino = has ? n.ino(kCgroupNsIndex) : 0;
+  return ok();
+}
+
 std::vector<std::pair<std::int32_t, const MapSet*>> Machine::address_spaces() const {
   std::vector<std::pair<std::int32_t, const MapSet*>> out;
   std::unordered_set<const MapSet*> seen;
@@ -282,6 +299,9 @@ Status Machine::apply(const record::RecordView& r, std::uint64_t time) {
     case kRecordKsymbol:
       ++generation_;  // these change maps and threads; the other records do not
       break;
+    case kRecordNamespaces:
+    case kRecordCgroup:
+      return apply_cgroup_info(r);
     default:
       return ok();
   }

@@ -106,6 +106,9 @@ struct Thread {
   bool comm_set = false;
   bool exited = false;
   std::shared_ptr<MapSet> maps;  // shared by the threads of a process
+  // The cgroup namespace of its latest NAMESPACES record (dev, inode; 0
+  // without one): perf's cgroup_id key.
+  std::uint64_t cgroup_ns_dev = 0, cgroup_ns_ino = 0;
 };
 
 inline constexpr char kLevelKernel = 'k', kLevelUser = '.', kLevelHyper = 'H';
@@ -188,6 +191,12 @@ class Machine {
     auto it = renamed_.find(c);
     return it == renamed_.end() ? c : it->second;
   }
+  // The path a CGROUP record gave cgroup `id` (the first one, as perf's
+  // env keeps it); nullptr when none did.
+  const std::string* cgroup_path(std::uint64_t id) const {
+    auto it = cgroups_.find(id);
+    return it == cgroups_.end() ? nullptr : it->second;
+  }
 
  private:
   Status apply_mmap(const record::RecordView& r, std::uint64_t start, std::uint64_t len,
@@ -200,6 +209,7 @@ class Machine {
   void fit_kernel_map(const Dso& d, const symbol::SymbolTable& table);
   void add_host_kernel_map();
   void retire_thread(std::int32_t tid);
+  Status apply_cgroup_info(const record::RecordView& r);
   void set_comm(Thread& t, std::string_view comm);
   Location resolve_uncached(const MapSet& maps, Location loc, std::uint64_t addr);
 
@@ -212,6 +222,7 @@ class Machine {
   std::deque<std::string> strings_;
   std::unordered_map<std::string_view, const std::string*> interned_;
   std::unordered_map<const std::string*, const std::string*> renamed_;
+  std::unordered_map<std::uint64_t, const std::string*> cgroups_;
   MapSet kernel_maps_;
   Dso* kernel_dso_ = nullptr;
   bool keep_history_ = false;

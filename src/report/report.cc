@@ -500,9 +500,8 @@ void Report::add_children(Hists& h, const session::ResolvedSample& s,
     // Where perf's comparison is not key equality (inline symbols match by
     // name where ranges overlap, ...), its duplicate check is that comparison:
     // a recursion through inlined copies in adjacent functions counts once.
-    if (!dup && (h.live_on || key.inlined || sym_without_dso() || ips_wrap_) &&
-        !ext_->dedup_differs())
-      dup = perf_duplicate(h, s, loc, level, key);
+    if (!dup && (h.live_on || key.inlined || sym_without_dso() || ips_wrap_))
+      dup = perf_duplicate(h, s, loc, level, probe);
     if (dup) continue;
     const bool found = ext_->active() && ext_->last_found();
     std::uint32_t k = add_entry(h, key, s, loc, level, filtered, false, period, count);

@@ -62,12 +62,15 @@ enum class SortKey : std::uint8_t {
   kLocalInsLat,
   kInsLat,
   // perf's other common keys of a sample (report_keys.h): its symbol's
-  // size, its map's, its address, its code page size, its transaction.
+  // size, its map's, its address, its code page size, its transaction, its
+  // cgroup and cgroup namespace.
   kSymSize,
   kDsoSize,
   kAddr,
   kCodePageSize,
   kTransaction,
+  kCgroup,    // the sample's cgroup (PERF_SAMPLE_CGROUP), named by CGROUP records
+  kCgroupId,  // the thread's cgroup namespace (dev/inode) from NAMESPACES records
   // --mem-mode's keys (report_mem.h): the data address's symbol and DSO,
   // the sampled ip's symbol, and PERF_SAMPLE_DATA_SRC's parts.
   kSymDaddr,

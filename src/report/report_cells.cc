@@ -171,6 +171,10 @@ const char* header_of(SortKey k) {
       return "Code Page Size";
     case SortKey::kTransaction:
       return "Transaction                ";
+    case SortKey::kCgroup:
+      return "Cgroup";
+    case SortKey::kCgroupId:
+      return "cgroup id (dev/inode)";
     default:
       return "?";
   }

@@ -60,6 +60,7 @@ struct ExtKey {
   std::uint64_t addr = 0;             // the entry's ip unmapped (perf's addr key)
   std::uint64_t sym_size = 0, dso_size = 0;  // the symbol's and map's (0: none)
   std::uint64_t code_page_size = 0, transaction = 0;
+  std::uint64_t cgroup = 0, cgroup_dev = 0, cgroup_ino = 0;
   bool has_sym = false, has_map = false;  // for sym_size and dso_size
   bool operator==(const ExtKey&) const = default;
 };
@@ -71,6 +72,7 @@ struct ExtKeyHash {
     h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.trace) ^ k.branch);
     h = mix64(h ^ k.weight ^ (static_cast<std::uint64_t>(k.mem) << 32 | k.ins_lat));
     h = mix64(h ^ k.addr ^ (k.sym_size << 20) ^ k.dso_size ^ k.code_page_size ^ k.transaction);
+    h = mix64(h ^ k.cgroup ^ (k.cgroup_dev << 40) ^ k.cgroup_ino);
     return mix64(h ^ reinterpret_cast<std::uintptr_t>(k.parent) ^
                  static_cast<std::uint32_t>(k.socket));
   }

@@ -48,8 +48,11 @@ Status ExtKeys::setup(session::Session& session, const ReportOptions& o,
   addr_ = has(o, SortKey::kAddr);
   page_ = has(o, SortKey::kCodePageSize);
   txn_ = has(o, SortKey::kTransaction);
+  cgroup_ = has(o, SortKey::kCgroup);
+  cgroup_id_ = has(o, SortKey::kCgroupId);
   active_ = time_ || socket_ || parent_ || srcline_ || srcfile_ || symoff_ || trace_ || branch_ ||
-            weight_ || mem_ || sym_size_ || dso_size_ || addr_ || page_ || txn_;
+            weight_ || mem_ || sym_size_ || dso_size_ || addr_ || page_ || txn_ || cgroup_ ||
+            cgroup_id_;
   quantum_ = o.time_quantum;
   raw_trace_ = o.raw_trace;
   lines_ = std::move(lines);
@@ -110,6 +113,11 @@ std::vector<std::int32_t> cpu_sockets(perfdata::Reader& reader) {
   return sockets;
 }
 
+std::string_view ExtKeys::cgroup_name(std::uint64_t id) const {
+  const std::string* path = session_->machine().cgroup_path(id);
+  return path ? std::string_view(*path) : std::string_view("unknown");
+}
+
 const std::string* ExtKeys::parent_of(const session::Frame& f) {
   const machine::Dso* d = f.loc.dso;
   auto k = static_cast<std::uint64_t>(d->index) << 32 | static_cast<std::uint32_t>(f.loc.symbol);
@@ -153,6 +161,9 @@ void ExtKeys::begin_sample(const session::ResolvedSample& s) {
   if (trace_) sample_.trace = trace_of(s);
   if (page_) sample_.code_page_size = smp.code_page_size;
   if (txn_) sample_.transaction = smp.transaction;
+  if (cgroup_ && (smp.sample_type & abi::kSampleCgroup)) sample_.cgroup = smp.cgroup;
+  if (cgroup_id_ && s.thread)
+    sample_.cgroup_dev = s.thread->cgroup_ns_dev, sample_.cgroup_ino = s.thread->cgroup_ns_ino;
   if (weight_) sample_.weight = smp.perf_weight(), sample_.ins_lat = smp.perf_ins_lat();
   if (parent_) {
     // add_callchain_ip checks the frames the sample's callchain gives, not
@@ -315,7 +326,9 @@ std::uint32_t ExtKeys::key(const machine::Location& loc, const char* inlined, in
 std::uint32_t ExtKeys::dedup_key(std::uint32_t id) {
   ExtKey k = keys_[id];
   k.time = 0;
-  k.socket = 0;
+  if (socket_) k.socket = 0;  // (-1 without the key)
+  k.transaction = k.code_page_size = 0;
+  k.cgroup = k.cgroup_dev = k.cgroup_ino = 0;
   return intern(k);
 }
 

@@ -78,6 +78,9 @@ class ExtKeys {
   std::uint32_t key(const machine::Location& loc, const char* inlined, int lookups,
                     const char* srcline = nullptr);
   const ExtKey& at(std::uint32_t id) const { return keys_[id]; }
+  // perf's cgroup column: the path CGROUP records gave `id`, "unknown"
+  // where none did.
+  std::string_view cgroup_name(std::uint64_t id) const;
   // Whether the last key()'s srcline came from the DWARF line table (or
   // the frame's own records): perf's callchain frames carry such a line.
   bool last_found() const { return last_found_; }
@@ -104,9 +107,10 @@ class ExtKeys {
   std::string block_range(const machine::Location& loc, std::uint64_t sym_start,
                           std::uint64_t start, std::uint64_t end);
   // The key perf's duplicate check of a callchain entry compares: its
-  // template leaves time and socket at 0.
+  // template leaves time, socket, transaction, code page size, cgroup and
+  // cgroup namespace at 0.
   std::uint32_t dedup_key(std::uint32_t id);
-  bool dedup_differs() const { return time_ || socket_; }
+  bool dedup_differs() const { return time_ || socket_ || txn_ || page_ || cgroup_ || cgroup_id_; }
 
  private:
   struct AddrKey {
@@ -150,8 +154,9 @@ class ExtKeys {
   bool active_ = false, time_ = false, socket_ = false, parent_ = false;
   bool srcline_ = false, srcfile_ = false, symoff_ = false, trace_ = false, branch_ = false;
   bool weight_ = false, mem_ = false;
-  // symbol_size, dso_size, addr, code_page_size, transaction
+  // symbol_size, dso_size, addr, code_page_size, transaction, cgroup, cgroup_id
   bool sym_size_ = false, dso_size_ = false, addr_ = false, page_ = false, txn_ = false;
+  bool cgroup_ = false, cgroup_id_ = false;
   // The tracing data's formats, made at the first tracepoint sample.
   std::unique_ptr<session::TracepointFormatter> tracepoints_;
   bool tracepoints_tried_ = false;

@@ -35,6 +35,8 @@ const SortKey* weight_or_mem_key(std::string_view k) {
       {"addr", SortKey::kAddr},
       {"code_page_size", SortKey::kCodePageSize},
       {"transaction", SortKey::kTransaction},
+      {"cgroup", SortKey::kCgroup},
+      {"cgroup_id", SortKey::kCgroupId},
   };
   for (const auto& [name, key] : kKeys)
     if (name == k) return &key;

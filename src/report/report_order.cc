@@ -40,7 +40,7 @@ std::int64_t weight_se_cmp(SortKey k, const ExtKey& l, const ExtKey& r) {
 }
 
 // perf's se_cmp of the other sample keys (symbol_size, dso_size, addr,
-// code_page_size, transaction), left and right as perf's.
+// code_page_size, transaction, cgroup, cgroup_id), left and right as perf's.
 std::int64_t sample_key_se_cmp(SortKey k, const ExtKey& l, const ExtKey& r) {
   auto three_way = [](std::uint64_t a, std::uint64_t b) -> std::int64_t {
     return a < b ? -1 : a == b ? 0 : 1;
@@ -56,12 +56,18 @@ std::int64_t sample_key_se_cmp(SortKey k, const ExtKey& l, const ExtKey& r) {
       return static_cast<std::int64_t>(r.code_page_size - l.code_page_size);
     case SortKey::kTransaction:
       return static_cast<std::int64_t>(l.transaction - r.transaction);
+    case SortKey::kCgroup:
+      return static_cast<std::int64_t>(r.cgroup - l.cgroup);
+    case SortKey::kCgroupId:  // (perf swaps left and right twice)
+      if (l.cgroup_dev != r.cgroup_dev)
+        return static_cast<std::int64_t>(l.cgroup_dev - r.cgroup_dev);
+      return static_cast<std::int64_t>(l.cgroup_ino - r.cgroup_ino);
     default:
       return 0;
   }
 }
 
-bool is_sample_key(SortKey k) { return k >= SortKey::kSymSize && k <= SortKey::kTransaction; }
+bool is_sample_key(SortKey k) { return k >= SortKey::kSymSize && k <= SortKey::kCgroupId; }
 
 // perf's output order of the less common keys (se_sort, else se_cmp, with
 // perf's signs): ascending values, "[other]" parents last, symoff's

@@ -84,6 +84,10 @@ void Printer::compute_widths(const std::vector<std::uint32_t>& entries) {
           if (r_.ext_->at(e.key.ext).transaction)
             c.width = std::max(c.width, transaction_text_len());
           break;
+        case SortKey::kCgroup:
+          if (std::uint64_t id = r_.ext_->at(e.key.ext).cgroup)
+            c.width = std::max(c.width, r_.ext_->cgroup_name(id).size());
+          break;
         case SortKey::kParent:
           if (const std::string* p = r_.ext_->at(e.key.ext).parent)
             c.width = std::max(c.width, p->size());
@@ -198,6 +202,12 @@ int Printer::ext_column(const Entry& e, SortKey k, int w, char* buf, std::size_t
       return std::snprintf(buf, cap, "%-*s", w, page_size_name(x.code_page_size).c_str());
     case SortKey::kTransaction:
       return std::snprintf(buf, cap, "%-*s", w, transaction_text(x.transaction).c_str());
+    case SortKey::kCgroup: {
+      std::string_view name = x.cgroup ? r_.ext_->cgroup_name(x.cgroup) : "N/A";
+      return std::snprintf(buf, cap, "%.*s", static_cast<int>(name.size()), name.data());
+    }
+    case SortKey::kCgroupId:
+      return std::snprintf(buf, cap, "%" PRIu64 "/0x%" PRIx64, x.cgroup_dev, x.cgroup_ino);
     default:
       return 0;
   }
@@ -375,6 +385,8 @@ int Printer::key_cell(const Entry& e, const Column& c, char* buf, std::size_t ca
     case SortKey::kAddr:
     case SortKey::kCodePageSize:
     case SortKey::kTransaction:
+    case SortKey::kCgroup:
+    case SortKey::kCgroupId:
       n = ext_column(e, c.key, w, buf, cap);
       break;
     case SortKey::kSym:

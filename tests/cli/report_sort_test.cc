@@ -669,6 +669,43 @@ TEST(ReportMemMode, SameAsPerf) {
   }
 }
 
+// --sort cgroup (the samples' PERF_SAMPLE_CGROUP named by CGROUP records)
+// and cgroup_id (the thread's cgroup namespace from NAMESPACES records) on
+// a recording of the workload in two cgroups and a namespace of its own:
+// columns, order, children (perf's duplicate check leaves both at 0), the
+// hierarchy's headers; "N/A" and "0/0x0" without those records.
+TEST(ReportCgroup, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  const std::string f = test::fixture("cgroups.data");
+  PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
+  auto p = test::run("perf report --stdio --sort cgroup,cgroup_id -g none -i " + test::sh(f));
+  ASSERT_EQ(p.status, 0) << p.err;
+  // the fixture is what it should be: two cgroups, two namespaces
+  EXPECT_NE(p.out.find("/perfkit-fixture-a"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("/perfkit-fixture-b"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("4/0xeffffffb"), std::string::npos);
+  int compared = 0;
+  for (const char* sort : {"cgroup", "cgroup_id", "cgroup,cgroup_id,comm", "comm,cgroup",
+                           "cgroup_id,dso,sym", "cgroup,pid", "transaction,sym"}) {
+    for (const char* mode : {"", "--no-children -g none", "--hierarchy", "-g caller,0.5,folded"}) {
+      std::string args = std::string("--sort ") + sort + " " + mode;
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << args << ":\n" << d;
+      ++compared;
+    }
+  }
+  for (const char* args : {"-F overhead,cgroup_id,sym --sort cgroup", "-t , --sort cgroup,comm"}) {
+    std::string d = diff_report(f, args);
+    EXPECT_TRUE(d.empty()) << args << ":\n" << d;
+    ++compared;
+  }
+  const std::string fp = test::fixture("fp.data");
+  PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(fp);
+  std::string d = diff_report(fp, "--sort cgroup,cgroup_id,sym");
+  EXPECT_TRUE(d.empty()) << d;
+  EXPECT_EQ(++compared, 31);
+}
+
 // --branch-history on recordings without branch stacks: the call chains
 // keyed by address, each frame named with its source line (the unwinder's
 // inline records for DWARF chains), perf's default sort srcline,symbol,dso;

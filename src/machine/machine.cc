@@ -91,9 +91,17 @@ const Map* MapSet::find(std::uint64_t addr) const {
 
 // ---- Machine ----
 
-Machine::Machine(symbol::Symbolizer& symbolizer) : symbolizer_(symbolizer) {
-  Thread& idle = findnew_thread(0, 0);
-  set_comm(idle, "swapper");
+Machine::Machine(symbol::Symbolizer& symbolizer, std::int32_t guest_pid)
+    : symbolizer_(symbolizer), pid_(guest_pid) {
+  if (!is_guest()) {
+    kernel_name_ = "[kernel.kallsyms]";
+    Thread& idle = findnew_thread(0, 0);
+    set_comm(idle, "swapper");
+    return;
+  }
+  // perf's machine__init of a guest: a thread named after it
+  kernel_name_ = pid_ ? fmt::format("[guest.kernel.kallsyms.{}]", pid_) : "[guest.kernel.kallsyms]";
+  set_comm(findnew_thread(-1, pid_), fmt::format("[guest/{}]", pid_));
 }
 
 const std::string* Machine::intern(std::string_view s) {
@@ -204,8 +212,9 @@ void Machine::kernel_mmap(std::uint64_t start, std::uint64_t len, std::uint64_t 
   m.start = start;
   m.end = start + len;
   if (m.end < start || len == 0) m.end = ~0ULL;
-  if (filename.starts_with("[kernel.kallsyms]")) {
-    if (!kernel_dso_) kernel_dso_ = &findnew_dso("[kernel.kallsyms]", DsoKind::kKernel);
+  // (perf compares the name without the closing bracket)
+  if (filename.starts_with(std::string_view(kernel_name_).substr(0, kernel_name_.size() - 1))) {
+    if (!kernel_dso_) kernel_dso_ = &findnew_dso(kernel_name_, DsoKind::kKernel);
     kernel_dso_->kernel_ref_reloc = pgoff;
     m.dso = kernel_dso_;
     m.identity = true;
@@ -225,6 +234,9 @@ void Machine::kernel_mmap(std::uint64_t start, std::uint64_t len, std::uint64_t 
   if (bid && m.dso) m.dso->build_id = *bid;
   kernel_maps_.insert(m);
   if (keep_history_) kernel_maps_.remember({m, time_, intern(filename)});
+  // perf preloads the default guest's kernel at its MMAP (its map then
+  // fits the symbols before any sample resolves)
+  if (is_guest() && pid_ == 0 && m.dso == kernel_dso_ && !kernel_dso_->loaded) load(*kernel_dso_);
 }
 
 Status Machine::apply_mmap(const record::RecordView& r, std::uint64_t start, std::uint64_t len,
@@ -408,6 +420,12 @@ void Machine::load(Dso& d) {
     case DsoKind::kKernel:
       ls = &symbolizer_.kernel(d.build_id, d.kernel_ref_reloc);
       if (ls->found && ls->file != symbolizer_.options().vmlinux) fit_kernel_map(d, *ls->table);
+      if (ls->found && ls->text_end > ls->text_start) {
+        // perf's remap_kernel: the kernel's map is the vmlinux's .text
+        ++generation_;
+        for (Map& m : kernel_maps_.mutable_maps())
+          if (m.dso == &d) m.start = ls->text_start, m.end = ls->text_end;
+      }
       break;
     case DsoKind::kJitMap:
       ls = &symbolizer_.jit_map(d.long_name);
@@ -435,11 +453,11 @@ void Machine::fit_kernel_map(const Dso& d, const symbol::SymbolTable& table) {
 }
 
 const Map* Machine::find_map(Thread& thread, std::uint8_t cpumode, std::uint64_t addr) {
-  if (cpumode == kMiscKernel) {
-    if (kernel_maps_.maps().empty()) add_host_kernel_map();
+  if (kernel_mode(cpumode)) {
+    if (kernel_maps_.maps().empty() && !is_guest()) add_host_kernel_map();
     return kernel_maps_.find(addr);
   }
-  if (cpumode == kMiscUser) return thread.maps->find(addr);
+  if (user_mode(cpumode)) return thread.maps->find(addr);
   return nullptr;
 }
 
@@ -448,11 +466,11 @@ Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t ad
   Location loc;
   loc.addr = addr;
   const MapSet* maps;
-  if (cpumode == kMiscKernel) {
-    loc.level = kLevelKernel;
+  if (kernel_mode(cpumode)) {
+    loc.level = cpumode == kMiscKernel ? kLevelKernel : kLevelGuestKernel;
     loc.kernel_maps = true;
     maps = &kernel_maps_;
-    if (kernel_maps_.maps().empty()) add_host_kernel_map();
+    if (kernel_maps_.maps().empty() && !is_guest()) add_host_kernel_map();
     if (defer_kernel && kernel_symbols_pending()) {
       // Loading refits the kernel's map: what is outside it may be inside.
       const Map* m = kernel_maps_.find(addr);
@@ -462,8 +480,8 @@ Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t ad
         return loc;
       }
     }
-  } else if (cpumode == kMiscUser) {
-    loc.level = kLevelUser;
+  } else if (user_mode(cpumode)) {
+    loc.level = cpumode == kMiscUser ? kLevelUser : kLevelGuestUser;
     maps = thread.maps.get();
   } else {
     loc.level = kLevelHyper;
@@ -473,7 +491,9 @@ Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t ad
   if (resolved_.empty()) resolved_.resize(kSlots);
   std::uint64_t h = (addr ^ (reinterpret_cast<std::uintptr_t>(maps) >> 4)) * 0x9e3779b97f4a7c15ULL;
   Resolved& slot = resolved_[(h >> 40) & (kSlots - 1)];
-  if (slot.generation == generation_ && slot.maps == maps && slot.addr == addr) return slot.loc;
+  if (slot.generation == generation_ && slot.maps == maps && slot.addr == addr &&
+      slot.loc.level == loc.level)  // (a guest's maps answer two levels)
+    return slot.loc;
   const std::uint64_t generation = generation_;
   loc = resolve_uncached(*maps, loc, addr);
   if (generation == generation_) slot = Resolved{maps, addr, generation, loc};

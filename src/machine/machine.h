@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "abi/perf_event.h"
 #include "elf/build_id.h"
 #include "record/records.h"
 #include "symbol/symbolizer.h"
@@ -112,6 +113,7 @@ struct Thread {
 };
 
 inline constexpr char kLevelKernel = 'k', kLevelUser = '.', kLevelHyper = 'H';
+inline constexpr char kLevelGuestKernel = 'g', kLevelGuestUser = 'u';
 // Location::symbol of a kernel address resolved while the kernel's symbols
 // were still loading (resolve's defer_kernel): resolve it again later.
 inline constexpr int kSymbolPending = -2;
@@ -126,9 +128,28 @@ struct Location {
   bool kernel_maps = false;  // resolved through the kernel's maps
 };
 
+// perf's pid of the host machine; a guest's is its hypervisor process's
+// (0: perf's default guest).
+inline constexpr std::int32_t kHostMachine = -1;
+
 class Machine {
  public:
-  explicit Machine(symbol::Symbolizer& symbolizer);
+  // The host, or with `guest_pid` a guest (perf's machines__findnew): its
+  // kernel is "[guest.kernel.kallsyms]" (".PID" appended for a guest other
+  // than the default one), its samples of cpumode GUEST_KERNEL and
+  // GUEST_USER resolve at levels 'g' and 'u', and it has no kernel map
+  // until a kernel MMAP gives one.
+  explicit Machine(symbol::Symbolizer& symbolizer, std::int32_t guest_pid = kHostMachine);
+  bool is_guest() const { return pid_ != kHostMachine; }
+  // Whether `cpumode` resolves in this machine's kernel maps or a thread's
+  // (perf's thread__find_map: a guest's modes in a guest only).
+  bool kernel_mode(std::uint8_t cpumode) const {
+    return cpumode == abi::kMiscKernel || (is_guest() && cpumode == abi::kMiscGuestKernel);
+  }
+  bool user_mode(std::uint8_t cpumode) const {
+    return cpumode == abi::kMiscUser || (is_guest() && cpumode == abi::kMiscGuestUser);
+  }
+  std::int32_t pid() const { return pid_; }
   Machine(const Machine&) = delete;
   Machine& operator=(const Machine&) = delete;
 
@@ -153,6 +174,11 @@ class Machine {
   std::vector<std::pair<std::int32_t, const MapSet*>> address_spaces() const;
 
   Thread& findnew_thread(std::int32_t pid, std::int32_t tid);
+  // The thread `tid` in the table; nullptr when there is none.
+  Thread* find_thread(std::int32_t tid) {
+    auto it = threads_.find(tid);
+    return it == threads_.end() ? nullptr : it->second.get();
+  }
   // The threads in the table (not those a FORK replaced), by tid.
   std::vector<const Thread*> threads() const;
   // Resolves `addr` seen in `cpumode` in `thread`'s address space; loads the
@@ -214,6 +240,8 @@ class Machine {
   Location resolve_uncached(const MapSet& maps, Location loc, std::uint64_t addr);
 
   symbol::Symbolizer& symbolizer_;
+  std::int32_t pid_ = kHostMachine;
+  std::string kernel_name_;  // perf's machine->mmap_name
   std::unordered_map<std::int32_t, std::unique_ptr<Thread>> threads_;
   Thread* last_thread_ = nullptr;
   std::vector<std::unique_ptr<Thread>> retired_;

@@ -217,7 +217,7 @@ const LoadedSymbols& Symbolizer::kernel(const elf::BuildId& id, std::uint64_t re
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   LoadedSymbols loaded = load_kernel(id, ref_reloc_addr);
-  if (!loaded.found) warn_missing("[kernel.kallsyms]", id);
+  if (!loaded.found && !opts_.guest_kernel) warn_missing("[kernel.kallsyms]", id);
   return cache_.emplace(key, std::move(loaded)).first->second;
 }
 
@@ -316,9 +316,11 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
     out.table = std::move(table);
     out.file = opts_.vmlinux;
     out.found = true;
+    if (const elf::Section* text = f->section(".text"))
+      out.text_start = text->addr, out.text_end = text->addr + text->size;
     return out;
   }
-  if (kallsyms.empty()) kallsyms = kallsyms_path(id);
+  if (kallsyms.empty() && !opts_.guest_kernel) kallsyms = kallsyms_path(id);
   if (kallsyms.empty()) return out;
   if (opts_.kallsyms_share) {
     // One table for every Symbolizer of the share; a copy where this

@@ -46,6 +46,10 @@ struct SymbolizerOptions {
   bool demangle = true;
   bool demangle_kernel = false;
   bool debuginfod = false;  // DEBUGINFOD_URLS is set
+  // A guest's kernel (perf script --guestkallsyms, --guestvmlinux): read
+  // from `kallsyms` or `vmlinux` only, never the running kernel's or the
+  // build-id cache's; none, silently, without them.
+  bool guest_kernel = false;
   std::function<void(const std::string&)> warn;
   // Kernel symbols read once for several Symbolizers (sessions read side by
   // side, as perfkit diff's); null: each reads its own.
@@ -87,6 +91,9 @@ struct LoadedSymbols {
   // The recorded path is a file but no ELF object (a data file perf record
   // -d mapped: a locale, a cache): nothing is missing, nothing is warned.
   bool not_object = false;
+  // A vmlinux's .text, [text_start, text_end): perf remaps the kernel's
+  // map to it when it reads the kernel from a vmlinux (0, 0: no vmlinux).
+  std::uint64_t text_start = 0, text_end = 0;
 };
 
 class Symbolizer {

@@ -34,9 +34,10 @@ struct Args {
   std::string input;
   std::vector<std::string> fields;
   std::string cpus, pids, tids, comms, symbols, dsos;
-  std::string graph_function;  // --graph-function
-  SymbolArgs lookup;           // where symbols come from
-  unsigned jobs = 0;           // --jobs
+  std::string graph_function;   // --graph-function
+  SymbolArgs lookup;            // where symbols come from
+  session::GuestOptions guest;  // --guestkallsyms, --guestvmlinux, ...
+  unsigned jobs = 0;            // --jobs
   bool header = false, header_only = false, show_info = false, dump_raw = false;
   bool dump_unsorted = false, per_event_dump = false, list_dlfilters = false, stitch_lbr = false;
   bool no_inline = false, inline_flag = false, demangle = false, force = false, all_cpus = false;
@@ -119,6 +120,12 @@ void add_input_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
   app.add_option("--kallsyms", a.lookup.kallsyms, "kallsyms pathname");
   app.add_option("--symfs", a.lookup.symfs,
                  "Look for files with symbols relative to this directory");
+  app.add_option("--guestkallsyms", a.guest.kallsyms, "file saving guest os /proc/kallsyms");
+  app.add_option("--guestmodules", a.guest.modules, "file saving guest os /proc/modules");
+  app.add_option("--guestmount", a.guest.mount,
+                 "guest mount directory under which every guest os instance has a subdir");
+  app.add_option("--guestvmlinux", a.guest.vmlinux, "file saving guest os vmlinux");
+  app.add_flag("--guest-code", a.guest.code, "Guest code can be found in hypervisor process");
   app.add_flag("--demangle", a.demangle, "Enable symbol demangling (the default)");
   app.add_flag("--no-demangle", a.lookup.no_demangle, "Disable symbol demangling");
   app.add_flag("--demangle-kernel", a.lookup.demangle_kernel, "Enable kernel symbol demangling");
@@ -201,6 +208,7 @@ Status apply_filters(const Args& a, script::ScriptOptions& opts) {
 session::SessionOptions session_options(const Args& a, const script::ScriptOptions& opts) {
   session::SessionOptions so;
   so.symbols = symbolizer_options(a.lookup);
+  so.guest = a.guest;
   so.unordered = opts.show_round;
   so.warn = [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
   return so;

@@ -128,7 +128,9 @@ class ScriptPrinter : public session::SampleVisitor, public DlFilterHost {
                     int& len);
   void brstack_jump(const OutputConfig& o, std::uint64_t ip, const record::BranchEntry& e,
                     const std::uint8_t* code, int avail, int insns, BrstackState& st);
-  machine::Location resolve_fb(machine::Thread& t, std::uint8_t cpumode, std::uint64_t addr);
+  // (in `m`, the sample's machine; the host's when null)
+  machine::Location resolve_fb(machine::Thread& t, std::uint8_t cpumode, std::uint64_t addr,
+                               machine::Machine* m = nullptr);
   std::string_view symbol_name(const machine::Location& loc) const;
   symbol::SourceLines::Dso* lines_of(const machine::Dso* dso);
   int name_width();

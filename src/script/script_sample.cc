@@ -225,12 +225,13 @@ void ScriptPrinter::print_start(const OutputConfig& o, const StartFields& f) {
 }
 
 machine::Location ScriptPrinter::resolve_fb(machine::Thread& t, std::uint8_t cpumode,
-                                            std::uint64_t addr) {
-  machine::Location loc = session_.machine().resolve(t, cpumode, addr);
+                                            std::uint64_t addr, machine::Machine* m) {
+  if (!m) m = &session_.machine();
+  machine::Location loc = m->resolve(t, cpumode, addr);
   if (loc.map) return loc;
   std::uint8_t mode = addr >= kernel_start_ ? kMiscKernel : kMiscUser;
   if (mode == cpumode) return loc;
-  return session_.machine().resolve(t, mode, addr);
+  return m->resolve(t, mode, addr);
 }
 
 void ScriptPrinter::print_dso_name(const machine::Dso* d) {
@@ -470,7 +471,7 @@ void ScriptPrinter::print_addr(const OutputConfig& o, const session::ResolvedSam
   const auto& attr = session_.reader().events()[s.event].attr;
   append_hex(b_, s.sample->addr, 16);
   if (!addr_correlates_sym(attr)) return;
-  machine::Location loc = resolve_fb(*s.thread, s.cpumode, s.sample->addr);
+  machine::Location loc = resolve_fb(*s.thread, s.cpumode, s.sample->addr, s.machine);
   // print_location's symbol and DSO columns, without its ip and srcline.
   OutputConfig sym_dso = o;
   sym_dso.fields &= ~(field_bit(F::kIp) | field_bit(F::kSrcline));
@@ -494,8 +495,8 @@ void ScriptPrinter::print_brstack(const OutputConfig& o, const session::Resolved
   auto out = fmt::appender(b_);
   for (std::uint64_t i = 0; i < br.nr; ++i) {
     record::BranchEntry e = br.at(i);
-    machine::Location lf = resolve_fb(*s.thread, s.cpumode, e.from);
-    machine::Location lt = resolve_fb(*s.thread, s.cpumode, e.to);
+    machine::Location lf = resolve_fb(*s.thread, s.cpumode, e.from, s.machine);
+    machine::Location lt = resolve_fb(*s.thread, s.cpumode, e.to, s.machine);
     auto side = [&](std::uint64_t addr, const machine::Location& l) {
       if (kind == 1) {
         print_symoff(l, l.symbol >= 0 ? symbol_name(l) : std::string_view(), true);
@@ -536,7 +537,9 @@ void ScriptPrinter::print_ip_part(const OutputConfig& o, const session::Resolved
 Status ScriptPrinter::on_sample(const session::ResolvedSample& s) {
   if (dump_) dump::print_sample_resolution(s, out_);  // perf's machine__resolve, under -D
   // perf drops a guest's samples where it has no guest machine (its --guest* options)
-  if (s.cpumode == kMiscGuestKernel || s.cpumode == kMiscGuestUser) return ok();
+  if ((s.cpumode == kMiscGuestKernel || s.cpumode == kMiscGuestUser) &&
+      !(s.machine && s.machine->is_guest()))
+    return ok();
   if (!opts_.graph_functions.empty() && !(graph_shows_ && graph_shows_(s))) return ok();
   const record::Sample& smp = *s.sample;
   if (!(smp.sample_type & kSampleRead)) return print_one(s, smp.period, false);
@@ -571,7 +574,8 @@ Status ScriptPrinter::print_sample(const session::ResolvedSample& s, std::uint64
     return ok();
   }
   const std::uint32_t cpu = (st & kSampleCpu) ? smp.cpu : ~0u;
-  if (filter_.skip_cpu(cpu) || filter_.skip(s, session_.machine())) return ok();
+  if (filter_.skip_cpu(cpu) || filter_.skip(s, s.machine ? *s.machine : session_.machine()))
+    return ok();
   if (evswitch_.active() && evswitch_.discard(s.event)) return ok();
   if (dlfilter_) {
     PK_ASSIGN(bool early, dlfilter_->drops(s, true));

@@ -143,7 +143,8 @@ Status ScriptPrinter::print_side_band(const perfdata::ReadRecord& rec) {
     f.tid = tid;
   }
   if (filter_.skip_cpu(f.cpu)) return ok();
-  if (tid != -1) f.comm = session_.machine().findnew_thread(pid, tid).comm;
+  machine::Machine* m = session_.machine_of(r);  // (a guest's records: its machine's)
+  if (tid != -1 && m) f.comm = m->findnew_thread(pid, tid).comm;
   if (idx >= 0) {
     const auto& attr = events[static_cast<std::size_t>(idx)].attr;
     const OutputConfig& o = opts_.fields.of(attr.type);

@@ -1,5 +1,7 @@
 #include "session/session.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "abi/event_names.h"
@@ -50,8 +52,67 @@ Status Session::apply_build_id_record(const record::RecordView& r) {
   PK_ASSIGN(auto b, record::parse_build_id(r));
   std::uint16_t mode = r.cpumode();
   bool kernel = mode == kMiscKernel || mode == kMiscGuestKernel;
-  machine_->add_build_id(b.filename, elf::BuildId::from_bytes(b.build_id), kernel);
+  // (a guest's entries name its machine by pid, as perf's findnew_machine)
+  machine::Machine* m = machine_.get();
+  if (has_guests() && (mode == kMiscGuestKernel || mode == kMiscGuestUser))
+    m = findnew_guest(b.pid == machine::kHostMachine ? 0 : b.pid);
+  if (m) m->add_build_id(b.filename, elf::BuildId::from_bytes(b.build_id), kernel);
   return ok();
+}
+
+machine::Machine* Session::findnew_guest(std::int32_t pid) {
+  auto it = guests_.find(pid);
+  if (it != guests_.end()) return it->second.machine.get();
+  std::string root;
+  if (pid != 0 && !opts_.guest.mount.empty()) {
+    root = opts_.guest.mount + "/" + std::to_string(pid);
+    if (::access(root.c_str(), R_OK) != 0) {
+      if (unreachable_guests_.insert(root).second && opts_.warn)
+        opts_.warn("Can't access file " + root);
+      return nullptr;
+    }
+  }
+  // perf's dso__load_guest_kernel_sym: the default guest's kernel from
+  // --guestvmlinux or --guestkallsyms, another's from ROOT/proc/kallsyms
+  symbol::SymbolizerOptions so = opts_.symbols;
+  so.guest_kernel = true;
+  so.kallsyms_share = nullptr;
+  so.kallsyms = pid == 0 ? opts_.guest.kallsyms : root + "/proc/kallsyms";
+  so.vmlinux = pid == 0 ? opts_.guest.vmlinux : std::string();
+  if (!so.vmlinux.empty()) so.kallsyms.clear();  // (perf takes the vmlinux first)
+  Guest g;
+  g.symbolizer = std::make_unique<symbol::Symbolizer>(std::move(so));
+  g.machine = std::make_unique<machine::Machine>(*g.symbolizer, pid);
+  return guests_.emplace(pid, std::move(g)).first->second.machine.get();
+}
+
+machine::Machine* Session::machine_of(const record::RecordView& r) {
+  if (!has_guests()) return machine_.get();
+  // (an MMAP names its guest by pid; perf's machines__find_for_cpumode)
+  std::int32_t pid = 0;
+  if ((r.type == kRecordMmap || r.type == kRecordMmap2) && r.bytes.size() >= kHeaderSize + 4)
+    pid = static_cast<std::int32_t>(load<std::uint32_t>(r.bytes.data() + kHeaderSize, r.swap));
+  return machine_for(static_cast<std::uint8_t>(r.cpumode()), pid);
+}
+
+machine::Machine* Session::machine_for(std::uint8_t cpumode, std::int32_t pid) {
+  if (!has_guests() || (cpumode != kMiscGuestKernel && cpumode != kMiscGuestUser))
+    return machine_.get();
+  // a guest's code machine per process; else perf's machines__find_guest:
+  // the guest of that pid, else the default one
+  if (opts_.guest.code) return findnew_guest(pid);
+  auto it = guests_.find(pid);
+  if (it != guests_.end()) return it->second.machine.get();
+  return findnew_guest(0);
+}
+
+machine::Thread* Session::guest_code_thread(machine::Machine& guest, std::int32_t pid) {
+  machine::Thread& t = guest.findnew_thread(-1, pid);
+  if (!t.maps->maps().empty()) return &t;  // (perf: set up when it has maps)
+  machine::Thread* host = machine_->find_thread(pid);
+  if (!host) return nullptr;
+  *t.maps = *host->maps;
+  return &t;
 }
 
 namespace {
@@ -90,7 +151,14 @@ Status Session::run(SampleVisitor& visitor) {
         if (source_) PK_TRY(source_->deliver_before(time, deliver));
         return on_record(rec, visitor);
       }));
-  return source_ ? source_->finish(deliver) : ok();
+  if (source_) PK_TRY(source_->finish(deliver));
+  // (perf_session__warn_about_errors)
+  if (stats_.nr_unprocessable_samples && opts_.warn)
+    opts_.warn(
+        fmt::format("Warning:\n{} unprocessable samples recorded.\nDo you have a KVM guest "
+                    "running and not using 'perf kvm'?",
+                    stats_.nr_unprocessable_samples));
+  return ok();
 }
 
 Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
@@ -117,7 +185,9 @@ Status Session::on_record(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   }
   PK_TRY(v.before_record(rec));
   const bool map = r.type == kRecordMmap || r.type == kRecordMmap2;
-  if (r.type < kRecordUserTypeStart && !(map && opts_.skip_maps)) PK_TRY(machine_->apply(r));
+  if (r.type < kRecordUserTypeStart && !(map && opts_.skip_maps)) {
+    if (machine::Machine* m = machine_of(r)) PK_TRY(m->apply(r));
+  }
   return v.after_record(rec);
 }
 
@@ -150,7 +220,7 @@ bool Session::add_frame(std::uint64_t ip, std::uint8_t& cpumode) {
 
 void Session::resolve_frames(machine::Thread& t, bool defer_kernel) {
   for (Frame& f : frames_)
-    f.loc = machine_->resolve(t, static_cast<std::uint8_t>(f.loc.level), f.ip, defer_kernel);
+    f.loc = cur_->resolve(t, static_cast<std::uint8_t>(f.loc.level), f.ip, defer_kernel);
 }
 
 // --call-graph lbr (branch_sample_type CALL_STACK): perf takes the user
@@ -200,11 +270,11 @@ void Session::resolve_callchain(const record::Sample& s, machine::Thread& t, boo
 // or before it in caller order, each part limited to max_stack on its own.
 void Session::unwind_user_stack(const record::Sample& s, machine::Thread& t) {
   if (!opts_.caller_order) {
-    opts_.unwinder->unwind(*machine_, t, s, false, opts_.max_stack, frames_);
+    opts_.unwinder->unwind(*cur_, t, s, false, opts_.max_stack, frames_);
     return;
   }
   unwound_.clear();
-  opts_.unwinder->unwind(*machine_, t, s, true, opts_.max_stack, unwound_);
+  opts_.unwinder->unwind(*cur_, t, s, true, opts_.max_stack, unwound_);
   frames_.insert(frames_.begin(), unwound_.begin(), unwound_.end());
 }
 
@@ -231,17 +301,32 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
       (sample_.sample_type & kSampleTid) ? static_cast<std::int32_t>(sample_.pid) : -1;
   std::int32_t tid =
       (sample_.sample_type & kSampleTid) ? static_cast<std::int32_t>(sample_.tid) : -1;
-  machine::Thread& t = machine_->findnew_thread(pid, tid);
+  cur_ = machine_.get();
+  machine::Thread* tp = nullptr;
+  if (has_guests() && (cpumode == kMiscGuestKernel || cpumode == kMiscGuestUser)) {
+    cur_ = machine_for(cpumode, pid);
+    if (!cur_) {
+      ++stats_.nr_unprocessable_samples;
+      return ok();
+    }
+    tp = opts_.guest.code ? guest_code_thread(*cur_, pid) : &cur_->findnew_thread(pid, tid);
+    // (perf's machine__resolve fails: its message, and it stops there)
+    if (!tp) return make_error("problem processing {} event, skipping it.", kRecordSample);
+  } else {
+    tp = &cur_->findnew_thread(pid, tid);
+  }
+  machine::Thread& t = *tp;
   if (v.take_raw(RawSample{event, &sample_, cpumode, &t})) return ok();
   // (Made only for a sample the visitor did not take: most are repeats.)
   ResolvedSample rs;
   rs.event = event;
   rs.sample = &sample_;
   rs.cpumode = cpumode;
+  rs.machine = cur_;
   rs.thread = &t;
   rs.comm = t.comm;
-  const bool defer = v.defers_kernel_symbols() && machine_->kernel_symbols_pending();
-  rs.loc = machine_->resolve(t, rs.cpumode, sample_.ip, defer);
+  const bool defer = v.defers_kernel_symbols() && cur_->kernel_symbols_pending();
+  rs.loc = cur_->resolve(t, rs.cpumode, sample_.ip, defer);
   if (opts_.resolve_callchains && (sample_.sample_type & kSampleCallchain)) {
     if (!(desc.attr.branch_sample_type & kBranchCallStack) ||
         !resolve_lbr_callchain(sample_, t, defer))

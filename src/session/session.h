@@ -16,7 +16,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,6 +45,7 @@ struct ResolvedSample {
   std::size_t event = 0;  // index into reader().events()
   const record::Sample* sample = nullptr;
   std::uint8_t cpumode = 0;
+  machine::Machine* machine = nullptr;  // the host's, or a guest's (GuestOptions)
   machine::Thread* thread = nullptr;
   const std::string* comm = nullptr;  // the thread's command when the sample was taken
   machine::Location loc;              // where the sample ip landed
@@ -95,8 +98,23 @@ class UserStackUnwinder {
                       bool caller_order, int max_stack, std::vector<Frame>& out) = 0;
 };
 
+// perf script's guest options. Any of them turns perf's guest machines on
+// (perf_guest): samples and side-band records of cpumode GUEST_KERNEL or
+// GUEST_USER then go to a guest's machine instead of being dropped.
+struct GuestOptions {
+  std::string kallsyms;  // --guestkallsyms: the default guest's kernel symbols
+  std::string vmlinux;   // --guestvmlinux: the same from its vmlinux
+  std::string modules;   // --guestmodules (perf script reads no module maps from it)
+  std::string mount;     // --guestmount: DIR/PID is the root of the guest PID
+  bool code = false;     // --guest-code: guest code is in its hypervisor process
+  bool enabled() const {
+    return code || !kallsyms.empty() || !vmlinux.empty() || !modules.empty() || !mount.empty();
+  }
+};
+
 struct SessionOptions {
   symbol::SymbolizerOptions symbols;
+  GuestOptions guest;
   bool resolve_callchains = true;
   bool caller_order = false;  // callchain frames root first
   int max_stack = 127;
@@ -128,6 +146,9 @@ struct SessionStats {
   std::uint64_t total_lost = 0;          // LOST records
   std::vector<std::uint64_t> nr_events;  // records per type (perf --stats)
   std::uint64_t nr_unknown_id = 0;
+  // Samples of a guest whose machine could not be made (perf's
+  // nr_unprocessable_samples: a --guestmount without the guest's directory).
+  std::uint64_t nr_unprocessable_samples = 0;
 };
 
 // Records made while the recording is read, merged into it by time: Intel
@@ -157,6 +178,11 @@ class Session {
 
   perfdata::Reader& reader() { return *reader_; }
   machine::Machine& machine() { return *machine_; }
+  // Whether guest samples resolve in guest machines (GuestOptions::enabled).
+  bool has_guests() const { return opts_.guest.enabled(); }
+  // The machine a side-band record applies to: the host's, or with guests
+  // a guest's for one of a guest cpumode; nullptr where perf has none.
+  machine::Machine* machine_of(const record::RecordView& r);
   symbol::Symbolizer& symbolizer() { return *symbolizer_; }
   const SessionStats& stats() const { return stats_; }
   // Callchain shape, settled once the recording is known (before run()).
@@ -195,11 +221,27 @@ class Session {
   bool add_frame(std::uint64_t ip, std::uint8_t& cpumode);
   void resolve_frames(machine::Thread& t, bool defer_kernel);
   void unwind_user_stack(const record::Sample& s, machine::Thread& t);
+  // perf's machines__find_for_cpumode: the machine a record or sample of
+  // `cpumode` by process `pid` belongs to; nullptr where perf finds none
+  // (a --guestmount without the guest's directory).
+  machine::Machine* machine_for(std::uint8_t cpumode, std::int32_t pid);
+  machine::Machine* findnew_guest(std::int32_t pid);
+  // --guest-code: the guest's thread of process `pid`, with the maps of
+  // that host process (perf's machine__findnew_guest_code); nullptr
+  // without it.
+  machine::Thread* guest_code_thread(machine::Machine& guest, std::int32_t pid);
 
   SessionOptions opts_;
   std::unique_ptr<perfdata::Reader> reader_;
   std::unique_ptr<symbol::Symbolizer> symbolizer_;
   std::unique_ptr<machine::Machine> machine_;
+  machine::Machine* cur_ = nullptr;  // the machine of the sample being resolved
+  struct Guest {
+    std::unique_ptr<symbol::Symbolizer> symbolizer;
+    std::unique_ptr<machine::Machine> machine;
+  };
+  std::map<std::int32_t, Guest> guests_;      // by pid (0: perf's default guest)
+  std::set<std::string> unreachable_guests_;  // --guestmount directories reported
   SessionStats stats_;
   record::Sample sample_;
   std::vector<Frame> frames_;

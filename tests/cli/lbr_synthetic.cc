@@ -132,7 +132,8 @@ std::string write_lbr_recording(const std::string& path, const std::string& bina
   return write_file(path, events, records, {{kFeatBranchStack, {}}});
 }
 
-std::string write_guest_recording(const std::string& path, const std::string& binary) {
+std::string write_guest_recording(const std::string& path, const std::string& binary,
+                                  bool guest_kernel_mmap, bool in_hypervisor) {
   perfdata::EventSet events;
   EventAttr a;
   a.type = kTypeSoftware;
@@ -144,20 +145,35 @@ std::string write_guest_recording(const std::string& path, const std::string& bi
   events.add(a, {1});
   std::vector<std::vector<std::uint8_t>> records;
   add_process(records, events[0].layout, binary);
-  const std::uint64_t guest_ips[] = {0xffffffff81000010ULL, 0xffffffff81000150ULL, 0x401000};
+  if (guest_kernel_mmap) {
+    // perf kvm's synthesized guest kernel map: pid 0 (the default guest),
+    // pgoff the address of _text
+    RecordBuilder b(kRecordMmap, kMiscGuestKernel);
+    b.u32(0)
+        .u32(0)
+        .u64(kGuestText)
+        .u64(0x1000000)
+        .u64(kGuestText)
+        .string("[guest.kernel.kallsyms]_text");
+    record::SampleId s;
+    b.sample_id(s, events[0].layout);
+    records.push_back(b.finish());
+  }
+  const std::uint64_t kernel_ips[] = {kGuestText + 0x10, kGuestText + 0x150, kGuestText + 0x2a0,
+                                      kGuestText + 0x1000, kGuestModule + 0x20};
   std::uint64_t time = 2000;
   for (int n = 0; n < 30; ++n) {
     const int kind = n % 3;  // host user, guest kernel, guest user
     const std::uint16_t misc = kind == 0   ? kMiscUser
                                : kind == 1 ? kMiscGuestKernel
                                            : kMiscGuestUser;
-    const std::uint32_t pid = kind == 0 ? kPid : 777;
+    const std::uint32_t pid = kind == 0 || in_hypervisor ? kPid : 777;
+    const std::uint64_t user_ip = in_hypervisor ? kBase + 0x1150 : 0x401000;
+    const std::uint64_t ip = kind == 0   ? kBase + 0x1150
+                             : kind == 1 ? kernel_ips[(n / 3) % 5]
+                                         : user_ip + 0x10 * (n % 2);
     RecordBuilder b(kRecordSample, misc);
-    b.u64(kind == 0 ? kBase + 0x1150 : guest_ips[n % 2 + (kind == 2 ? 1 : 0)])
-        .u32(pid)
-        .u32(pid)
-        .u64(time += 1000)
-        .u64(100000);
+    b.u64(ip).u32(pid).u32(pid + n % 2).u64(time += 1000).u64(100000);
     records.push_back(b.finish());
   }
   return write_file(path, events, records, {});

@@ -29,8 +29,19 @@ std::string write_lbr_recording(const std::string& path, const std::string& bina
                                 const std::vector<LbrSample>& samples);
 
 // Samples of `binary` (a host process) between samples of a guest's kernel
-// and user space, as perf kvm record writes them; no guest maps.
-std::string write_guest_recording(const std::string& path, const std::string& binary);
+// and user space, as perf kvm record writes them. With `guest_kernel_mmap`
+// the default guest's kernel map (perf kvm's "[guest.kernel.kallsyms]_text"
+// MMAP at kGuestText) precedes them; without, no guest maps. With
+// `in_hypervisor` the guest's samples are the host process's (pid 4242 and
+// its thread 4243, its user samples in the binary's text), as perf kvm
+// records a VM whose code the hypervisor process maps (--guest-code).
+std::string write_guest_recording(const std::string& path, const std::string& binary,
+                                  bool guest_kernel_mmap = false, bool in_hypervisor = false);
+// The guest kernel's _text, where write_guest_recording's kernel samples
+// fall: at +0x10, +0x150, +0x2a0, +0x1000 (past _etext) and in a module at
+// kGuestModule + 0x20.
+inline constexpr std::uint64_t kGuestText = 0xffffffff81000000ULL;
+inline constexpr std::uint64_t kGuestModule = 0xffffffffc0002000ULL;
 
 // A few hundred samples over cpuloop's spin, hot, warm, cool and run loops,
 // with the branches cpuloop's code has at the ELF addresses `nm` gives

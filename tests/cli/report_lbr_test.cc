@@ -3,6 +3,8 @@
 // here has them), against perf report 6.1 on the same file.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "cli/lbr_synthetic.h"
@@ -124,6 +126,97 @@ TEST(ReportGuest, GuestSamplesFilteredAsPerf) {
     EXPECT_EQ(test::report_mismatches(p.out, k.out), "") << cmd;
     EXPECT_NE(k.out.find("spin"), std::string::npos) << cmd << ": " << k.out;
   }
+}
+
+// perf script's guest options on a made-up perf kvm recording: the default
+// guest's kernel from --guestkallsyms or --guestvmlinux (its map preloaded
+// and fitted at its MMAP, remapped to a vmlinux's .text), guest threads
+// named ":TID", modules perf script leaves unmapped, --guest-code's guest
+// threads with their hypervisor process's maps ("[guest/PID]"), and perf's
+// errors: no hypervisor process, a --guestmount without the guest.
+class ScriptGuest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PK_SKIP_WITHOUT_PERF();
+    const std::string bin = test::workload("cpuloop");
+    ASSERT_EQ(test::write_guest_recording(dir_.path("guest.data"), bin, true), "");
+    ASSERT_EQ(test::write_guest_recording(dir_.path("hv.data"), bin, true, true), "");
+    write(dir_.path("kallsyms"),
+          "ffffffff81000000 T _text\nffffffff81000000 T startup_64\n"
+          "ffffffff81000100 T guest_func_a\nffffffff81000200 t guest_func_b\n"
+          "ffffffff81000400 T _etext\nffffffffc0002000 t pkmod_fn\t[pkguestmod]\n");
+    write(dir_.path("modules"), "pkguestmod 16384 0 - Live 0xffffffffc0002000\n");
+    // a guest vmlinux: .text from _text (0x100 startup_64, 0x100
+    // guest_func_a, 0x200 guest_func_b) to _etext
+    write(dir_.path("vmlinux.s"),
+          ".text\n.globl _text\n_text:\n.type startup_64,@function\nstartup_64:\n"
+          ".fill 0x100,1,0x90\n.size startup_64,0x100\n.globl guest_func_a\n"
+          ".type guest_func_a,@function\nguest_func_a:\n.fill 0x100,1,0x90\n"
+          ".size guest_func_a,0x100\n.type guest_func_b,@function\nguest_func_b:\n"
+          ".fill 0x200,1,0x90\n.size guest_func_b,0x200\n.globl _etext\n_etext:\n");
+    auto cc = test::run("cc -nostdlib -static -no-pie -Wl,-Ttext=0xffffffff81000000 -Wl,-e,0 -o " +
+                        test::sh(dir_.path("vmlinux")) + " " + test::sh(dir_.path("vmlinux.s")));
+    ASSERT_EQ(cc.status, 0) << cc.err;
+  }
+  static void write(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+  }
+  // "" when perf and perfkit print the same (stdout, and stderr but for
+  // perfkit's "perfkit script: FILE: " before an error).
+  std::string diff(const std::string& file, const std::string& args) {
+    const std::string in = " script -i " + test::sh(dir_.path(file)) + " " + args;
+    auto p = test::run("perf" + in);
+    auto k = test::run(test::perfkit_bin() + in);
+    std::string err = k.err;
+    const std::string prefix = "perfkit script: " + dir_.path(file) + ": ";
+    if (err.starts_with(prefix)) err.erase(0, prefix.size());
+    if ((p.status == 0) != (k.status == 0))
+      return "exit " + std::to_string(k.status) + ": " + k.err;
+    if (p.out != k.out) return "stdout:\n" + test::report_mismatches(p.out, k.out);
+    if (p.err != err) return "stderr:\n" + p.err + "---\n" + err;
+    return "";
+  }
+  test::TempDir dir_;
+};
+
+TEST_F(ScriptGuest, SameAsPerf) {
+  const std::string ks = " --guestkallsyms " + test::sh(dir_.path("kallsyms"));
+  const std::string vm = " --guestvmlinux " + test::sh(dir_.path("vmlinux"));
+  const std::string mount = " --guestmount " + test::sh(dir_.path("mnt"));
+  std::filesystem::create_directories(dir_.path("mnt/4242/proc"));
+  int compared = 0;
+  for (const std::string& args : std::vector<std::string>{
+           ks, vm, ks + vm, ks + " --guestmodules " + test::sh(dir_.path("modules")),
+           " --guestmodules " + test::sh(dir_.path("modules")), mount,
+           " --guestkallsyms /nonexistent", " --guestvmlinux /nonexistent",
+           ks + " -F comm,pid,tid,ip,sym,symoff,dso", ks + " --show-mmap-events",
+           ks + " -S guest_func_a", ks + " --dsos '[guest.kernel.kallsyms]'",
+           ks + " --comms :777"}) {
+    for (const char* file : {"guest.data", "hv.data"}) {
+      std::string d = diff(file, args);
+      EXPECT_EQ(d, "") << file << args;
+      ++compared;
+    }
+  }
+  // --guest-code: the hypervisor's maps for its guest (hv.data), perf's
+  // error where there is no such process (guest.data), and with a
+  // --guestmount, the guests it has a directory for (4242) and the
+  // warning for those it has none
+  for (const std::string& args :
+       std::vector<std::string>{" --guest-code", ks + " --guest-code", " --guest-code" + mount,
+                                " --guest-code --guestmount /nonexistent"}) {
+    for (const char* file : {"guest.data", "hv.data"}) {
+      std::string d = diff(file, args);
+      EXPECT_EQ(d, "") << file << args;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 34);
+  auto k =
+      test::run(test::perfkit_bin() + " script --guest-code -i " + test::sh(dir_.path("hv.data")));
+  EXPECT_NE(k.out.find("[guest/4242]"), std::string::npos) << k.out;
+  k = test::run(test::perfkit_bin() + " script -i " + test::sh(dir_.path("guest.data")) + ks);
+  EXPECT_NE(k.out.find("guest_func_a+0x50 ([guest.kernel.kallsyms])"), std::string::npos) << k.out;
 }
 
 }  // namespace

@@ -248,15 +248,15 @@ Expected<BuildIdRecord> parse_build_id(const RecordView& r) {
 }
 
 IdIndexRecord::Entry IdIndexRecord::at(std::uint64_t i) const {
-  const std::uint8_t* p = entries + entry_size * i;
+  const std::uint8_t* p = entries + 32 * i;
   Entry e;
   e.id = load<std::uint64_t>(p, swap);
   e.idx = load<std::uint64_t>(p + 8, swap);
   e.cpu = load<std::uint64_t>(p + 16, swap);
   e.tid = load<std::uint64_t>(p + 24, swap);
-  if (entry_size >= 48) {
-    e.machine_pid = load<std::uint64_t>(p + 32, swap);
-    e.vcpu = load<std::uint64_t>(p + 40, swap);
+  if (entries2) {
+    e.machine_pid = load<std::uint64_t>(entries2 + 16 * i, swap);
+    e.vcpu = load<std::uint64_t>(entries2 + 16 * i + 8, swap);
   }
   return e;
 }
@@ -267,9 +267,10 @@ Expected<IdIndexRecord> parse_id_index(const RecordView& r) {
   m.nr = c.u64();
   m.swap = r.swap;
   if (!c.ok() || m.nr > c.remaining() / 32) return short_record(r);
-  // Newer perf appends machine_pid and vcpu to each entry when there is room.
-  if (m.nr > 0 && c.remaining() >= m.nr * 48) m.entry_size = 48;
-  m.entries = c.bytes(m.nr * m.entry_size).data();
+  // perf >= 5.19 appends an array of machine_pid and vcpu when there is room.
+  const bool second = m.nr > 0 && c.remaining() >= m.nr * 48;
+  m.entries = c.bytes(m.nr * 32).data();
+  if (second) m.entries2 = c.bytes(m.nr * 16).data();
   return done(c, r, m);
 }
 

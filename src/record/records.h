@@ -135,8 +135,10 @@ struct BuildIdRecord {
 
 struct IdIndexRecord {
   std::uint64_t nr = 0;
-  std::uint32_t entry_size = 32;  // 48 when machine_pid and vcpu follow
-  const std::uint8_t* entries = nullptr;
+  const std::uint8_t* entries = nullptr;  // nr × {u64 id, idx, cpu, tid}
+  // Then, where the record has room, nr × {u64 machine_pid, vcpu} (perf's
+  // id_index_entry_2 array after the entries); nullptr without.
+  const std::uint8_t* entries2 = nullptr;
   bool swap = false;
   struct Entry {
     std::uint64_t id = 0, idx = 0, cpu = 0, tid = 0, machine_pid = 0, vcpu = 0;

@@ -175,8 +175,30 @@ TEST_P(Records, UserRecords) {
   auto idx =
       parse_id_index(view(builder(kRecordIdIndex).u64(1).u64(5).u64(0).u64(1).u64(100).finish()));
   ASSERT_TRUE(idx);
-  EXPECT_EQ(idx->entry_size, 32u);
+  EXPECT_EQ(idx->entries2, nullptr);
   EXPECT_EQ(idx->at(0).tid, 100u);
+  // perf's id_index_entry_2 array comes after all the entries
+  auto idx2 = parse_id_index(view(builder(kRecordIdIndex)
+                                      .u64(2)
+                                      .u64(5)
+                                      .u64(0)
+                                      .u64(1)
+                                      .u64(100)
+                                      .u64(6)
+                                      .u64(1)
+                                      .u64(~0ULL)
+                                      .u64(101)
+                                      .u64(4242)
+                                      .u64(0)
+                                      .u64(4242)
+                                      .u64(1)
+                                      .finish()));
+  ASSERT_TRUE(idx2);
+  EXPECT_EQ(idx2->at(1).id, 6u);
+  EXPECT_EQ(idx2->at(1).tid, 101u);
+  EXPECT_EQ(idx2->at(0).machine_pid, 4242u);
+  EXPECT_EQ(idx2->at(0).vcpu, 0u);
+  EXPECT_EQ(idx2->at(1).vcpu, 1u);
 
   auto tm_bytes = builder(kRecordThreadMap).u64(1).u64(42).fixed_string("worker", 16).finish();
   auto tm = parse_thread_map(view(tm_bytes));

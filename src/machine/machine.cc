@@ -452,6 +452,14 @@ void Machine::fit_kernel_map(const Dso& d, const symbol::SymbolTable& table) {
   }
 }
 
+bool Machine::kernel_mode(std::uint8_t cpumode) const {
+  return cpumode == kMiscKernel || (is_guest() && cpumode == kMiscGuestKernel);
+}
+
+bool Machine::user_mode(std::uint8_t cpumode) const {
+  return cpumode == kMiscUser || (is_guest() && cpumode == kMiscGuestUser);
+}
+
 const Map* Machine::find_map(Thread& thread, std::uint8_t cpumode, std::uint64_t addr) {
   if (kernel_mode(cpumode)) {
     if (kernel_maps_.maps().empty() && !is_guest()) add_host_kernel_map();

@@ -24,7 +24,6 @@
 #include <utility>
 #include <vector>
 
-#include "abi/perf_event.h"
 #include "elf/build_id.h"
 #include "record/records.h"
 #include "symbol/symbolizer.h"
@@ -143,12 +142,8 @@ class Machine {
   bool is_guest() const { return pid_ != kHostMachine; }
   // Whether `cpumode` resolves in this machine's kernel maps or a thread's
   // (perf's thread__find_map: a guest's modes in a guest only).
-  bool kernel_mode(std::uint8_t cpumode) const {
-    return cpumode == abi::kMiscKernel || (is_guest() && cpumode == abi::kMiscGuestKernel);
-  }
-  bool user_mode(std::uint8_t cpumode) const {
-    return cpumode == abi::kMiscUser || (is_guest() && cpumode == abi::kMiscGuestUser);
-  }
+  bool kernel_mode(std::uint8_t cpumode) const;
+  bool user_mode(std::uint8_t cpumode) const;
   std::int32_t pid() const { return pid_; }
   Machine(const Machine&) = delete;
   Machine& operator=(const Machine&) = delete;

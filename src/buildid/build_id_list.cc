@@ -26,10 +26,14 @@ Status list_build_ids(session::Session& session, bool with_hits, FdWriter& out) 
     HitMarker m;
     PK_TRY(session.run(m));
   }
-  for (const auto& d : session.machine().dsos()) {
-    if (with_hits && !d.hit) continue;
-    out.print("{:<40} {}\n", d.build_id.hex(), d.long_name);
-  }
+  // the host's DSOs, then each guest's (perf's machines__fprintf_dsos_buildid)
+  std::vector<machine::Machine*> machines{&session.machine()};
+  for (machine::Machine* g : session.guest_machines()) machines.push_back(g);
+  for (const machine::Machine* m : machines)
+    for (const auto& d : m->dsos()) {
+      if (with_hits && !d.hit) continue;
+      out.print("{:<40} {}\n", d.build_id.hex(), d.long_name);
+    }
   return out.status();
 }
 

@@ -52,10 +52,10 @@ Status Session::apply_build_id_record(const record::RecordView& r) {
   PK_ASSIGN(auto b, record::parse_build_id(r));
   std::uint16_t mode = r.cpumode();
   bool kernel = mode == kMiscKernel || mode == kMiscGuestKernel;
-  // (a guest's entries name its machine by pid, as perf's findnew_machine)
+  // (an entry names its machine by pid, as perf's findnew_machine: -1 the
+  // host, another a guest's, made for it whether guests are read or not)
   machine::Machine* m = machine_.get();
-  if (has_guests() && (mode == kMiscGuestKernel || mode == kMiscGuestUser))
-    m = findnew_guest(b.pid == machine::kHostMachine ? 0 : b.pid);
+  if (b.pid != machine::kHostMachine) m = findnew_guest(b.pid);
   if (m) m->add_build_id(b.filename, elf::BuildId::from_bytes(b.build_id), kernel);
   return ok();
 }

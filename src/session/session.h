@@ -180,6 +180,13 @@ class Session {
   machine::Machine& machine() { return *machine_; }
   // Whether guest samples resolve in guest machines (GuestOptions::enabled).
   bool has_guests() const { return opts_.guest.enabled(); }
+  // The guests' machines made so far (build-id entries of theirs, guest
+  // records with GuestOptions), by pid.
+  std::vector<machine::Machine*> guest_machines() const {
+    std::vector<machine::Machine*> out;
+    for (const auto& [pid, g] : guests_) out.push_back(g.machine.get());
+    return out;
+  }
   // The machine a side-band record applies to: the host's, or with guests
   // a guest's for one of a guest cpumode; nullptr where perf has none.
   machine::Machine* machine_of(const record::RecordView& r);

@@ -25,6 +25,14 @@ int cmd_inject(int argc, char** argv) {
   app.add_flag("-j,--jit", opts.jit, "merge jitdump files into perf.data file");
   app.add_flag("--buildid-all", opts.build_id_all,
                "Inject build-ids of all DSOs into the output stream");
+  std::string guest_data;
+  auto* guest_opt =
+      app.add_option("--guest-data", guest_data,
+                     "inject events from a guest perf.data file: PATH,PID[,OFFSET[,SCALE]] "
+                     "(the hypervisor's PID, the guest's TSC offset and multiplier)")
+          ->expected(0, 1);
+  app.add_option("--guestmount", opts.guestmount,
+                 "guest mount directory under which every guest os instance has a subdir");
   std::string known;
   app.add_option("--known-build-ids", known,
                  "Override build-ids for DSOs: 'BUILDID1 DSO1,BUILDID2 DSO2'");
@@ -53,6 +61,16 @@ int cmd_inject(int argc, char** argv) {
     return fail("inject", e);
   };
   opts.known_build_ids = inject::parse_known_build_ids(known);
+  opts.input_path = input;
+  if (guest_opt->count() > 0) {
+    auto g = inject::parse_guest_data(guest_data);
+    if (!g) {
+      // (perf's option callback fails: its message, then the usage line)
+      fmt::print(stderr, "{}\n\n Usage: perfkit inject [<options>]\n\n", g.error().message());
+      return 129;
+    }
+    opts.guest = *g;
+  }
   if (strip && itrace_opt->count() == 0) {
     fmt::print(stderr, "--strip option requires --itrace option\n");
     return 255;

@@ -5,6 +5,7 @@
 #include "inject/inject_jit.h"
 #include "inject/inject_sched_stat.h"
 #include "perfdata/byte_order.h"
+#include "perfdata/features.h"
 #include "perfdata/record_stream.h"
 #include "record/records.h"
 #include "record/swap.h"
@@ -85,6 +86,17 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
     if (!convert) return f;
     return perfdata::convert_features(f, in.swapped());
   };
+  std::unique_ptr<GuestInjector> guest;
+  if (opts.guest && !opts.build_ids && !opts.build_id_all && !opts.sched_stat) {
+    if (in.is_pipe() || opts.input_path == "-")
+      return make_error("--guest-data: the host's recording must be a file, not a pipe");
+    if (wo.pipe) return make_error("--guest-data: the output must be a file, not a pipe");
+    if (opts.jit) return make_error("--guest-data and --jit cannot be used together");
+    if (convert) return make_error("--guest-data: the output must be in this machine's byte order");
+    PK_ASSIGN(guest, GuestInjector::create(in, opts.input_path, *opts.guest, opts.guestmount));
+  }
+  // (with a guest's, the attrs are the host's then the guest's)
+  const perfdata::EventSet& events = guest ? guest->events() : in.events();
   PK_ASSIGN(auto writer, perfdata::Writer::create(out_path, wo));
   const bool file_out = !writer->pipe();
   bool started = false;
@@ -95,7 +107,7 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
     if (!file_out) {
       PK_ASSIGN(feats, features());
     }
-    return writer->begin(in.events(), feats);
+    return writer->begin(events, feats);
   };
   if (!in.is_pipe()) PK_TRY(start());
   RecordConverter converter(in, opts.swap_output);
@@ -110,10 +122,12 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
   }
   std::unique_ptr<JitInjector> jit;
   if (opts.jit) jit = std::make_unique<JitInjector>(in);
+
   std::vector<std::uint8_t> merged;
-  auto handle = [&](const perfdata::ReadRecord& rec) -> Status {
+  auto handle = [&](const perfdata::ReadRecord& rec, std::uint64_t time) -> Status {
     const auto& v = rec.view;
     if (v.type == kRecordCompressed || v.type == kRecordCompressed2) return ok();
+    if (guest) PK_TRY(guest->before(rec, time, *writer));
     if (in.is_pipe()) {
       if (file_out && header_only_record(v.type)) return ok();
       if (!started && file_out && v.type != kRecordEventUpdate && v.type != kRecordHeaderEventType)
@@ -139,20 +153,20 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
     PK_ASSIGN(Bytes bytes, converter.convert(v));
     return writer->write(bytes, v.trailing);
   };
-  if (sched_stat || jit) {
+  if (sched_stat || jit || guest) {
     // perf merges in time order (its ordered events), and writes that order.
     perfdata::RecordStreamOptions so;
     so.ordered = true;
-    PK_TRY(perfdata::process_records(
-        in, so, [&](const perfdata::ReadRecord& rec, std::uint64_t) { return handle(rec); }));
+    PK_TRY(perfdata::process_records(in, so, handle));
   } else {
     perfdata::ReadRecord rec;
     for (;;) {
       PK_ASSIGN(bool got, in.next(rec));
       if (!got) break;
-      PK_TRY(handle(rec));
+      PK_TRY(handle(rec, perfdata::kNoTimestamp));
     }
   }
+  if (guest) PK_TRY(guest->finish(*writer));
   if (!started) PK_TRY(start());
   std::vector<FeatureData> feats;
   if (file_out) {
@@ -170,7 +184,26 @@ Status run_inject(perfdata::Reader& in, const std::string& out_path, const Injec
     for (const auto& [path, id] : jit->images())
       encode_build_id_entry(it->bytes, 0, kMiscUser, -1, id, path, wo.swap);
   }
-  return writer->finish(in.events(), feats);
+  if (guest && file_out) {
+    // EVENT_DESC names the guest's events too; its build-ids join the table
+    std::erase_if(feats, [](const FeatureData& f) { return f.id == kFeatEventDesc; });
+    perfdata::Features desc;
+    desc.event_desc.emplace();
+    for (const auto& ev : events.events())
+      desc.event_desc->events.push_back({ev.attr, ev.name, ev.ids});
+    PK_ASSIGN(auto desc_bytes, perfdata::encode_feature(desc, kFeatEventDesc, false));
+    feats.push_back(FeatureData{kFeatEventDesc, std::move(desc_bytes)});
+    std::vector<std::uint8_t> extra;
+    guest->add_build_ids(extra);
+    if (!extra.empty()) {
+      auto it = std::find_if(feats.begin(), feats.end(),
+                             [](const FeatureData& f) { return f.id == kFeatBuildId; });
+      if (it == feats.end()) it = feats.insert(feats.end(), FeatureData{kFeatBuildId, {}});
+      it->bytes.insert(it->bytes.end(), extra.begin(), extra.end());
+    }
+    std::sort(feats.begin(), feats.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  }
+  return writer->finish(events, feats);
 }
 
 }  // namespace perfkit::inject

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "base/error.h"
 #include "elf/build_id.h"
+#include "inject/inject_guest.h"
 #include "perfdata/reader.h"
 #include "perfdata/writer.h"
 
@@ -41,6 +43,11 @@ struct InjectOptions {
   // this way). By default the output is in host order, whatever the input's:
   // a file recorded on a big-endian machine comes out little-endian here.
   bool swap_output = false;
+  // --guest-data: a guest's recording merged in (inject_guest.h); the input
+  // is `input_path`, a file. Ignored with -b, --buildid-all and -s, as perf.
+  std::optional<GuestData> guest;
+  std::string input_path;
+  std::string guestmount;  // --guestmount
 };
 
 // Copies every record of `in` to `out_path` ("-" for a stdout stream):

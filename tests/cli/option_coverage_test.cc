@@ -37,8 +37,6 @@ const Excluded kExcluded[] = {
     {"script", "--list", false, "Python scripting comes later"},
     {"script", "-l", false, "--list: Python scripting comes later"},
     {"inject", "--vm-time-correlation", true, "guest Intel PT time stamps"},
-    {"inject", "--guest-data", true, "guest machines"},
-    {"inject", "--guestmount", true, "guest machines"},
 };
 
 // The options a -h/--help text lists: "--long" names and "-x" letters at

@@ -474,8 +474,8 @@ Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t ad
   Location loc;
   loc.addr = addr;
   const MapSet* maps;
-  if (kernel_mode(cpumode)) {
-    loc.level = cpumode == kMiscKernel ? kLevelKernel : kLevelGuestKernel;
+  if (cpumode == kMiscKernel) {
+    loc.level = kLevelKernel;
     loc.kernel_maps = true;
     maps = &kernel_maps_;
     if (kernel_maps_.maps().empty() && !is_guest()) add_host_kernel_map();
@@ -488,9 +488,15 @@ Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t ad
         return loc;
       }
     }
-  } else if (user_mode(cpumode)) {
-    loc.level = cpumode == kMiscUser ? kLevelUser : kLevelGuestUser;
+  } else if (cpumode == kMiscUser) {
+    loc.level = kLevelUser;
     maps = thread.maps.get();
+  } else if (kernel_mode(cpumode) || user_mode(cpumode)) {
+    // A guest's own modes: the same maps at levels 'g' and 'u', not cached
+    // (the cache would answer them with the other level).
+    loc.kernel_maps = kernel_mode(cpumode);
+    loc.level = loc.kernel_maps ? kLevelGuestKernel : kLevelGuestUser;
+    return resolve_uncached(loc.kernel_maps ? kernel_maps_ : *thread.maps, loc, addr);
   } else {
     loc.level = kLevelHyper;
     return loc;
@@ -499,9 +505,7 @@ Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t ad
   if (resolved_.empty()) resolved_.resize(kSlots);
   std::uint64_t h = (addr ^ (reinterpret_cast<std::uintptr_t>(maps) >> 4)) * 0x9e3779b97f4a7c15ULL;
   Resolved& slot = resolved_[(h >> 40) & (kSlots - 1)];
-  if (slot.generation == generation_ && slot.maps == maps && slot.addr == addr &&
-      slot.loc.level == loc.level)  // (a guest's maps answer two levels)
-    return slot.loc;
+  if (slot.generation == generation_ && slot.maps == maps && slot.addr == addr) return slot.loc;
   const std::uint64_t generation = generation_;
   loc = resolve_uncached(*maps, loc, addr);
   if (generation == generation_) slot = Resolved{maps, addr, generation, loc};

@@ -15,6 +15,7 @@ using namespace perfkit::abi;
 Expected<std::unique_ptr<Session>> Session::open(const std::string& path, SessionOptions opts) {
   std::unique_ptr<Session> s(new Session());
   s->opts_ = std::move(opts);
+  s->guests_on_ = s->opts_.guest.enabled();
   perfdata::ReaderOptions ro;
   ro.warn = s->opts_.warn;
   ro.stream_prefix = std::move(s->opts_.stream_prefix);

@@ -179,7 +179,7 @@ class Session {
   perfdata::Reader& reader() { return *reader_; }
   machine::Machine& machine() { return *machine_; }
   // Whether guest samples resolve in guest machines (GuestOptions::enabled).
-  bool has_guests() const { return opts_.guest.enabled(); }
+  bool has_guests() const { return guests_on_; }
   // The guests' machines made so far (build-id entries of theirs, guest
   // records with GuestOptions), by pid.
   std::vector<machine::Machine*> guest_machines() const {
@@ -243,6 +243,7 @@ class Session {
   std::unique_ptr<symbol::Symbolizer> symbolizer_;
   std::unique_ptr<machine::Machine> machine_;
   machine::Machine* cur_ = nullptr;  // the machine of the sample being resolved
+  bool guests_on_ = false;           // opts_.guest.enabled()
   struct Guest {
     std::unique_ptr<symbol::Symbolizer> symbolizer;
     std::unique_ptr<machine::Machine> machine;

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <climits>
 #include <cstdlib>
 #include <unordered_set>
@@ -284,17 +283,16 @@ Status GuestInjector::map_ids(const perfdata::Reader& host, const perfdata::Read
 
 std::vector<std::uint8_t> GuestInjector::id_index() const {
   struct Entry {
-    std::uint64_t id, idx, tid, vcpu;
+    std::uint64_t id, tid, vcpu;
   };
+  std::unordered_map<std::uint64_t, std::uint32_t> vcpu_of_id;
+  for (const auto& [guest_id, m] : mapped_) vcpu_of_id[m.host_id] = m.vcpu;
   std::vector<Entry> all;
   for (std::size_t e = host_events_; e < events_.size(); ++e)
     for (std::uint64_t id : events_[e].ids) {
-      std::uint32_t vcpu = 0;
-      for (const auto& [gid, m] : mapped_)
-        if (m.host_id == id) vcpu = m.vcpu;
-      // (idx 0, as perf's attrs read back have; a VCPU the host has no thread
-      // for: tid 0, its events fail when they come)
-      all.push_back({id, 0, vcpu < vcpus_.size() ? vcpus_[vcpu].tid : 0, vcpu});
+      const std::uint32_t vcpu = vcpu_of_id[id];
+      // (a VCPU the host has no thread for: tid 0, its events fail when they come)
+      all.push_back({id, vcpu < vcpus_.size() ? vcpus_[vcpu].tid : 0, vcpu});
     }
   std::vector<std::uint8_t> out;
   for (std::size_t at = 0; at < all.size(); at += kIndexMax) {
@@ -302,7 +300,8 @@ std::vector<std::uint8_t> GuestInjector::id_index() const {
     record::RecordBuilder b(kRecordIdIndex);
     b.u64(n);
     for (std::size_t i = at; i < at + n; ++i)
-      b.u64(all[i].id).u64(all[i].idx).u64(~0ULL).u64(all[i].tid);  // (cpu -1: per thread)
+      // (idx 0, as perf's attrs read back have; cpu -1: per thread)
+      b.u64(all[i].id).u64(0).u64(~0ULL).u64(all[i].tid);
     for (std::size_t i = at; i < at + n; ++i) b.u64(g_.machine_pid).u64(all[i].vcpu);
     b.finish_into(out);
   }

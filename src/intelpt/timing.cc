@@ -15,8 +15,8 @@ std::uint64_t mul_div(std::uint64_t t, std::uint32_t n, std::uint32_t d) {
   return (t / d) * n + ((t % d) * n) / d;
 }
 
-// Completes a 7-byte TSC with the top byte of `ref`, choosing the value
-// nearest to it.
+}  // namespace
+
 std::uint64_t extend_tsc(std::uint64_t tsc, std::uint64_t ref) {
   tsc |= ref & kTopByte;
   if (tsc < ref) {
@@ -26,8 +26,6 @@ std::uint64_t extend_tsc(std::uint64_t tsc, std::uint64_t ref) {
   }
   return tsc;
 }
-
-}  // namespace
 
 Timer::Timer(const TimerParams& p) : p_(p) {
   ctc_rem_mask_ = (1u << p_.mtc_period) - 1;
@@ -40,20 +38,28 @@ std::uint64_t Timer::ctc_to_tsc(std::uint64_t ctc) const {
   return tsc_ctc_mult_ ? ctc * tsc_ctc_mult_ : mul_div(ctc, p_.tsc_ctc_ratio_n, p_.tsc_ctc_ratio_d);
 }
 
-void Timer::tsc(std::uint64_t payload, bool after_cyc) {
+Timer::TscResult Timer::tsc(std::uint64_t payload, bool after_cyc) {
   have_tma_ = false;
+  TscResult result = TscResult::kNoTime;
   if (ref_timestamp_) {
     std::uint64_t t = extend_tsc(payload, ref_timestamp_);
     tsc_timestamp_ = timestamp_ = t;
     ref_timestamp_ = 0;
     ++updates_;
+    result = TscResult::kReference;
   } else if (timestamp_) {
     std::uint64_t t = payload | (timestamp_ & kTopByte);
     tsc_timestamp_ = t;
     if (t < timestamp_ && timestamp_ - t < kTscSlip) t = timestamp_;
+    result = TscResult::kSet;
     if (t < timestamp_) {
-      t += 1ULL << 56;
-      tsc_timestamp_ = t;
+      if (!buf_timestamp_ || t + (1ULL << 56) < buf_timestamp_) {
+        t += 1ULL << 56;
+        tsc_timestamp_ = t;
+      } else {
+        t = timestamp_;
+        result = TscResult::kBad;
+      }
     }
     timestamp_ = t;
     ++updates_;
@@ -63,6 +69,7 @@ void Timer::tsc(std::uint64_t payload, bool after_cyc) {
     cycle_cnt_ = 0;
     have_cyc_rate_ = false;
   }
+  return result;
 }
 
 void Timer::tma(std::uint32_t ctc, std::uint32_t fc, bool in_psb) {
@@ -73,6 +80,7 @@ void Timer::tma(std::uint32_t ctc, std::uint32_t fc, bool in_psb) {
     update_estimate();
   std::uint32_t rem = ctc & ctc_rem_mask_;
   last_mtc_ = (ctc >> p_.mtc_period) & 0xff;
+  last_ctc_ = ctc - rem;
   ctc_timestamp_ = tsc_timestamp_ - fc - ctc_to_tsc(rem);
   ctc_delta_ = 0;
   have_tma_ = true;

@@ -34,17 +34,45 @@ struct TimerParams {
 
 class CycRateProbe;
 
+// Completes a 7-byte TSC with the top byte of `ref`, choosing the value
+// nearest to it (a wrap of the 56 bits either way).
+std::uint64_t extend_tsc(std::uint64_t tsc, std::uint64_t ref);
+
 class Timer {
  public:
   explicit Timer(const TimerParams& p = {});
 
   // Starts a new buffer whose first TSC takes its top byte from `ref_tsc`.
   void set_reference(std::uint64_t ref_tsc) { ref_timestamp_ = ref_tsc; }
+  // A new buffer that does not follow on from the last (perf's reposition):
+  // no time until its first TSC, whose top byte comes from `ref_tsc`.
+  void reposition(std::uint64_t ref_tsc) {
+    timestamp_ = 0;
+    have_tma_ = false;
+    ref_timestamp_ = ref_tsc;
+  }
+  // The reference TSC of the buffer being read (0: unknown). When set, a TSC
+  // that goes back further than a slip is a wrap of the 56-bit counter only
+  // if the wrapped value stays below it, else it is bad and ignored (perf's
+  // "Suppressing bad timestamp"). Never set, every such TSC is a wrap.
+  void set_buffer_timestamp(std::uint64_t ref_tsc) { buf_timestamp_ = ref_tsc; }
+  // The time is at least 1 from here (perf's decoder, synchronized for VM
+  // time correlation).
+  void start() {
+    if (!timestamp_) timestamp_ = 1;
+  }
   // Forgets the CTC relation (after a gap or an error).
   void lose_tma() { have_tma_ = false; }
 
+  // What a TSC packet did to the time.
+  enum class TscResult : std::uint8_t {
+    kNoTime,     // no time yet and no reference: ignored
+    kReference,  // the first TSC of a buffer, completed from its reference
+    kSet,        // the time is now this TSC (or stays, for a slip)
+    kBad,        // a bad backwards TSC (set_buffer_timestamp): the time stays
+  };
   // `after_cyc`: the packet right before this one was a CYC.
-  void tsc(std::uint64_t payload, bool after_cyc);
+  TscResult tsc(std::uint64_t payload, bool after_cyc);
   // `in_psb`: the TMA is part of PSB+ (it does not restart the estimate).
   void tma(std::uint32_t ctc, std::uint32_t fc, bool in_psb = false);
   void mtc(std::uint32_t payload, bool after_cyc);
@@ -58,6 +86,14 @@ class Timer {
   // An overflow: perf restarts that count there too.
   void overflow() { ++updates_; }
   std::uint64_t tsc_timestamp() const { return tsc_timestamp_; }
+  // The TSC at the CTC tick of the last TMA, the CTC ticks counted by MTC
+  // packets since, and that tick's CTC (TMA's CTC less the ticks below the
+  // MTC period).
+  std::uint64_t ctc_timestamp() const { return ctc_timestamp_; }
+  std::uint64_t ctc_delta() const { return ctc_delta_; }
+  std::uint64_t last_ctc() const { return last_ctc_; }
+  // CTC ticks in TSC ticks.
+  std::uint64_t ctc_to_tsc(std::uint64_t ctc) const;
   unsigned cbr() const { return cbr_; }
   bool have_tma() const { return have_tma_; }
   // Total cycles counted by CYC packets.
@@ -81,7 +117,6 @@ class Timer {
   }
 
  private:
-  std::uint64_t ctc_to_tsc(std::uint64_t ctc) const;
   // The time-based estimate restarts here (perf's intel_pt_mtc_cyc_cnt_pge).
   void restart_estimate();
   // MTC or TMA: the estimate moves on (perf's intel_pt_mtc_cyc_cnt_upd).
@@ -93,9 +128,11 @@ class Timer {
   std::uint64_t timestamp_ = 0;
   std::uint64_t tsc_timestamp_ = 0;
   std::uint64_t ref_timestamp_ = 0;
+  std::uint64_t buf_timestamp_ = 0;
   std::uint32_t updates_ = 0;
   std::uint64_t ctc_timestamp_ = 0;
   std::uint64_t ctc_delta_ = 0;
+  std::uint64_t last_ctc_ = 0;
   std::uint32_t last_mtc_ = 0;
   bool have_tma_ = false;
   bool fixup_last_mtc_ = false;

@@ -1,5 +1,8 @@
 // perfkit pt-synth: run a program under single-step ptrace and write the
 // Intel PT recording the hardware would have produced (analysis/pt_synth.h).
+#include <cerrno>
+#include <cstdlib>
+
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "pt_synth/pt_synth.h"
@@ -39,6 +42,9 @@ int cmd_pt_synth(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--ptwrite-every", e.ptwrite_every,
                  "Inject a PTWRITE packet every N instructions (0: none)");
+  app.add_option("--pebs-every", e.pebs_every,
+                 "Inject a PEBS-via-PT record (basic block: IP, counters, TSC) every N "
+                 "instructions (0: none)");
   app.add_flag("--no-fup-on-ptw", no_fup_on_ptw, "PTWRITE packets without a FUP");
   app.add_option("--tsc-per-insn", e.tsc_per_insn, "TSC ticks per instruction")
       ->capture_default_str();
@@ -58,9 +64,28 @@ int cmd_pt_synth(int argc, char** argv) {
   app.add_option("--pmu-type", o.pmu_type, "The intel_pt PMU type to record")
       ->capture_default_str();
   app.add_option("--cpuid", o.cpuid, "CPUID header feature")->capture_default_str();
+  std::string vm_offset;
+  app.add_option("--vm-tsc-offset", vm_offset,
+                 "Trace the program as a VM guest's whose TSC is the host's plus this offset "
+                 "(PIP and VMCS packets in PSB+; MTC/TMA keep host time)");
+  app.add_option("--vmcs", e.vmcs, "With --vm-tsc-offset: the VMCS packets' payload")
+      ->capture_default_str();
+  app.add_flag("--vm-out-of-context", e.vm_out_of_context,
+               "With --vm-tsc-offset: no PIP or VMCS packets");
+  app.add_option("--vm-exit-every", e.vm_exit_every,
+                 "With --vm-tsc-offset: a VM exit every N instructions (host PSB+ of host time)");
   app.add_option("command", command, "The command and its arguments (after --)")->required();
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
+  if (!vm_offset.empty()) {
+    // (any number strtoull reads: hex, and negative offsets as two's complement)
+    char* end = nullptr;
+    errno = 0;
+    e.vm_tsc_offset = std::strtoull(vm_offset.c_str(), &end, 0);
+    if (errno || !end || *end)
+      return fail("pt-synth", make_error("--vm-tsc-offset {}: not a number", vm_offset));
+    e.vm = true;
+  }
   e.return_compression = !no_retcomp;
   e.tsc = !no_tsc;
   e.fup_on_ptw = !no_fup_on_ptw;

@@ -52,7 +52,9 @@ class Writer {
   }
   void timestamp() {
     if (!o_.tsc) return;
-    enc_.tsc(tsc_ & 0x00ffffffffffffffULL);
+    t_.tsc_marks.emplace_back(enc_.size(), tsc_);
+    const std::uint64_t tsc = in_guest_ ? tsc_ + o_.vm_tsc_offset : tsc_;
+    enc_.tsc(tsc & 0x00ffffffffffffffULL);
     if (o_.mtc) {
       std::uint64_t c = ctc(tsc_);
       std::uint64_t start = o_.tsc_ctc_ratio_d ? c * o_.tsc_ctc_ratio_n / o_.tsc_ctc_ratio_d : 0;
@@ -60,12 +62,19 @@ class Writer {
       last_mtc_ = mtc_mark(tsc_);
     }
   }
+  // The VM's context (PIP with NR set, VMCS), or the host's (PIP, NR clear).
+  void vm_context() {
+    if (!o_.vm || o_.vm_out_of_context) return;
+    enc_.pip(in_guest_ ? kGuestCr3 : kHostCr3, in_guest_);
+    if (in_guest_) enc_.vmcs(o_.vmcs);
+  }
   void psb_plus(bool with_ip, std::uint64_t ip) {
     flush_tnt();
     enc_.psb();  // also resets the last IP
     enc_.mode_exec(64);
     if (with_ip) enc_.ip_packet(PacketType::kFup, ip);
     timestamp();
+    vm_context();
     enc_.cbr(cbr_);
     enc_.psbend();
     stack_.clear();
@@ -83,6 +92,18 @@ class Writer {
     cyc();
     enc_.ip_packet_no_ip(PacketType::kTipPgd);
     enabled_ = false;
+  }
+  // A VM exit at `ip`: the host runs (a PSB+ of its own in the middle), then
+  // the VM enters again.
+  void vm_exit(std::uint64_t ip) {
+    ip_packet(PacketType::kFup, ip);
+    pgd_no_ip();
+    in_guest_ = false;
+    tsc_ += o_.tsc_per_kernel_entry / 2;
+    psb_plus(false, 0);
+    tsc_ += o_.tsc_per_kernel_entry - o_.tsc_per_kernel_entry / 2;
+    in_guest_ = true;
+    vm_context();
   }
   void push_return(std::uint64_t ip) {
     if (stack_.size() == kReturnStackDepth) stack_.pop_front();
@@ -111,6 +132,9 @@ class Writer {
   std::deque<std::uint64_t> stack_;
   bool enabled_ = false;
   std::size_t psb_at_ = 0;
+  bool in_guest_ = o_.vm;
+  static constexpr unsigned kPebsBasicBlock = 4;
+  static constexpr std::uint64_t kGuestCr3 = 0x1a2b3c000, kHostCr3 = 0x5f0000;
 };
 
 // Writes the packets for one executed instruction whose successor is `next`.
@@ -195,6 +219,8 @@ void Writer::run(const Execution& exec) {
       pgd_no_ip();
       tsc_ += o_.tsc_per_kernel_entry;
     }
+    if (o_.vm && o_.vm_exit_every && i && i % o_.vm_exit_every == 0 && enabled_ && !async)
+      vm_exit(step.ip);
     if (!enabled_) enable(step.ip);
     if (enc_.size() - psb_at_ >= o_.psb_period) {
       flush_tnt();
@@ -214,6 +240,15 @@ void Writer::run(const Execution& exec) {
       enc_.ptwrite(i, 8, o_.fup_on_ptw);
       if (o_.fup_on_ptw) enc_.ip_packet(PacketType::kFup, step.ip);
       ++t_.ptwrites;
+    }
+    if (o_.pebs_every && i && i % o_.pebs_every == 0) {
+      flush_tnt();
+      cyc();
+      enc_.bbp(false, kPebsBasicBlock);
+      enc_.bip(0, step.ip, 8);
+      enc_.bip(1, 1, 8);
+      enc_.bip(2, in_guest_ ? tsc_ + o_.vm_tsc_offset : tsc_, 8);
+      enc_.bep(false);
     }
     // An overflow starts right after an instruction that consumed trace, so
     // that a decoder stands exactly at the first lost instruction.

@@ -12,7 +12,8 @@
 //   - FUP + TIP.PGD for asynchronous entries (signals), then TIP.PGE;
 //   - MTC every 2^mtc_period crystal-clock ticks, CYC before packets, CBR
 //     changes, and on request injected PTWRITE (with FUP) and overflows
-//     (a stretch of instructions lost, then OVF and FUP where tracing resumes).
+//     (a stretch of instructions lost, then OVF and FUP where tracing resumes);
+//   - optionally, the program as a VM guest's (see TraceEncodeOptions::vm).
 //
 // The clock is modelled: every instruction takes `tsc_per_insn` TSC ticks and
 // every kernel entry `tsc_per_kernel_entry`; the encoder reports the TSC of
@@ -60,6 +61,22 @@ struct TraceEncodeOptions {
   std::uint64_t ovf_length = 200;   // steps lost in each
   std::uint64_t ptwrite_every = 0;  // steps between injected PTWRITE packets
   bool fup_on_ptw = true;
+  // Steps between PEBS-via-PT records (a PEBS basic block: IP, applicable
+  // counters, TSC; 0: none).
+  std::uint64_t pebs_every = 0;
+  // The program runs in a VM guest: its TSC packets carry the guest's TSC,
+  // the host's plus vm_tsc_offset (7 bytes, as VMX adds the VMCS's offset),
+  // while MTC and TMA keep the host's crystal clock; PSB+ has a PIP with NR
+  // set and a VMCS packet (none of either when vm_out_of_context: the trace
+  // then tells nothing of where it ran). Every vm_exit_every steps the VM
+  // exits (FUP, TIP.PGD), the host runs tsc_per_kernel_entry ticks with a
+  // PSB+ of host time (PIP NR=0) in the middle, and the VM enters again (PIP
+  // NR=1, VMCS, then guest TSC, TMA and TIP.PGE).
+  bool vm = false;
+  std::uint64_t vm_tsc_offset = 0;
+  std::uint64_t vmcs = 0x1bff6a;  // the VMCS packet's payload (address bits 51:12)
+  bool vm_out_of_context = false;
+  std::uint64_t vm_exit_every = 0;
 };
 
 struct EncodedTrace {
@@ -71,6 +88,9 @@ struct EncodedTrace {
   // Where each PSB+ with a FUP went: its trace offset and the step it
   // precedes (a decoder that syncs there goes on with that step).
   std::vector<std::pair<std::uint64_t, std::uint64_t>> psb_steps;
+  // The host TSC at each TSC packet, by trace offset (ascending): when the
+  // bytes up to there had been written.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> tsc_marks;
 };
 
 EncodedTrace encode_trace(const Execution& exec, const TraceEncodeOptions& opts);

@@ -212,10 +212,18 @@ std::vector<std::uint64_t> split_points(Bytes data, std::uint64_t chunk) {
 void RecordingWriter::auxtrace(const Queue& q, std::uint32_t idx, std::uint64_t time) {
   const ProcView& p = procs_[q.proc];
   const auto& data = p.e->bytes;
-  const std::uint64_t reference = p.e->end_tsc;
   const auto cuts = split_points(data, o_.aux_buffer_size);
   std::uint64_t off = 0;
   for (std::uint64_t end : cuts) {
+    // When perf read the buffer: the end of the trace, or (for a VM guest's
+    // trace, whose heuristics look at it) the host time of the first TSC
+    // after the buffer's bytes.
+    std::uint64_t reference = p.e->end_tsc;
+    if (o_.encode.vm) {
+      const auto& marks = p.e->tsc_marks;
+      auto it = std::lower_bound(marks.begin(), marks.end(), std::make_pair(end, std::uint64_t{0}));
+      if (it != marks.end()) reference = it->second;
+    }
     std::uint64_t n = end - off;
     std::uint64_t padded = (n + 7) & ~7ULL;
     // PERF_RECORD_AUX: where the data sat in the AUX area.

@@ -7,8 +7,49 @@
 #include "cli/stdin_peek.h"
 #include "inject/inject.h"
 #include "inject/inject_itrace.h"
+#include "inject/inject_vm_time.h"
 
 namespace perfkit::cli {
+
+namespace {
+
+// --vm-time-correlation: the input is updated in place (inject_vm_time.h),
+// with perf's checks and words.
+int vm_time_correlation(const std::string& value, const std::string& input,
+                        const std::string& output, bool force,
+                        const std::vector<std::string>& itrace) {
+  inject::VmTimeOptions vo;
+  bool dry_run = false;
+  inject::parse_vm_time_option(value, dry_run, vo.args);
+  if (input == "-") {
+    fmt::print(stderr, "Input file name required for in-place updating\n");
+    return 255;
+  }
+  if (output != "-") {
+    fmt::print(stderr, "Output file name must not be specified for in-place updating\n");
+    return 255;
+  }
+  if (!force && !dry_run) {
+    fmt::print(stderr,
+               "The input file would be updated in place, the --force option is required.\n");
+    return 255;
+  }
+  intelpt::ItraceOptions io = intelpt::itrace_defaults(true);
+  for (const auto& one : itrace) {
+    auto ps = intelpt::parse_itrace(one, false, io);
+    if (!ps) return fail("inject", ps.error());
+  }
+  vo.timeless = io.timeless;
+  int status = 1;
+  auto st = inject::run_vm_time_correlation(
+      input, dry_run, vo, [](std::string_view line) { fmt::print(stderr, "{}\n", line); }, status);
+  if (st) return 0;
+  if (status == 1) return fail("inject", st.error());
+  fmt::print(stderr, "{}\n", st.error().message());  // perf's own failure, and its status
+  return status;
+}
+
+}  // namespace
 
 int cmd_inject(int argc, char** argv) {
   CLI::App app("Read a perf.data file or stream and write it back, as 'perf inject' does.",
@@ -40,7 +81,8 @@ int cmd_inject(int argc, char** argv) {
   // it never checks the file's owner, loads no vmlinux or kallsyms to inject.
   bool accepted = false;
   std::string accepted_path;
-  app.add_flag("-f,--force", accepted, "don't complain, do it");
+  bool force = false;
+  app.add_flag("-f,--force", force, "don't complain, do it");
   app.add_flag("-v,--verbose", accepted, "be more verbose (show build ids, etc)");
   app.add_flag("--ignore-vmlinux", accepted, "don't load vmlinux even if found");
   app.add_option("-k,--vmlinux", accepted_path, "vmlinux pathname");
@@ -53,8 +95,16 @@ int cmd_inject(int argc, char** argv) {
                          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   bool strip = false;
   app.add_flag("--strip", strip, "Use with --itrace to strip out non-synthesized events");
+  std::string vm_time;
+  auto* vm_time_opt =
+      app.add_option("--vm-time-correlation", vm_time,
+                     "correlate time between VM guests and the host: "
+                     "[dry-run] [<TSC Offset> [: <VMCS> [, <VMCS>]...]]... (updates the input "
+                     "file in place: -f needed unless dry-run)")
+          ->expected(0, 1);
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
+  if (vm_time_opt->count() > 0) return vm_time_correlation(vm_time, input, output, force, itrace);
   // No half-written output stays under its name.
   auto failed = [&output](const Error& e) {
     if (output != "-") ::unlink(output.c_str());

@@ -36,7 +36,6 @@ const Excluded kExcluded[] = {
     {"script", "-g", false, "--gen-script: Python scripting comes later"},
     {"script", "--list", false, "Python scripting comes later"},
     {"script", "-l", false, "--list: Python scripting comes later"},
-    {"inject", "--vm-time-correlation", true, "guest Intel PT time stamps"},
 };
 
 // The options a -h/--help text lists: "--long" names and "-x" letters at

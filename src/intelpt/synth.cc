@@ -491,9 +491,19 @@ void Synthesizer::run(const Step& s) {
     if (s.ninsn > 1) {
       ipc_state(s, s.in_tnt);
       set_ipc(out, 1, insn_total_ + 1);
-      one(0);
-      out.insn_cnt = out.cyc_cnt = 0;
-      for (std::uint32_t i = 1; i + 1 < s.ninsn; ++i) one(i);
+      // The ones before the last in one go, from the first when it shows no
+      // IPC (else from the second).
+      std::uint32_t from = 0;
+      if (out.insn_cnt || out.cyc_cnt) {
+        one(0);
+        out.insn_cnt = out.cyc_cnt = 0;
+        from = 1;
+      }
+      if (s.ninsn - 1 > from) {
+        out.ip = ip;
+        sink_.on_insn_run(out, s.lengths + from, s.ninsn - 1 - from);
+        for (std::uint32_t i = from; i + 1 < s.ninsn; ++i) ip += s.lengths[i];
+      }
     }
     if (s.ninsn) {
       out.tsc = s.last_timestamp;

@@ -142,6 +142,19 @@ class SampleSink {
  public:
   virtual ~SampleSink() = default;
   virtual void on_sample(const SynthSample& s) = 0;
+  // `n` instruction samples like `s` (same time, flags and period, no IPC or
+  // chains), one after the other from s.ip, of lengths[0..n): a sink that
+  // can take them in one go overrides this. s.ip and s.insn_len are left
+  // unspecified.
+  virtual void on_insn_run(SynthSample& s, const std::uint8_t* lengths, std::uint32_t n) {
+    std::uint64_t ip = s.ip;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      s.ip = ip;
+      s.insn_len = lengths[i];
+      on_sample(s);
+      ip += lengths[i];
+    }
+  }
 };
 
 class Synthesizer : public FlowSink {

@@ -32,6 +32,12 @@ struct ItraceSample {
   // only during the visit.
   const intelpt::SynthSample* sample = nullptr;
   std::int32_t pid = -1, tid = -1, cpu = -1;
+  // With ItraceDecodeOptions::insn_runs, a visit may stand for a run of
+  // instruction samples (run_n > 0): run_n samples like `sample` (same time,
+  // flags and period), one after the other from sample->ip, of lengths
+  // run_lengths[0..run_n) (sample->insn_len is the first's).
+  const std::uint8_t* run_lengths = nullptr;
+  std::uint32_t run_n = 0;
 };
 
 struct ItraceDecodeOptions {
@@ -49,6 +55,9 @@ struct ItraceDecodeOptions {
   // ordinal among those (SAMPLE records of events without CALLCHAIN, in
   // file order). Samples the trace has no queue for get none.
   bool late_chains = false;
+  // The visitor takes runs of instruction samples (ItraceSample::run_n).
+  // Only a recording of one queue, decoded on the calling thread, makes them.
+  bool insn_runs = false;
   // The file to read the code of a recorded path from ("": use the path).
   std::function<std::string(const std::string& path)> locate;
   // Problems that do not stop decoding (a DSO that cannot be read, ...).

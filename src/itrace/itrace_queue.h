@@ -257,6 +257,8 @@ class QueueSink : public intelpt::SampleSink {
   bool paused() const { return pausing_; }
   // Direct samples leave out the errors perf would not report.
   void set_budget(ErrorBudget* budget) { budget_ = budget; }
+  // Direct runs of instruction samples go to the visitor in one visit each.
+  void set_insn_runs(bool on) { runs_ = on; }
   // The held samples (the batch is given back empty), and decoding may go on.
   void take_held(Batch& into) {
     std::swap(into, held_);
@@ -274,6 +276,27 @@ class QueueSink : public intelpt::SampleSink {
     thread_of(s.tsc, pid, tid);
     batch_.add(s, pid, tid, q_.cpu);
     if (batch_.samples.size() >= kBatchSamples) flush();
+  }
+  void on_insn_run(intelpt::SynthSample& s, const std::uint8_t* lengths, std::uint32_t n) override {
+    if (!runs_ || ch_ || failed_ || pausing_ || s.tsc >= pause_tsc_) {
+      SampleSink::on_insn_run(s, lengths, n);
+      return;
+    }
+    samples_ += n;
+    s.insn_len = lengths[0];
+    direct_.sample = &s;
+    direct_.cpu = q_.cpu;
+    thread_of(s.tsc, direct_.pid, direct_.tid);
+    direct_.run_lengths = lengths;
+    direct_.run_n = n;
+    Status st = (*visit_)(direct_);
+    direct_.run_lengths = nullptr;
+    direct_.run_n = 0;
+    if (!st) [[unlikely]] {
+      status_ = std::move(st);
+      failed_ = true;
+      *cancel_ = true;
+    }
   }
   void flush() {
     if (!ch_ || batch_.samples.empty()) return;
@@ -332,6 +355,7 @@ class QueueSink : public intelpt::SampleSink {
   bool pausing_ = false;
   Batch held_;
   ErrorBudget* budget_ = nullptr;
+  bool runs_ = false;
 };
 
 // How far each queue's decoder has got, for ItraceDecodeOptions::progress:

@@ -45,6 +45,7 @@ class DirectStream : public ItraceStream::Impl {
     if (!opts_.itrace.dont_decode && !rec_->queues.empty())
       queue_ = std::make_unique<QueueDecode>(*rec_, 0, opts_, nullptr, nullptr, cancel_, progress_);
     if (queue_ && budget_.needed()) queue_->sink().set_budget(&budget_);
+    if (queue_) queue_->sink().set_insn_runs(opts_.insn_runs);
   }
 
   Status visit_before(std::uint64_t tsc, const ItraceVisitor& visit) override {

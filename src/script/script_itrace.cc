@@ -175,7 +175,7 @@ Status ItraceScript::on_sample_general(const itrace::ItraceSample& is) {
     if (branch_filter_ && !(branch_filter_ & s.flags)) return ok();
   }
   const auto event = static_cast<std::size_t>(ev);
-  if (!graph && fast_line_.armed && print_fast_line(is, event)) return ok();
+  if (!graph && fast_line_.armed && print_fast_line(is, event, is.sample->ip)) return ok();
   fast_line_.armed = false;  // what it was armed with changes below
   const auto& attr = session_.reader().events()[static_cast<std::size_t>(ev)].attr;
   const std::uint64_t st = attr.sample_type;
@@ -541,6 +541,7 @@ Status run_script_itrace(session::Session& session, ScriptOptions opts,
     itrace::ItraceDecodeOptions dopts;
     dopts.itrace = script.decode_options();
     dopts.every_branch = script.callindent();
+    dopts.insn_runs = true;  // (ItraceScript::on_sample prints them)
     dopts.jobs = it.jobs;
     dopts.warn = warn;
     dopts.progress = it.progress;

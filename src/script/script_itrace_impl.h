@@ -105,6 +105,7 @@ class ItraceScript {
   // of the general path (on_sample_general).
   Status on_sample(const itrace::ItraceSample& s);
   Status print_sample_lines(const itrace::ItraceSample& s);  // on_sample's lines
+  Status on_insn_run(const itrace::ItraceSample& run);       // run_n samples
   std::uint64_t errors() const { return errors_; }
 
  private:
@@ -130,7 +131,9 @@ class ItraceScript {
   void print_line_start(const OutputConfig& o, const StartFields& f, const machine::Thread& t,
                         std::uint64_t period, std::size_t event);
   bool fast_event(std::size_t event);
-  bool print_fast_line(const itrace::ItraceSample& is, std::size_t event);
+  // (`ip`: the sample's, or, for a run, the instruction's)
+  bool print_fast_line(const itrace::ItraceSample& is, std::size_t event, std::uint64_t ip);
+  std::uint32_t print_fast_run(std::uint64_t ip, const std::uint8_t* len, std::uint32_t n);
   void restart_fast_line(const intelpt::SynthSample& s, std::size_t event);
   Status on_sample_general(const itrace::ItraceSample& is);
   // perf's show_event (--graph-function) for a sample of thread `tid`
@@ -236,6 +239,7 @@ class ItraceScript {
     const machine::Thread* thread = nullptr;
     bool has_time = false;
   } fast_line_;
+  intelpt::SynthSample run_sample_;  // on_insn_run's, for the general path
   // Per event: -1 not known yet, 0 the general path, 1 fields that
   // print_fast_line() writes itself.
   std::vector<std::int8_t> fast_;

@@ -224,6 +224,8 @@ void ItraceScript::arm_fast_line(const itrace::ItraceSample& is, std::size_t eve
 }
 
 Status ItraceScript::on_sample(const itrace::ItraceSample& is) {
+  if (is.run_n) [[likely]]
+    return on_insn_run(is);
   if (!p_.per_event_dump()) return print_sample_lines(is);
   // Trace errors go to the output, as perf prints them; samples to their
   // event's file.
@@ -235,12 +237,75 @@ Status ItraceScript::on_sample(const itrace::ItraceSample& is) {
   return st;
 }
 
+// A run of instruction samples: each as a sample of its own, the lines
+// like the one before written straight away.
+Status ItraceScript::on_insn_run(const itrace::ItraceSample& run) {
+  const int ev = event_of_[static_cast<std::size_t>(run.sample->kind)];
+  const bool plain = !p_.per_event_dump() && ev >= 0;
+  const std::uint8_t* len = run.run_lengths;
+  std::uint64_t ip = run.sample->ip;
+  intelpt::SynthSample& s = run_sample_;  // the general path's sample, made when needed
+  bool have_s = false;
+  for (std::uint32_t i = 0; i < run.run_n;) {
+    const std::uint64_t at = ip;
+    const std::uint8_t n = len[i];
+    ip += len[i++];
+    if (plain && fast_line_.armed && print_fast_line(run, static_cast<std::size_t>(ev), at)) {
+      // The next ones in the same span, in one go.
+      const std::uint32_t k = print_fast_run(ip, len + i, run.run_n - i);
+      for (std::uint32_t j = 0; j < k; ++j) ip += len[i + j];
+      i += k;
+      continue;
+    }
+    if (!have_s) {
+      s = *run.sample;
+      have_s = true;
+    }
+    s.ip = at;
+    s.insn_len = n;
+    const itrace::ItraceSample one{&s, run.pid, run.tid, run.cpu};
+    PK_TRY(plain ? on_sample_general(one) : on_sample(one));
+  }
+  return ok();
+}
+
+// After print_fast_line() wrote the line of a run's instruction: the lines
+// of the run's next instructions (from `ip`, of lengths len[0..n)) while
+// they stay in the fast line's span (the thread, time and period are the
+// run's). Returns how many it wrote.
+std::uint32_t ItraceScript::print_fast_run(std::uint64_t ip, const std::uint8_t* len,
+                                           std::uint32_t n) {
+  const FastLine& f = fast_line_;
+  const LocationText& t = *f.text;
+  auto& b = p_.b_;
+  constexpr std::uint32_t kChunk = 256;  // lines between flushes
+  std::uint32_t i = 0;
+  while (i < n && ip - f.lo < f.size) {
+    const std::uint32_t end = std::min(n, i + kChunk);
+    const std::size_t at = b.size();
+    if (at + (end - i) * f.most > b.capacity()) b.reserve(at + (end - i) * f.most);
+    char* p = b.data() + at;
+    for (; i < end && ip - f.lo < f.size; ip += len[i++]) {
+      p = last_start_.text.put(p);
+      *p++ = ' ';
+      if (t.ip) p = put_hex16(p, ip);
+      p = t.before.put(p);
+      if (t.offset) p = put_hex(p, ip - t.offset_base);
+      p = t.after.put(p);
+      *p++ = '\n';
+    }
+    b.try_resize(static_cast<std::size_t>(p - b.data()));
+    if (!p_.pending_.empty() || p_.out_.full()) p_.maybe_flush();
+  }
+  return i;
+}
+
 Status ItraceScript::print_sample_lines(const itrace::ItraceSample& is) {
   if (fast_line_.armed) {
     const intelpt::SynthSample& s = *is.sample;
     const int ev = event_of_[static_cast<std::size_t>(s.kind)];
     if (s.kind != SampleKind::kError && ev >= 0 &&
-        print_fast_line(is, static_cast<std::size_t>(ev)))
+        print_fast_line(is, static_cast<std::size_t>(ev), s.ip))
       return ok();
   }
   return on_sample_general(is);
@@ -249,13 +314,14 @@ Status ItraceScript::print_sample_lines(const itrace::ItraceSample& is) {
 // The line of a sample like the one armed with: same thread, cpu, time,
 // period and event, and an ip in the same symbol span. Written whole from
 // the kept text; false (nothing written) when anything differs.
-bool ItraceScript::print_fast_line(const itrace::ItraceSample& is, std::size_t event) {
+bool ItraceScript::print_fast_line(const itrace::ItraceSample& is, std::size_t event,
+                                   std::uint64_t ip) {
   const intelpt::SynthSample& s = *is.sample;
   FastLine& f = fast_line_;
   if (is.pid != f.pid || is.tid != f.tid || event != f.event || is.cpu != f.cpu ||
       session_.machine().generation() != f.generation)
     return false;
-  if (s.ip - f.lo >= f.size && !take_kept_span(s.ip, event)) return false;
+  if (ip - f.lo >= f.size && !take_kept_span(ip, event)) return false;
   auto& b = p_.b_;
   if (s.time != f.time || s.period != f.period) [[unlikely]]
     restart_fast_line(s, event);
@@ -266,9 +332,9 @@ bool ItraceScript::print_fast_line(const itrace::ItraceSample& is, std::size_t e
   char* p = b.data() + at;
   p = last_start_.text.put(p);
   *p++ = ' ';
-  if (lt_text.ip) p = put_hex16(p, s.ip);
+  if (lt_text.ip) p = put_hex16(p, ip);
   p = lt_text.before.put(p);
-  if (lt_text.offset) p = put_hex(p, s.ip - lt_text.offset_base);
+  if (lt_text.offset) p = put_hex(p, ip - lt_text.offset_base);
   p = lt_text.after.put(p);
   *p++ = '\n';
   b.try_resize(static_cast<std::size_t>(p - b.data()));

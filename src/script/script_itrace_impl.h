@@ -222,6 +222,7 @@ class ItraceScript {
   KeptSpan* text_ = &kept_[0];
   bool take_kept_span(std::uint64_t ip, std::size_t event);
   std::size_t line_bound(const LocationText& text) const;
+  char* put_fast_line(char* p, const LocationText& t, std::uint64_t ip) const;
   // What a sample must share with the one before for print_fast_line():
   // set by arm_fast_line() once the kept thread, span, location text and
   // line start all hold for that sample.

@@ -237,6 +237,20 @@ Status ItraceScript::on_sample(const itrace::ItraceSample& is) {
   return st;
 }
 
+// A fast line at `p` (room for FastLine::most bytes): the kept start, the
+// ip, the location's text around the offset.
+[[gnu::always_inline]] inline char* ItraceScript::put_fast_line(char* p, const LocationText& t,
+                                                                std::uint64_t ip) const {
+  p = last_start_.text.put(p);
+  *p++ = ' ';
+  if (t.ip) p = put_hex16(p, ip);
+  p = t.before.put(p);
+  if (t.offset) p = put_hex(p, ip - t.offset_base);
+  p = t.after.put(p);
+  *p++ = '\n';
+  return p;
+}
+
 // A run of instruction samples: each as a sample of its own, the lines
 // like the one before written straight away.
 Status ItraceScript::on_insn_run(const itrace::ItraceSample& run) {
@@ -285,15 +299,7 @@ std::uint32_t ItraceScript::print_fast_run(std::uint64_t ip, const std::uint8_t*
     const std::size_t at = b.size();
     if (at + (end - i) * f.most > b.capacity()) b.reserve(at + (end - i) * f.most);
     char* p = b.data() + at;
-    for (; i < end && ip - f.lo < f.size; ip += len[i++]) {
-      p = last_start_.text.put(p);
-      *p++ = ' ';
-      if (t.ip) p = put_hex16(p, ip);
-      p = t.before.put(p);
-      if (t.offset) p = put_hex(p, ip - t.offset_base);
-      p = t.after.put(p);
-      *p++ = '\n';
-    }
+    for (; i < end && ip - f.lo < f.size; ip += len[i++]) p = put_fast_line(p, t, ip);
     b.try_resize(static_cast<std::size_t>(p - b.data()));
     if (!p_.pending_.empty() || p_.out_.full()) p_.maybe_flush();
   }
@@ -328,15 +334,7 @@ bool ItraceScript::print_fast_line(const itrace::ItraceSample& is, std::size_t e
   const std::size_t at = b.size();
   if (at + f.most > b.capacity()) [[unlikely]]
     b.reserve(at + f.most);
-  const LocationText& lt_text = *f.text;
-  char* p = b.data() + at;
-  p = last_start_.text.put(p);
-  *p++ = ' ';
-  if (lt_text.ip) p = put_hex16(p, ip);
-  p = lt_text.before.put(p);
-  if (lt_text.offset) p = put_hex(p, ip - lt_text.offset_base);
-  p = lt_text.after.put(p);
-  *p++ = '\n';
+  char* p = put_fast_line(b.data() + at, *f.text, ip);
   b.try_resize(static_cast<std::size_t>(p - b.data()));
   if (!p_.pending_.empty() || p_.out_.full()) p_.maybe_flush();
   return true;

@@ -420,8 +420,9 @@ Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t p
       } else {
         c.key = f.ip;
       }
-      path_.push_back(c);
+      path_.push_back(arena_.intern(c));
     }
+    if (!branch_history_) arena_.suffixes(path_, suffixes_);
   }
   std::uint32_t idx =
       add_entry(h, make_key(s, s.loc), s, s.loc, s.loc.level, filtered, true, period, count);
@@ -432,7 +433,7 @@ Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t p
     h.callchain_period += period;
     if (!filtered) h.callchain_non_filtered_period += period;
     Entry& x = h.entries[idx];
-    arena_.append(x.chain, path_, period, count);
+    arena_.append(x.chain, path_, period, count, suffix_of(0));
     x.max_depth = std::max<std::uint32_t>(x.max_depth, static_cast<std::uint32_t>(path_.size()));
   }
   if (!children_) return ok();
@@ -510,7 +511,9 @@ void Report::add_children(Hists& h, const session::ResolvedSample& s,
     if (!use_callchain_) continue;
     Entry& x = h.entries[k];
     // (Without a graph, perf still orders the entry by its chain's depth.)
-    if (graph) arena_.append(x.chain, std::span<const ChainEntry>(path_).subspan(i), period, count);
+    if (graph)
+      arena_.append(x.chain, std::span<const FrameId>(path_).subspan(i), period, count,
+                    suffix_of(i));
     x.max_depth =
         std::max<std::uint32_t>(x.max_depth, static_cast<std::uint32_t>(chain.size() - i));
   }

@@ -6,79 +6,202 @@
 
 namespace perfkit::report {
 
-std::uint32_t ChainArena::new_root() {
-  nodes_.emplace_back();
-  return static_cast<std::uint32_t>(nodes_.size() - 1);
+std::size_t ChainArena::FrameKeyHash::operator()(const FrameKey& k) const {
+  std::uint64_t h = mix64(k.ip ^ (k.key * 0x9e3779b97f4a7c15ULL));
+  h = mix64(h ^ reinterpret_cast<std::uintptr_t>(k.name) ^
+            (static_cast<std::uint64_t>(k.dso_rank) << 32) ^ k.branch ^
+            (static_cast<std::uint64_t>(k.flags) << 24) ^ k.name_size);
+  return static_cast<std::size_t>(h);
 }
 
-std::uint32_t ChainArena::add_child(std::span<const ChainEntry> rest, std::uint64_t period,
+std::size_t ChainArena::U64Hash::operator()(std::uint64_t k) const {
+  return static_cast<std::size_t>(mix64(k));
+}
+
+std::uint32_t ChainArena::new_root() {
+  nodes_.emplace_back();
+  roots_.push_back(static_cast<std::uint32_t>(nodes_.size() - 1));
+  return roots_.back();
+}
+
+FrameId ChainArena::intern(const ChainEntry& e) {
+  FrameKey k;
+  k.ip = e.ip;
+  k.key = e.key;
+  k.name = e.name.data();
+  k.name_size = static_cast<std::uint32_t>(e.name.size());
+  k.dso_rank = e.dso_rank;
+  k.branch = e.branch;
+  k.flags = (e.has_sym ? 1u : 0u) | (e.inlined ? 2u : 0u);
+  std::uint32_t id = frame_ids_.find(k);
+  if (id != decltype(frame_ids_)::kNone) return id;
+  id = static_cast<FrameId>(frames_.size());
+  frames_.push_back(e);
+  frame_ids_.insert(k, id);
+  return id;
+}
+
+void ChainArena::suffixes(std::span<const FrameId> path, std::vector<std::uint32_t>& out) {
+  out.resize(path.size());
+  std::uint32_t after = kNoSuffix;
+  for (std::size_t i = path.size(); i-- > 0;) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(after) << 32) | path[i];
+    std::uint32_t id = suffix_ids_.find(key);
+    if (id == decltype(suffix_ids_)::kNone) {
+      id = next_suffix_++;
+      suffix_ids_.insert(key, id);
+    }
+    out[i] = after = id;
+  }
+}
+
+int ChainArena::cmp(FrameId existing, FrameId incoming) const {
+  if (existing == incoming) return 0;
+  return chain_cmp(frames_[existing], frames_[incoming]);
+}
+
+std::uint32_t ChainArena::add_child(std::span<const FrameId> rest, std::uint64_t period,
                                     std::uint32_t count) {
   ChainNode n;
   n.val_begin = static_cast<std::uint32_t>(pool_.size());
   n.val_size = static_cast<std::uint32_t>(rest.size());
   pool_.insert(pool_.end(), rest.begin(), rest.end());
   if (counting_)
-    for (const ChainEntry& e : rest) count_new(e);
+    for (FrameId e : rest) count_new(frames_[e]);
   n.hit = period;
   n.count = count;
   nodes_.push_back(n);
-  return static_cast<std::uint32_t>(nodes_.size() - 1);
+  const auto index = static_cast<std::uint32_t>(nodes_.size() - 1);
+  end_owner_.resize(pool_.size());
+  end_owner_[pool_.size() - 1] = index;
+  return index;
 }
 
 void ChainArena::link_child(std::uint32_t parent, std::uint32_t child, std::uint32_t at,
                             bool left) {
   std::uint32_t root = nodes_[parent].kids;
   base::rb_link(nodes_, root, child, at, left);
-  nodes_[parent].kids = root;
+  ChainNode& p = nodes_[parent];
+  p.kids = root;
+  const std::uint8_t kind = chain_kind(frames_[front(child)]);
+  if (p.kids_kind == ChainNode::kNoKind)
+    p.kids_kind = kind;
+  else if (p.kids_kind != kind)
+    p.kids_kind = ChainNode::kMixedKinds;
+  if (p.kids_kind == ChainNode::kMixedKinds) nodes_[root_].mixed = true;
 }
 
-void ChainArena::append(std::uint32_t root, std::span<const ChainEntry> path, std::uint64_t period,
-                        std::uint32_t count) {
+void ChainArena::append(std::uint32_t root, std::span<const FrameId> path, std::uint64_t period,
+                        std::uint32_t count, std::uint32_t suffix) {
   if (path.empty()) return;
-  append_children(root, path, 0, period, count);
+  settled_ = false;
+  root_ = root;
+  const bool cached = suffix != kNoSuffix && !counting_;
+  const std::uint64_t key = (static_cast<std::uint64_t>(root) << 32) | suffix;
+  if (cached && !nodes_[root].mixed) {
+    std::uint32_t end = ends_.find(key);
+    if (end != decltype(ends_)::kNone) {
+      ChainNode& n = nodes_[end_owner_[end]];
+      n.hit += period;
+      n.count += count;
+      ++found_by_suffix_;
+      return;
+    }
+  }
+  std::uint32_t last = append_children(root, path, 0, period, count);
+  if (cached && !nodes_[root].mixed)
+    ends_.insert(key, nodes_[last].val_begin + nodes_[last].val_size - 1);
 }
 
 // perf's merge_chain_branch: a node's own path first (when it has hits),
 // then its children in their tree's order.
-void ChainArena::merge_branch(std::uint32_t dst, std::uint32_t src, std::vector<ChainEntry>& path) {
+void ChainArena::merge_branch(std::uint32_t dst, std::uint32_t src, std::vector<FrameId>& path) {
   const std::size_t above = path.size();
-  std::span<const ChainEntry> v = val(src);
-  path.insert(path.end(), v.begin(), v.end());  // copied: appending may move the pool
+  FrameView v = val(src);
+  path.insert(path.end(), pool_.begin() + nodes_[src].val_begin,
+              pool_.begin() + nodes_[src].val_begin + v.size());
   // perf's merge appends frames as no branch's
-  for (std::size_t i = above; i < path.size(); ++i) path[i].branch = 0;
+  for (std::size_t i = above; i < path.size(); ++i) {
+    if (!frames_[path[i]].branch) continue;
+    ChainEntry e = frames_[path[i]];
+    e.branch = 0;
+    path[i] = intern(e);
+  }
   if (nodes_[src].hit) append(dst, path, nodes_[src].hit, 1);
   for (std::uint32_t c : ordered_children(src)) merge_branch(dst, c, path);
   path.resize(above);
 }
 
 void ChainArena::merge(std::uint32_t dst, std::uint32_t src) {
-  std::vector<ChainEntry> path;
+  std::vector<FrameId> path;
   for (std::uint32_t c : ordered_children(src)) merge_branch(dst, c, path);
+}
+
+// The sums of the children's tree below `x` (rb links).
+std::uint64_t ChainArena::sum_kids(std::uint32_t x, std::uint32_t& count) const {
+  std::uint64_t hit = 0;
+  while (x != base::kRbNil) {
+    const ChainNode& n = nodes_[x];
+    hit += n.cumul();
+    count += n.count + n.children_count;
+    hit += sum_kids(n.left, count);
+    x = n.right;
+  }
+  return hit;
+}
+
+void ChainArena::settle() {
+  if (settled_) return;
+  // Every tree in an order that has each node before its children (a
+  // split's tail comes after the children it takes over), then summed in
+  // the reverse order.
+  std::vector<std::uint32_t> order, stack, siblings;
+  order.reserve(nodes_.size());
+  for (std::uint32_t root : roots_) {
+    stack.push_back(root);
+    while (!stack.empty()) {
+      std::uint32_t n = stack.back();
+      stack.pop_back();
+      order.push_back(n);
+      if (nodes_[n].kids != base::kRbNil) siblings.push_back(nodes_[n].kids);
+      while (!siblings.empty()) {
+        const ChainNode& k = nodes_[siblings.back()];
+        stack.push_back(siblings.back());
+        siblings.pop_back();
+        if (k.left != base::kRbNil) siblings.push_back(k.left);
+        if (k.right != base::kRbNil) siblings.push_back(k.right);
+      }
+    }
+  }
+  for (std::size_t i = order.size(); i-- > 0;) {
+    ChainNode& n = nodes_[order[i]];
+    std::uint32_t count = 0;
+    n.children_hit = sum_kids(n.kids, count);
+    n.children_count = count;
+  }
+  settled_ = true;
 }
 
 // perf's append_chain_children: the children's tree is searched from its
 // root; a child whose first frame matches takes the path, else a new child
 // is linked where the search ended (going left past a child that sorts
 // before the frame).
-void ChainArena::append_children(std::uint32_t node, std::span<const ChainEntry> path,
-                                 std::size_t pos, std::uint64_t period, std::uint32_t count) {
+std::uint32_t ChainArena::append_children(std::uint32_t node, std::span<const FrameId> path,
+                                          std::size_t pos, std::uint64_t period,
+                                          std::uint32_t count) {
   std::uint32_t x = nodes_[node].kids, at = base::kRbNil;
   bool left = false;
   while (x != base::kRbNil) {
-    int c = chain_cmp(front(x), path[pos]);
+    int c = cmp(front(x), path[pos]);
     if (c == 0) break;
     at = x;
     left = c < 0;
     x = left ? nodes_[x].left : nodes_[x].right;
   }
-  if (x != base::kRbNil) {
-    append_chain(x, path, pos, period, count);
-  } else {
-    std::uint32_t child = add_child(path.subspan(pos), period, count);
-    link_child(node, child, at, left);
-  }
-  nodes_[node].children_hit += period;
-  nodes_[node].children_count += count;
+  if (x != base::kRbNil) return append_chain(x, path, pos, period, count);
+  std::uint32_t child = add_child(path.subspan(pos), period, count);
+  link_child(node, child, at, left);
+  return child;
 }
 
 std::vector<std::uint32_t> ChainArena::ordered_children(std::uint32_t node) const {
@@ -87,32 +210,29 @@ std::vector<std::uint32_t> ChainArena::ordered_children(std::uint32_t node) cons
   return kids;
 }
 
-void ChainArena::append_chain(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
-                              std::uint64_t period, std::uint32_t count) {
+std::uint32_t ChainArena::append_chain(std::uint32_t node, std::span<const FrameId> path,
+                                       std::size_t pos, std::uint64_t period, std::uint32_t count) {
   std::size_t matches = 0;
   const std::size_t nval = nodes_[node].val_size;
-  const ChainEntry* val = pool_.data() + nodes_[node].val_begin;
+  const FrameId* val = pool_.data() + nodes_[node].val_begin;
   while (matches < nval && pos + matches < path.size() &&
-         chain_cmp(val[matches], path[pos + matches]) == 0) {
+         cmp(val[matches], path[pos + matches]) == 0) {
     if (counting_)
       count_again(nodes_[node].val_begin + static_cast<std::uint32_t>(matches),
-                  path[pos + matches]);
+                  frames_[path[pos + matches]]);
     ++matches;
   }
-  if (matches < nval) {
-    split(node, path, pos + matches, matches, period, count);
-    return;
-  }
+  if (matches < nval) return split(node, path, pos + matches, matches, period, count);
   if (pos + matches == path.size()) {
     nodes_[node].hit += period;
     nodes_[node].count += count;
-    return;
+    return node;
   }
-  append_children(node, path, pos + matches, period, count);
+  return append_children(node, path, pos + matches, period, count);
 }
 
-void ChainArena::split(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
-                       std::size_t local, std::uint64_t period, std::uint32_t count) {
+std::uint32_t ChainArena::split(std::uint32_t node, std::span<const FrameId> path, std::size_t pos,
+                                std::size_t local, std::uint64_t period, std::uint32_t count) {
   ChainNode tail;
   {
     ChainNode& p = nodes_[node];
@@ -120,32 +240,31 @@ void ChainArena::split(std::uint32_t node, std::span<const ChainEntry> path, std
     tail.val_size = p.val_size - static_cast<std::uint32_t>(local);
     p.val_size = static_cast<std::uint32_t>(local);
     tail.hit = p.hit;
-    tail.children_hit = p.children_hit;
     tail.count = p.count;
-    tail.children_count = p.children_count;
-    p.children_hit = tail.cumul();
-    p.children_count = tail.count + tail.children_count;
+    tail.kids_kind = p.kids_kind;
   }
   tail.kids = nodes_[node].kids;  // the children's tree moves whole
   nodes_[node].kids = base::kRbNil;
+  nodes_[node].kids_kind = ChainNode::kNoKind;
   nodes_.push_back(tail);
   auto tail_index = static_cast<std::uint32_t>(nodes_.size() - 1);
+  end_owner_[tail.val_begin + tail.val_size - 1] = tail_index;
+  end_owner_[nodes_[node].val_begin + nodes_[node].val_size - 1] = node;
   // perf's split_add_child: the tail is the parent's first child, the rest
   // of the path its second, on the side its first frame's order gives.
   link_child(node, tail_index, base::kRbNil, false);
+  ChainNode& p = nodes_[node];
   if (pos < path.size()) {
-    ChainNode& p = nodes_[node];
     p.hit = 0;
-    p.children_hit += period;
     p.count = 0;
-    p.children_count += count;
-    const bool left = chain_cmp(front(tail_index), path[pos]) < 0;
+    const bool left = cmp(front(tail_index), path[pos]) < 0;
     std::uint32_t child = add_child(path.subspan(pos), period, count);
     link_child(node, child, tail_index, left);
-  } else {
-    nodes_[node].hit = period;
-    nodes_[node].count = count;
+    return child;
   }
+  p.hit = period;
+  p.count = count;
+  return node;
 }
 
 void ChainArena::count_new(const ChainEntry& e) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/flat_map.h"
 #include "report/branch_types.h"
 
 namespace perfkit::report {
@@ -48,6 +49,10 @@ struct ChainEntry {
   bool inlined = false;
 };
 
+// A frame of the arena's table (ChainArena::intern): equal ids are equal
+// frames in every field.
+using FrameId = std::uint32_t;
+
 struct ChainNode {
   // The node's frames: a range of the arena's frame pool (ChainArena::val).
   // A split shortens the range; frames are never copied.
@@ -60,22 +65,69 @@ struct ChainNode {
   // siblings; `kids` is its children's root.
   std::uint32_t left = UINT32_MAX, right = UINT32_MAX, parent = UINT32_MAX, kids = UINT32_MAX;
   bool red = false;
+  // The kind (chain_kind) of its children's first frames; kMixedKinds when
+  // they differ (perf's comparison may then not be an order among them).
+  std::uint8_t kids_kind = kNoKind;
+  // A root: whether a sibling set of its tree has mixed kinds.
+  bool mixed = false;
+  // Sums below the node: kept by ChainArena::settle, read after it.
   std::uint64_t hit = 0, children_hit = 0;
   std::uint32_t count = 0, children_count = 0;
   std::uint64_t cumul() const { return hit + children_hit; }
+
+  static constexpr std::uint8_t kNoKind = 0xff, kMixedKinds = 0xfe;
 };
 
+// The frames of a node, read through the arena's frame table.
+class FrameView {
+ public:
+  FrameView(std::span<const FrameId> ids, const ChainEntry* table) : ids_(ids), table_(table) {}
+  std::size_t size() const { return ids_.size(); }
+  const ChainEntry& operator[](std::size_t i) const { return table_[ids_[i]]; }
+  struct Iterator {
+    const FrameId* p;
+    const ChainEntry* table;
+    const ChainEntry& operator*() const { return table[*p]; }
+    Iterator& operator++() {
+      ++p;
+      return *this;
+    }
+    bool operator!=(const Iterator& o) const { return p != o.p; }
+  };
+  Iterator begin() const { return {ids_.data(), table_}; }
+  Iterator end() const { return {ids_.data() + ids_.size(), table_}; }
+
+ private:
+  std::span<const FrameId> ids_;
+  const ChainEntry* table_;
+};
+
+// The call graphs of a report's entries, in one arena. Frames are interned
+// (a pool of ids); repeated paths of a tree whose sibling sets are all of
+// one kind of frame find their last node through a cache (perf's search
+// would end there too), and the sums above the nodes are made once, by
+// settle().
 class ChainArena {
  public:
   std::uint32_t new_root();
+  // The id of frame `e` (made on first sight).
+  FrameId intern(const ChainEntry& e);
+  const ChainEntry& frame(FrameId id) const { return frames_[id]; }
+  // Suffix ids of `path`: out[i] names path[i..] (equal ids, equal frames);
+  // they let append() find a repeated path's node at once.
+  void suffixes(std::span<const FrameId> path, std::vector<std::uint32_t>& out);
+  static constexpr std::uint32_t kNoSuffix = UINT32_MAX;
   // perf's callchain_append: adds `path` (already in print order) with
   // `period`, as `count` samples (a prefix tree's shape and sums do not
   // depend on the order paths come in, so repeats may be added at once).
-  void append(std::uint32_t root, std::span<const ChainEntry> path, std::uint64_t period,
-              std::uint32_t count = 1);
+  // `suffix`: the path's suffix id, or kNoSuffix.
+  void append(std::uint32_t root, std::span<const FrameId> path, std::uint64_t period,
+              std::uint32_t count = 1, std::uint32_t suffix = kNoSuffix);
   // perf's callchain_merge: every path of the tree at `src` that ends in a
   // node with hits is appended to the tree at `dst`, as one sample.
   void merge(std::uint32_t dst, std::uint32_t src);
+  // Makes every node's children sums (before the sums are read).
+  void settle();
   const ChainNode& at(std::uint32_t i) const { return nodes_[i]; }
   // --branch-history: every frame keeps perf's branch counts from now on,
   // from the BranchFrames of the paths appended next.
@@ -86,38 +138,72 @@ class ChainArena {
   const BranchCounts& counts(std::uint32_t i, std::size_t v) const {
     return counts_[nodes_[i].val_begin + v];
   }
-  std::span<const ChainEntry> val(std::uint32_t i) const {
-    return std::span<const ChainEntry>(pool_).subspan(nodes_[i].val_begin, nodes_[i].val_size);
+  FrameView val(std::uint32_t i) const {
+    return FrameView(
+        std::span<const FrameId>(pool_).subspan(nodes_[i].val_begin, nodes_[i].val_size),
+        frames_.data());
   }
   std::size_t size() const { return nodes_.size(); }
+  // How many appends found their node by their suffix id.
+  std::uint64_t found_by_suffix() const { return found_by_suffix_; }
   // A node's children in perf's rb_root_in order.
   std::vector<std::uint32_t> ordered_children(std::uint32_t node) const;
 
  private:
-  void append_children(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
-                       std::uint64_t period, std::uint32_t count);
-  void append_chain(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
-                    std::uint64_t period, std::uint32_t count);
-  void split(std::uint32_t node, std::span<const ChainEntry> path, std::size_t pos,
-             std::size_t local, std::uint64_t period, std::uint32_t count);
-  std::uint32_t add_child(std::span<const ChainEntry> rest, std::uint64_t period,
-                          std::uint32_t count);
+  // Each returns the node where the path ends.
+  std::uint32_t append_children(std::uint32_t node, std::span<const FrameId> path, std::size_t pos,
+                                std::uint64_t period, std::uint32_t count);
+  std::uint32_t append_chain(std::uint32_t node, std::span<const FrameId> path, std::size_t pos,
+                             std::uint64_t period, std::uint32_t count);
+  std::uint32_t split(std::uint32_t node, std::span<const FrameId> path, std::size_t pos,
+                      std::size_t local, std::uint64_t period, std::uint32_t count);
+  std::uint32_t add_child(std::span<const FrameId> rest, std::uint64_t period, std::uint32_t count);
   // Links `child` into parent's tree below `at` (kRbNil: as the root), on
   // its left when `left`.
   void link_child(std::uint32_t parent, std::uint32_t child, std::uint32_t at, bool left);
-  void merge_branch(std::uint32_t dst, std::uint32_t src, std::vector<ChainEntry>& path);
-  const ChainEntry& front(std::uint32_t i) const { return pool_[nodes_[i].val_begin]; }
+  void merge_branch(std::uint32_t dst, std::uint32_t src, std::vector<FrameId>& path);
+  FrameId front(std::uint32_t i) const { return pool_[nodes_[i].val_begin]; }
+  int cmp(FrameId existing, FrameId incoming) const;
+  std::uint64_t sum_kids(std::uint32_t x, std::uint32_t& count) const;
 
   // perf's fill_node (a new frame) and match_chain (a frame matched again).
   void count_new(const ChainEntry& e);
   void count_again(std::uint32_t at, const ChainEntry& e);
 
+  struct FrameKey {
+    std::uint64_t ip = 0, key = 0;
+    const char* name = nullptr;
+    std::uint32_t name_size = 0, dso_rank = 0, branch = 0, flags = 0;
+    bool operator==(const FrameKey&) const = default;
+  };
+  struct FrameKeyHash {
+    std::size_t operator()(const FrameKey& k) const;
+  };
+  struct U64Hash {
+    std::size_t operator()(std::uint64_t k) const;
+  };
+
   std::vector<ChainNode> nodes_;
-  std::vector<ChainEntry> pool_;
+  std::vector<std::uint32_t> roots_;
+  std::vector<FrameId> pool_;
+  // The node whose frames end at a pool position (position + 1).
+  std::vector<std::uint32_t> end_owner_;
+  std::vector<ChainEntry> frames_;
+  FlatMap<FrameKey, FrameKeyHash> frame_ids_;
+  FlatMap<std::uint64_t, U64Hash> suffix_ids_;  // (suffix after, frame) -> suffix
+  FlatMap<std::uint64_t, U64Hash> ends_;        // (root, suffix) -> end position + 1
+  std::uint32_t next_suffix_ = 0;
+  std::uint64_t found_by_suffix_ = 0;
+  std::uint32_t root_ = 0;  // the tree being appended to
+  bool settled_ = true;
   bool counting_ = false;
   std::vector<BranchCounts> counts_;  // by pool index, when counting_
   std::span<const BranchFrame> branch_frames_;
 };
+
+// The kind of comparison a frame takes part in: by address (no symbol),
+// by DSO and symbol start, or by name (inlined).
+inline std::uint8_t chain_kind(const ChainEntry& e) { return !e.has_sym ? 0 : (e.inlined ? 2 : 1); }
 
 // perf's match_chain: <0 when `existing` sorts before `incoming`.
 inline int chain_cmp(const ChainEntry& existing, const ChainEntry& incoming) {

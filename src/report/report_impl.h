@@ -495,7 +495,11 @@ class Report : public session::SampleVisitor {
   bool is_filtered(const session::ResolvedSample& s, const machine::Location& loc) const;
   bool excluded_other() const;
   bool symbol_filtered(const EntryKey& key, const machine::Location& loc) const;
-  std::vector<ChainEntry> path_;
+  std::vector<FrameId> path_;
+  std::vector<std::uint32_t> suffixes_;  // path_'s suffix ids
+  std::uint32_t suffix_of(std::size_t i) const {
+    return branch_history_ || i >= suffixes_.size() ? ChainArena::kNoSuffix : suffixes_[i];
+  }
   std::vector<std::uint32_t> seen_;
   std::vector<const std::string*> dso_names_;
 };

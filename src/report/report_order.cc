@@ -781,6 +781,7 @@ void Report::finish() {
     for (std::uint32_t i : order)
       if (!h.entries[i].filtered) h.sorted.push_back(i);
   }
+  arena_.settle();
 }
 
 }  // namespace perfkit::report

@@ -153,6 +153,7 @@ void Printer::print_path(std::uint32_t node, bool folded, bool& first) {
 
 void Printer::print_chain(const Entry& e) {
   if (e.chain == UINT32_MAX) return;
+  r_.arena_.settle();
   const auto mode = r_.opts_.chain_mode;
   std::uint64_t total = h_.total_period;
   std::uint64_t parent_samples = r_.children_ ? e.acc_period : e.period;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,17 @@ ChainEntry frame(std::uint64_t ip, std::uint64_t sym) {
   c.dso_rank = 1;
   c.has_sym = sym != 0;
   c.key = sym ? sym : ip;
+  return c;
+}
+
+ChainEntry inlined(std::uint64_t ip, const char* name) {
+  ChainEntry c;
+  c.ip = ip;
+  c.dso_rank = 1;
+  c.has_sym = true;
+  c.inlined = true;
+  c.key = ip & ~0xfULL;
+  c.name = name;
   return c;
 }
 
@@ -32,7 +44,8 @@ void dump(const ChainArena& a, std::uint32_t node, int depth, std::string& out) 
   }
 }
 
-std::string tree(const ChainArena& a, std::uint32_t root) {
+std::string tree(ChainArena& a, std::uint32_t root) {
+  a.settle();
   std::string out = "root children=" + std::to_string(a.at(root).children_hit) + "/" +
                     std::to_string(a.at(root).children_count) + "\n";
   dump(a, root, 1, out);
@@ -41,17 +54,25 @@ std::string tree(const ChainArena& a, std::uint32_t root) {
 
 using Path = std::vector<ChainEntry>;
 
+// The arena's ids of `p`'s frames.
+std::vector<FrameId> ids(ChainArena& a, const Path& p) {
+  std::vector<FrameId> out;
+  for (const ChainEntry& e : p) out.push_back(a.intern(e));
+  return out;
+}
+
 TEST(ChainArena, CountedAppendEqualsRepeatedAppends) {
   const Path p = {frame(0x10, 0x10), frame(0x24, 0x20), frame(0x31, 0x30)};
   const Path q = {frame(0x10, 0x10), frame(0x25, 0x20), frame(0x40, 0)};
   ChainArena one, many;
   std::uint32_t r1 = one.new_root(), r2 = many.new_root();
-  for (int i = 0; i < 3; ++i) one.append(r1, p, 10);
-  one.append(r1, q, 7);
-  one.append(r1, q, 7);
-  many.append(r2, p, 30, 3);
-  many.append(r2, q, 14, 2);
+  for (int i = 0; i < 3; ++i) one.append(r1, ids(one, p), 10);
+  one.append(r1, ids(one, q), 7);
+  one.append(r1, ids(one, q), 7);
+  many.append(r2, ids(many, p), 30, 3);
+  many.append(r2, ids(many, q), 14, 2);
   EXPECT_EQ(tree(one, r1), tree(many, r2));
+  many.settle();
   EXPECT_EQ(many.at(r2).children_count, 5u);
   EXPECT_EQ(many.at(r2).children_hit, 44u);
 }
@@ -70,7 +91,8 @@ TEST(ChainArena, OrderOfPathsDoesNotChangeTheTree) {
   do {
     ChainArena a;
     std::uint32_t root = a.new_root();
-    for (std::size_t i : order) a.append(root, paths[i], 1 + i, static_cast<std::uint32_t>(i + 1));
+    for (std::size_t i : order)
+      a.append(root, ids(a, paths[i]), 1 + i, static_cast<std::uint32_t>(i + 1));
     std::string t = tree(a, root);
     if (first.empty()) first = t;
     ASSERT_EQ(t, first) << "order " << order[0] << order[1] << order[2] << order[3] << order[4];
@@ -86,14 +108,15 @@ TEST(ChainArena, MergeAddsEveryPathWithItsHits) {
   const Path s = {frame(0x50, 0x50)};
   ChainArena a;
   std::uint32_t dst = a.new_root(), src = a.new_root(), want = a.new_root();
-  a.append(dst, s, 5);
-  a.append(src, p, 30, 3);
-  a.append(src, q, 14, 2);  // ends inside p's path: a node with its own hits
+  a.append(dst, ids(a, s), 5);
+  a.append(src, ids(a, p), 30, 3);
+  a.append(src, ids(a, q), 14, 2);  // ends inside p's path: a node with its own hits
   a.merge(dst, src);
-  a.append(want, s, 5);
-  a.append(want, p, 30, 1);
-  a.append(want, q, 14, 1);
+  a.append(want, ids(a, s), 5);
+  a.append(want, ids(a, p), 30, 1);
+  a.append(want, ids(a, q), 14, 1);
   EXPECT_EQ(tree(a, dst), tree(a, want));
+  a.settle();
   EXPECT_EQ(a.at(dst).children_hit, 49u);
   EXPECT_EQ(a.at(dst).children_count, 3u);
 }
@@ -104,9 +127,9 @@ TEST(ChainArena, MergeAddsEveryPathWithItsHits) {
 TEST(ChainArena, MixedFramesCanSplitAFunctionAsPerfsTreeDoes) {
   ChainArena a;
   std::uint32_t root = a.new_root();
-  a.append(root, Path{frame(0x200, 0)}, 1);      // unresolved: the tree's root
-  a.append(root, Path{frame(0x150, 0x100)}, 1);  // below it by address: right
-  a.append(root, Path{frame(0x250, 0x100)}, 1);  // same function, but left of 0x200
+  a.append(root, ids(a, Path{frame(0x200, 0)}), 1);      // unresolved: the tree's root
+  a.append(root, ids(a, Path{frame(0x150, 0x100)}), 1);  // below it by address: right
+  a.append(root, ids(a, Path{frame(0x250, 0x100)}), 1);  // same function, but left of 0x200
   std::vector<std::uint32_t> kids = a.ordered_children(root);
   ASSERT_EQ(kids.size(), 3u);
   EXPECT_EQ(a.val(kids[0])[0].ip, 0x250u);
@@ -115,9 +138,55 @@ TEST(ChainArena, MixedFramesCanSplitAFunctionAsPerfsTreeDoes) {
   // Without the unresolved frame both land on one node.
   ChainArena b;
   std::uint32_t r2 = b.new_root();
-  b.append(r2, Path{frame(0x150, 0x100)}, 1);
-  b.append(r2, Path{frame(0x250, 0x100)}, 1);
+  b.append(r2, ids(b, Path{frame(0x150, 0x100)}), 1);
+  b.append(r2, ids(b, Path{frame(0x250, 0x100)}), 1);
   EXPECT_EQ(b.ordered_children(r2).size(), 1u);
+}
+
+// Repeated paths found through their suffix ids give the tree that searching
+// for them gives, frame kinds mixed or not (where they mix, perf's search is
+// not an order and the arena searches every time).
+TEST(ChainArena, SuffixCacheGivesTheSearchedTree) {
+  static const char* const kNames[] = {"next", "step", "spin"};
+  // Frame kinds: 0 resolved, 1 unresolved, 2 inlined; each round takes a set.
+  static const std::vector<std::vector<int>> kSets = {{0}, {1}, {2}, {0, 1}, {0, 2}, {0, 1, 2}};
+  std::mt19937 rng(7);
+  std::uint64_t found_homogeneous = 0;
+  for (int round = 0; round < 240; ++round) {
+    const std::vector<int>& set = kSets[static_cast<std::size_t>(round) % kSets.size()];
+    auto random_frame = [&]() {
+      const std::uint64_t f = rng() % 6, ip = 0x100 * (f + 1) + rng() % 3;
+      switch (set[rng() % set.size()]) {
+        case 1:
+          return frame(ip, 0);
+        case 2:
+          return inlined(ip, kNames[f % 3]);
+        default:
+          return frame(ip, 0x100 * (f + 1));
+      }
+    };
+    std::vector<Path> paths;
+    for (int i = 0; i < 12; ++i) {
+      Path p;
+      for (std::uint32_t n = 1 + rng() % 5; n-- > 0;) p.push_back(random_frame());
+      paths.push_back(p);
+    }
+    ChainArena searched, cached;
+    std::uint32_t r1 = searched.new_root(), r2 = cached.new_root();
+    std::vector<std::uint32_t> suffixes;
+    for (int i = 0; i < 60; ++i) {
+      const Path& p = paths[rng() % paths.size()];
+      std::vector<FrameId> one = ids(searched, p), two = ids(cached, p);
+      cached.suffixes(two, suffixes);
+      for (std::size_t from = 0; from < p.size(); ++from) {
+        searched.append(r1, std::span<const FrameId>(one).subspan(from), 1 + from);
+        cached.append(r2, std::span<const FrameId>(two).subspan(from), 1 + from, 1, suffixes[from]);
+      }
+    }
+    ASSERT_EQ(tree(searched, r1), tree(cached, r2)) << "round " << round;
+    if (set.size() == 1) found_homogeneous += cached.found_by_suffix();
+  }
+  EXPECT_GT(found_homogeneous, 1000u);  // the cache was used
 }
 
 }  // namespace

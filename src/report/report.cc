@@ -452,16 +452,42 @@ Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t p
 // comparison, the entry `key` at `loc` would make.
 bool Report::perf_duplicate(Hists& h, const session::ResolvedSample& s,
                             const machine::Location& loc, char level, const EntryKey& key) {
+  // With a symbol key, perf's comparison of two symbols is by name where
+  // one is inlined, else by start and end: only such entries can match.
+  candidates_.clear();
+  if (key.has_sym && sorts_by_symbol()) {
+    const std::string_view name =
+        key.inlined ? std::string_view(key.inlined) : session_->machine().symbol_name(loc);
+    for (std::uint32_t j : seen_) {
+      const Entry& e = h.entries[j];
+      if (!e.key.has_sym) continue;
+      if (key.inlined || e.inlined
+              ? e.sym_name == name
+              : e.key.sym_start == key.sym_start && e.key.sym_end == key.sym_end)
+        candidates_.push_back(j);
+    }
+    if (candidates_.empty()) return false;
+  } else {
+    candidates_.assign(seen_.begin(), seen_.end());
+  }
   h.entries.push_back(make_entry(s, loc, level, key));
   const auto tmp = static_cast<std::uint32_t>(h.entries.size() - 1);
   bool dup = false;
-  for (std::uint32_t j : seen_)
+  for (std::uint32_t j : candidates_)
     if (perf_same_entry(*this, h, j, tmp)) {
       dup = true;
       break;
     }
   h.entries.pop_back();
   return dup;
+}
+
+bool Report::sorts_by_symbol() const {
+  for (SortKey k : opts_.sort)
+    if (k == SortKey::kSym || k == SortKey::kSymoff || k == SortKey::kIpcLbr ||
+        k == SortKey::kIpcNull)
+      return true;
+  return false;
 }
 
 // perf's --children: each callchain frame's entry, once per sample.

@@ -455,6 +455,8 @@ class Report : public session::SampleVisitor {
  private:
   // The entry of `key` as perf's tree search finds it (Hists::live), new
   // ones made from the sample and `loc`.
+  // Whether a symbol key is among the sort keys (perf's se_cmp of sym).
+  bool sorts_by_symbol() const;
   bool perf_duplicate(Hists& h, const session::ResolvedSample& s, const machine::Location& loc,
                       char level, const EntryKey& key);
   std::uint32_t live_entry(Hists& h, const EntryKey& key, const session::ResolvedSample& s,
@@ -495,6 +497,7 @@ class Report : public session::SampleVisitor {
   bool is_filtered(const session::ResolvedSample& s, const machine::Location& loc) const;
   bool excluded_other() const;
   bool symbol_filtered(const EntryKey& key, const machine::Location& loc) const;
+  std::vector<std::uint32_t> candidates_;  // perf_duplicate's
   std::vector<FrameId> path_;
   std::vector<std::uint32_t> suffixes_;  // path_'s suffix ids
   std::uint32_t suffix_of(std::size_t i) const {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "abi/perf_event.h"
+#include "base/flat_map.h"
 #include "dwarf/cfi_unwinder.h"
 #include "symbol/demangle.h"
 
@@ -43,12 +44,33 @@ class DwarfUnwinder final : public UserStackUnwinder {
   void append(machine::Machine& m, machine::Thread& t, std::uint64_t ip, bool caller_order,
               std::vector<Frame>& out);
   const char* intern(std::string_view s);
+  struct InlineSpan {
+    std::uint32_t begin = 0, size = 0;  // in inline_frames_
+  };
+  struct InlineFrame {
+    const char* inlined;  // null: the symbol itself
+    const char* srcline;
+  };
+  struct InlineKey {
+    std::uint32_t dso = 0;
+    std::uint64_t addr = 0;
+    bool operator==(const InlineKey&) const = default;
+  };
+  struct InlineKeyHash {
+    std::size_t operator()(const InlineKey& k) const {
+      return static_cast<std::size_t>(mix64(k.addr ^ (static_cast<std::uint64_t>(k.dso) << 40)));
+    }
+  };
+  const InlineSpan& inline_span(machine::Machine& m, const machine::Location& loc);
 
   symbol::Symbolizer& symbolizer_;
   UnwindOptions opts_;
   std::unordered_map<std::uint32_t, std::unique_ptr<dwarf::UnwindTables>> tables_;
   std::unordered_map<std::uint32_t, symbol::SourceLines::Dso*> lines_dso_;
   std::unordered_map<std::string, std::unique_ptr<std::string>> names_;
+  FlatMap<InlineKey, InlineKeyHash> inline_index_;  // -> inline_spans_
+  std::vector<InlineSpan> inline_spans_;
+  std::vector<InlineFrame> inline_frames_;
   std::vector<std::uint64_t> ips_;
   std::unordered_map<std::uint32_t, bool> openable_;  // by dso index
   // Per address space (held, so that its address is not reused): the map
@@ -173,29 +195,47 @@ const char* DwarfUnwinder::intern(std::string_view s) {
 
 // perf's unwind_entry: the frames inlined at `ip` first (append_inlines),
 // else the frame itself.
+// The functions inlined at a DSO address (innermost first), looked up and
+// named once per address.
+const DwarfUnwinder::InlineSpan& DwarfUnwinder::inline_span(machine::Machine& m,
+                                                            const machine::Location& loc) {
+  const InlineKey key{loc.dso->index, loc.addr};
+  std::uint32_t at = inline_index_.find(key);
+  if (at != decltype(inline_index_)::kNone) return inline_spans_[at];
+  auto& h = lines_dso_[loc.dso->index];
+  if (!h) h = opts_.lines->dso(loc.dso->long_name, loc.dso->short_name, loc.dso->build_id);
+  InlineSpan span;
+  span.begin = static_cast<std::uint32_t>(inline_frames_.size());
+  auto recs = opts_.lines->inlines(h, loc.addr);
+  if (!recs.empty()) {
+    std::string_view sym = m.symbol_name(loc);
+    for (const symbol::InlineRecord& r : recs) {
+      std::string name =
+          symbolizer_.options().demangle ? symbol::demangle(r.function) : std::string(r.function);
+      inline_frames_.push_back({name == sym ? nullptr : intern(name), r.srcline.data()});
+    }
+  }
+  span.size = static_cast<std::uint32_t>(inline_frames_.size()) - span.begin;
+  inline_index_.insert(key, static_cast<std::uint32_t>(inline_spans_.size()));
+  inline_spans_.push_back(span);
+  return inline_spans_.back();
+}
+
 void DwarfUnwinder::append(machine::Machine& m, machine::Thread& t, std::uint64_t ip,
                            bool caller_order, std::vector<Frame>& out) {
   Frame f;
   f.ip = ip;
   f.loc = m.resolve(t, abi::kMiscUser, ip);
   if (opts_.inline_frames && f.loc.map && f.loc.dso && f.loc.symbol >= 0) {
-    auto& h = lines_dso_[f.loc.dso->index];
-    if (!h) h = opts_.lines->dso(f.loc.dso->long_name, f.loc.dso->short_name, f.loc.dso->build_id);
-    auto recs = opts_.lines->inlines(h, f.loc.addr);
-    if (!recs.empty()) {
-      std::string_view sym = m.symbol_name(f.loc);
-      auto add = [&](const symbol::InlineRecord& r) {
+    const InlineSpan& span = inline_span(m, f.loc);
+    if (span.size) {
+      for (std::uint32_t k = 0; k < span.size; ++k) {
+        const InlineFrame& r = inline_frames_[span.begin + (caller_order ? span.size - 1 - k : k)];
         Frame g = f;
-        std::string name =
-            symbolizer_.options().demangle ? symbol::demangle(r.function) : std::string(r.function);
-        g.inlined = name == sym ? nullptr : intern(name);
-        g.srcline = r.srcline.data();
+        g.inlined = r.inlined;
+        g.srcline = r.srcline;
         out.push_back(g);
-      };
-      if (caller_order)
-        for (auto it = recs.rbegin(); it != recs.rend(); ++it) add(*it);
-      else
-        for (const auto& r : recs) add(r);
+      }
       return;
     }
   }

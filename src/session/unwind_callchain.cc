@@ -96,20 +96,24 @@ class SampleTarget final : public dwarf::UnwindTarget {
   // (perf flushes none), so where the DSO was mapped lower before, the
   // tables are searched at the wrong place, as here.
   dwarf::UnwindTables* tables_at(std::uint64_t pc, std::uint64_t& bias) override {
-    const machine::Map* map = t_.maps->find(pc);
+    const machine::Map* map = map_at(pc);
     if (!map || !map->dso || map->identity) return nullptr;
-    dwarf::UnwindTables* tables = u_.tables_for(map->dso);
+    dwarf::UnwindTables* tables = tables_of(*map);
     std::uint64_t vaddr;
     if (!tables || !tables->offset_to_vaddr(map->map_ip(pc), vaddr)) return nullptr;
-    std::uint64_t lowest = map->start;
-    for (const machine::Map& m : t_.maps->maps()) {
-      if (m.start >= lowest) break;  // sorted by start
-      if (m.dso == map->dso) {
-        lowest = m.start;
-        break;
+    if (!last_bias_known_) {
+      std::uint64_t lowest = map->start;
+      for (const machine::Map& m : t_.maps->maps()) {
+        if (m.start >= lowest) break;  // sorted by start
+        if (m.dso == map->dso) {
+          lowest = m.start;
+          break;
+        }
       }
+      last_bias_ = lowest - tables->elf_base();
+      last_bias_known_ = true;
     }
-    bias = lowest - tables->elf_base();
+    bias = last_bias_;
     return tables;
   }
 
@@ -118,9 +122,9 @@ class SampleTarget final : public dwarf::UnwindTarget {
     if (addr < sp_ || addr + 8 >= sp_ + stack_.size()) {
       // perf's access_dso_mem: no map is an error; a mapped DSO it cannot
       // read from (anon memory, [stack], past the file) reads as 0.
-      const machine::Map* map = t_.maps->find(addr);
+      const machine::Map* map = map_at(addr);
       if (!map || !map->dso) return false;
-      dwarf::UnwindTables* tables = map->identity ? nullptr : u_.tables_for(map->dso);
+      dwarf::UnwindTables* tables = map->identity ? nullptr : tables_of(*map);
       if (!tables || !tables->read_file(map->map_ip(addr), out)) out = 0;
       return true;
     }
@@ -129,10 +133,35 @@ class SampleTarget final : public dwarf::UnwindTarget {
   }
 
  private:
+  // The map at `addr`; the last one found is asked first (a frame's code
+  // reads and its tables are at one map).
+  const machine::Map* map_at(std::uint64_t addr) {
+    if (last_map_ && addr >= last_map_->start && addr < last_map_->end) return last_map_;
+    const machine::Map* map = t_.maps->find(addr);
+    if (map != last_map_) {
+      last_map_ = map;
+      last_tables_ = nullptr;
+      last_tables_known_ = last_bias_known_ = false;
+    }
+    return map;
+  }
+  dwarf::UnwindTables* tables_of(const machine::Map& map) {
+    if (&map != last_map_) return u_.tables_for(map.dso);
+    if (!last_tables_known_) {
+      last_tables_ = u_.tables_for(map.dso);
+      last_tables_known_ = true;
+    }
+    return last_tables_;
+  }
+
   DwarfUnwinder& u_;
   machine::Thread& t_;
   std::uint64_t sp_;
   Bytes stack_;
+  const machine::Map* last_map_ = nullptr;
+  dwarf::UnwindTables* last_tables_ = nullptr;
+  std::uint64_t last_bias_ = 0;
+  bool last_tables_known_ = false, last_bias_known_ = false;
 };
 
 dwarf::UnwindTables* DwarfUnwinder::tables_for(const machine::Dso* d) {

@@ -97,6 +97,7 @@ class ScriptPrinter : public session::SampleVisitor, public DlFilterHost {
   bool defer(const OutputConfig& o, std::uint64_t ip, const machine::Location& loc, bool frame);
   void maybe_flush();
   bool kernel_frames_can_wait() const;
+  // Appends f's line from the cache (false: print_frame must format it).
   bool append_cached_frame(const OutputConfig& o, const session::Frame& f);
   void print_location(const OutputConfig& o, std::uint64_t ip, const machine::Location& loc);
   void print_symoff(const machine::Location& loc, std::string_view name, bool with_offset);
@@ -208,6 +209,29 @@ class ScriptPrinter : public session::SampleVisitor, public DlFilterHost {
   FlatMap<FrameKey, FrameKeyHash> frame_lines_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> frame_spans_;  // offset, size
   std::string frame_text_;
+  // Whole callchains' lines, by what the frames resolve from (thread, maps'
+  // generation, event, cpumode, ip, the chain's words): a recorded chain
+  // repeats in most samples, and one copy is cheaper than a line each.
+  struct ChainLines {
+    std::uint64_t hash = 0, generation = 0, ip = 0;
+    const void* thread = nullptr;
+    const void* machine = nullptr;
+    const void* config = nullptr;
+    std::size_t event = 0;
+    std::uint8_t cpumode = 0;
+    std::uint32_t raw_begin = 0, raw_size = 0, text_begin = 0, text_size = 0;
+  };
+  struct U64Hash {
+    std::size_t operator()(std::uint64_t k) const { return static_cast<std::size_t>(k); }
+  };
+  FlatMap<std::uint64_t, U64Hash> chain_index_;  // hash -> chain_lines_
+  std::vector<ChainLines> chain_lines_;
+  std::vector<std::uint8_t> chain_raw_;
+  std::string chain_text_;
+  std::uint64_t chain_hits_ = 0, chain_misses_ = 0;
+  bool chain_cache_off_ = false;
+  void print_recorded_callchain(const OutputConfig& o, const session::ResolvedSample& s);
+  bool chain_cacheable(const session::ResolvedSample& s) const;
   // Kernel frames printed while the kernel's symbols were loading: where
   // their text goes in the buffer, which holds its output until then.
   bool defer_kernel_ = false;

@@ -479,7 +479,7 @@ Location Machine::resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t ad
     loc.kernel_maps = true;
     maps = &kernel_maps_;
     if (kernel_maps_.maps().empty() && !is_guest()) add_host_kernel_map();
-    if (defer_kernel && kernel_symbols_pending()) {
+    if (defer_kernel && kernel_dso_ && !kernel_dso_->loaded) {
       // Loading refits the kernel's map: what is outside it may be inside.
       const Map* m = kernel_maps_.find(addr);
       if (!m || m->dso == kernel_dso_) {

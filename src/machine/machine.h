@@ -180,7 +180,11 @@ class Machine {
   // DSO's symbols on first use. Marks the DSO hit when `mark_hit`.
   // With `defer_kernel`, a kernel address does not wait for the kernel's
   // symbols while another thread loads them: it comes back with symbol
-  // kSymbolPending (its map and dso as far as known).
+  // kSymbolPending (its map and dso as far as known). The caller asks for it
+  // where kernel_symbols_pending() was true when the sample began, and
+  // then gets pending locations for the whole sample even where the loading
+  // ends meanwhile (the load refits the kernel's map: a frame resolved in
+  // between would miss what the refit takes in, as init text).
   Location resolve(Thread& thread, std::uint8_t cpumode, std::uint64_t addr,
                    bool defer_kernel = false);
   // Whether the kernel's symbols are loading on another thread (resolving a

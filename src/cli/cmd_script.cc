@@ -285,6 +285,7 @@ int cmd_script(int argc, char** argv) {
   // reading ahead then (its queues decode on threads of their own).
   const bool pt = !no_itrace && itrace::has_intel_pt(input);
   so.read_ahead = !pt && jobs_to_use(a.jobs) > 1;
+  so.reuse_resolutions = true;
   itopts.jobs = a.jobs;
   auto session = session::Session::open(input, so);
   if (!session) return fail("script", session.error());

@@ -209,29 +209,18 @@ class ScriptPrinter : public session::SampleVisitor, public DlFilterHost {
   FlatMap<FrameKey, FrameKeyHash> frame_lines_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> frame_spans_;  // offset, size
   std::string frame_text_;
-  // Whole callchains' lines, by what the frames resolve from (thread, maps'
-  // generation, event, cpumode, ip, the chain's words): a recorded chain
-  // repeats in most samples, and one copy is cheaper than a line each.
+  // Whole callchains' lines by the session's resolution id (in
+  // chain_epoch_): a resolved chain repeats in most samples.
   struct ChainLines {
-    std::uint64_t hash = 0, generation = 0, ip = 0;
-    const void* thread = nullptr;
-    const void* machine = nullptr;
-    const void* config = nullptr;
-    std::size_t event = 0;
-    std::uint8_t cpumode = 0;
-    std::uint32_t raw_begin = 0, raw_size = 0, text_begin = 0, text_size = 0;
+    const void* config = nullptr;  // the OutputConfig they were printed with
+    std::uint32_t text_begin = 0, text_size = 0;
   };
-  struct U64Hash {
-    std::size_t operator()(std::uint64_t k) const { return static_cast<std::size_t>(k); }
-  };
-  FlatMap<std::uint64_t, U64Hash> chain_index_;  // hash -> chain_lines_
+  static constexpr std::uint32_t kNoChain = UINT32_MAX;
+  std::vector<std::uint32_t> chain_of_resolution_;  // -> chain_lines_
   std::vector<ChainLines> chain_lines_;
-  std::vector<std::uint8_t> chain_raw_;
   std::string chain_text_;
-  std::uint64_t chain_hits_ = 0, chain_misses_ = 0;
-  bool chain_cache_off_ = false;
+  std::uint64_t chain_epoch_ = 0;
   void print_recorded_callchain(const OutputConfig& o, const session::ResolvedSample& s);
-  bool chain_cacheable(const session::ResolvedSample& s) const;
   // Kernel frames printed while the kernel's symbols were loading: where
   // their text goes in the buffer, which holds its output until then.
   bool defer_kernel_ = false;

@@ -7,7 +7,6 @@
 #include "abi/registers.h"
 #include "dump/session_dump.h"
 #include "script/script_printer.h"
-#include "session/raw_key.h"
 
 namespace perfkit::script {
 
@@ -389,30 +388,22 @@ void ScriptPrinter::print_callchain(const OutputConfig& o, const session::Resolv
   }
 }
 
-// Whether a sample's frames follow from its raw chain alone (no unwound
-// user stack, no LBR call stack, no --stop-bt).
-bool ScriptPrinter::chain_cacheable(const session::ResolvedSample& s) const {
-  constexpr std::uint64_t kOwnFrames = kSampleStackUser | kSampleBranchStack;
-  const std::uint64_t st = s.sample->sample_type;
-  return (st & kSampleCallchain) && !(st & kOwnFrames) && opts_.stop_bt.empty() && s.thread;
-}
-
+// A callchain's lines, kept whole for the samples that resolved alike
+// (the session's resolution ids): a copy is cheaper than a line a frame.
 void ScriptPrinter::print_recorded_callchain(const OutputConfig& o,
                                              const session::ResolvedSample& s) {
-  if (chain_cache_off_ || !chain_cacheable(s)) return print_callchain(o, s);
-  const std::uint64_t generation = (s.machine ? *s.machine : session_.machine()).generation();
-  const session::RawSample raw{s.event, s.sample, s.cpumode, s.thread};
-  const std::uint64_t hash = session::raw_sample_hash(raw, {false, true}, generation);
-  const Bytes words = s.sample->callchain.bytes();
-  const std::uint32_t at = chain_index_.find(hash);
-  if (at != decltype(chain_index_)::kNone) {
-    const ChainLines& c = chain_lines_[at];
-    if (c.generation == generation && c.thread == s.thread && c.machine == s.machine &&
-        c.config == &o && c.event == s.event && c.cpumode == s.cpumode && c.ip == s.sample->ip &&
-        c.raw_size == words.size() &&
-        std::equal(words.begin(), words.end(), chain_raw_.begin() + c.raw_begin)) {
+  const std::uint32_t id = s.resolution;
+  if (id == session::kNoResolution || !opts_.stop_bt.empty()) return print_callchain(o, s);
+  if (s.resolution_epoch != chain_epoch_) {
+    chain_epoch_ = s.resolution_epoch;
+    chain_of_resolution_.clear();
+    chain_lines_.clear();
+    chain_text_.clear();
+  }
+  if (id < chain_of_resolution_.size() && chain_of_resolution_[id] != kNoChain) {
+    const ChainLines& c = chain_lines_[chain_of_resolution_[id]];
+    if (c.config == &o) {
       b_.append(chain_text_.data() + c.text_begin, chain_text_.data() + c.text_begin + c.text_size);
-      ++chain_hits_;
       return;
     }
   }
@@ -423,36 +414,19 @@ void ScriptPrinter::print_recorded_callchain(const OutputConfig& o,
       print_frame(o, f);
       cached = false;
     }
-  // Frames formatted afresh (inlined, source lines, kernel symbols still
-  // loading) are not kept; nor is a chain whose hash another holds.
-  if (!cached || at != decltype(chain_index_)::kNone) return;
-  // Chains that seldom repeat are cheaper printed a frame at a time.
-  constexpr std::uint64_t kJudgeAfter = 1024;
-  if (++chain_misses_ == kJudgeAfter && chain_hits_ < chain_misses_) chain_cache_off_ = true;
-  constexpr std::size_t kMaxBytes = std::size_t{64} << 20;  // then start over
-  if (chain_text_.size() + chain_raw_.size() > kMaxBytes) {
-    chain_index_.clear();
+  // Frames formatted afresh (inlined, source lines) are not kept.
+  if (!cached || (id < chain_of_resolution_.size() && chain_of_resolution_[id] != kNoChain)) return;
+  constexpr std::size_t kMaxText = std::size_t{64} << 20;  // then start over
+  if (chain_text_.size() > kMaxText) {
+    chain_of_resolution_.clear();
     chain_lines_.clear();
-    chain_raw_.clear();
     chain_text_.clear();
   }
-  ChainLines c;
-  c.hash = hash;
-  c.generation = generation;
-  c.ip = s.sample->ip;
-  c.thread = s.thread;
-  c.machine = s.machine;
-  c.config = &o;
-  c.event = s.event;
-  c.cpumode = s.cpumode;
-  c.raw_begin = static_cast<std::uint32_t>(chain_raw_.size());
-  c.raw_size = static_cast<std::uint32_t>(words.size());
-  chain_raw_.insert(chain_raw_.end(), words.begin(), words.end());
-  c.text_begin = static_cast<std::uint32_t>(chain_text_.size());
-  c.text_size = static_cast<std::uint32_t>(b_.size() - start);
+  if (id >= chain_of_resolution_.size()) chain_of_resolution_.resize(id + 1, kNoChain);
+  chain_of_resolution_[id] = static_cast<std::uint32_t>(chain_lines_.size());
+  chain_lines_.push_back({&o, static_cast<std::uint32_t>(chain_text_.size()),
+                          static_cast<std::uint32_t>(b_.size() - start)});
   chain_text_.append(b_.data() + start, b_.size() - start);
-  chain_index_.insert(hash, static_cast<std::uint32_t>(chain_lines_.size()));
-  chain_lines_.push_back(c);
 }
 
 std::size_t ScriptPrinter::FrameKeyHash::operator()(const FrameKey& k) const {

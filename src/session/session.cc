@@ -7,6 +7,7 @@
 #include "abi/event_names.h"
 #include "perfdata/record_stream.h"
 #include "record/records.h"
+#include "session/repeat_resolutions.h"
 
 namespace perfkit::session {
 
@@ -25,8 +26,12 @@ Expected<std::unique_ptr<Session>> Session::open(const std::string& path, Sessio
   s->machine_ = std::make_unique<machine::Machine>(*s->symbolizer_);
   s->stats_.nr_events.assign(kRecordHeaderMax + 1, 0);
   s->read_build_id_table();
+  if (s->opts_.reuse_resolutions)
+    s->repeats_ = std::make_unique<RepeatResolutions>(s->opts_.resolve_callchains);
   return s;
 }
+
+Session::~Session() = default;
 
 std::string Session::event_name(std::size_t event) const {
   const auto& d = reader_->events()[event];
@@ -289,8 +294,10 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   }
   const auto& desc = reader_->events()[static_cast<std::size_t>(idx)];
   PK_TRY(record::decode_sample(r, desc.layout, sample_));
+  bool own_frames = false;  // frames that the raw sample does not hold
   if (late_chain_ && !(sample_.sample_type & kSampleCallchain) &&
       static_cast<std::size_t>(idx) < late_chain_events_) {
+    own_frames = true;
     const std::span<const std::uint64_t> chain = late_chain_(sample_);
     sample_.callchain =
         record::U64Array(reinterpret_cast<const std::uint8_t*>(chain.data()), chain.size(), false);
@@ -326,13 +333,25 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   rs.machine = cur_;
   rs.thread = &t;
   rs.comm = t.comm;
+  constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
+  own_frames |= (desc.attr.branch_sample_type & kBranchCallStack) ||
+                (opts_.unwinder && (sample_.sample_type & kUserStack) == kUserStack);
+  const bool repeatable = repeats_ && repeats_->on() && !own_frames && cur_ == machine_.get();
+  if (repeatable) {
+    rs.resolution = repeats_->find(RawSample{event, &sample_, cpumode, &t}, cur_->generation());
+    if (rs.resolution != kNoResolution) {
+      rs.resolution_epoch = repeats_->epoch();
+      rs.loc = repeats_->loc(rs.resolution);
+      rs.callchain = repeats_->frames(rs.resolution);
+      return v.on_sample(rs);
+    }
+  }
   const bool defer = v.defers_kernel_symbols() && cur_->kernel_symbols_pending();
   rs.loc = cur_->resolve(t, rs.cpumode, sample_.ip, defer);
   if (opts_.resolve_callchains && (sample_.sample_type & kSampleCallchain)) {
     if (!(desc.attr.branch_sample_type & kBranchCallStack) ||
         !resolve_lbr_callchain(sample_, t, defer))
       resolve_callchain(sample_, t, defer);
-    constexpr std::uint64_t kUserStack = kSampleRegsUser | kSampleStackUser;
     if (opts_.unwinder && (sample_.sample_type & kUserStack) == kUserStack) {
       const std::size_t recorded = frames_.size();
       unwind_user_stack(sample_, t);
@@ -341,6 +360,14 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
       rs.unwound_end = rs.unwound_begin + added;
     }
     rs.callchain = frames_;
+  }
+  // (Kernel locations still to come when the symbols load are not kept.)
+  auto pending = [](const machine::Location& l) { return l.symbol == machine::kSymbolPending; };
+  if (repeatable && !pending(rs.loc) &&
+      std::none_of(rs.callchain.begin(), rs.callchain.end(),
+                   [&](const Frame& f) { return pending(f.loc); })) {
+    rs.resolution = repeats_->keep(rs.loc, rs.callchain);
+    rs.resolution_epoch = repeats_->epoch();
   }
   return v.on_sample(rs);
 }

@@ -55,7 +55,14 @@ struct ResolvedSample {
   // The frames of `callchain` the user-stack unwinder added, [begin, end):
   // after the recorded chain, or before it in caller order.
   std::size_t unwound_begin = 0, unwound_end = 0;
+  // With SessionOptions::reuse_resolutions: an id shared by the samples
+  // that resolved alike (the same loc and callchain) while
+  // resolution_epoch stays; kNoResolution for a sample resolved alone.
+  std::uint32_t resolution = UINT32_MAX;
+  std::uint64_t resolution_epoch = 0;
 };
+
+inline constexpr std::uint32_t kNoResolution = UINT32_MAX;
 
 // A sample before its addresses are resolved (SampleVisitor::take_raw).
 struct RawSample {
@@ -131,6 +138,11 @@ struct SessionOptions {
   // visitors that leave the reader as it is. The records, their order and
   // so the output are the same either way.
   bool read_ahead = false;
+  // Samples that repeat one another (the same thread, maps, ip and raw
+  // chain) are resolved once (ResolvedSample::resolution names them); for
+  // visitors that take every sample resolved. Unwound user stacks, LBR
+  // call stacks and guests' samples are resolved each time.
+  bool reuse_resolutions = false;
   // Unwinds user stacks of samples that carry them; nullptr: none.
   std::shared_ptr<UserStackUnwinder> unwinder;
   // Called for problems that do not stop reading.
@@ -167,8 +179,11 @@ class RecordSource {
   virtual Status finish(const Deliver& deliver) = 0;
 };
 
+class RepeatResolutions;
+
 class Session {
  public:
+  ~Session();
   // Opens `path` ("-" for stdin). Errors: the reader's (naming the file).
   static Expected<std::unique_ptr<Session>> open(const std::string& path, SessionOptions opts);
 
@@ -257,6 +272,7 @@ class Session {
   std::size_t late_chain_events_ = SIZE_MAX;
   std::unique_ptr<RecordSource> source_;
   std::vector<Frame> unwound_;
+  std::unique_ptr<RepeatResolutions> repeats_;  // reuse_resolutions
 };
 
 }  // namespace perfkit::session

@@ -72,8 +72,6 @@ std::uint32_t ChainArena::add_child(std::span<const FrameId> rest, std::uint64_t
   n.count = count;
   nodes_.push_back(n);
   const auto index = static_cast<std::uint32_t>(nodes_.size() - 1);
-  end_owner_.resize(pool_.size());
-  end_owner_[pool_.size() - 1] = index;
   return index;
 }
 
@@ -99,9 +97,9 @@ void ChainArena::append(std::uint32_t root, std::span<const FrameId> path, std::
   const bool cached = suffix != kNoSuffix && !counting_;
   const std::uint64_t key = (static_cast<std::uint64_t>(root) << 32) | suffix;
   if (cached && !nodes_[root].mixed) {
-    std::uint32_t end = ends_.find(key);
-    if (end != decltype(ends_)::kNone) {
-      ChainNode& n = nodes_[end_owner_[end]];
+    std::uint32_t last = ends_.find(key);
+    if (last != decltype(ends_)::kNone) {
+      ChainNode& n = nodes_[last];
       n.hit += period;
       n.count += count;
       ++found_by_suffix_;
@@ -109,8 +107,7 @@ void ChainArena::append(std::uint32_t root, std::span<const FrameId> path, std::
     }
   }
   std::uint32_t last = append_children(root, path, 0, period, count);
-  if (cached && !nodes_[root].mixed)
-    ends_.insert(key, nodes_[last].val_begin + nodes_[last].val_size - 1);
+  if (cached && !nodes_[root].mixed) ends_.insert(key, last);
 }
 
 // perf's merge_chain_branch: a node's own path first (when it has hits),
@@ -198,7 +195,7 @@ std::uint32_t ChainArena::append_children(std::uint32_t node, std::span<const Fr
     left = c < 0;
     x = left ? nodes_[x].left : nodes_[x].right;
   }
-  if (x != base::kRbNil) return append_chain(x, path, pos, period, count);
+  if (x != base::kRbNil) return append_chain(node, x, path, pos, period, count);
   std::uint32_t child = add_child(path.subspan(pos), period, count);
   link_child(node, child, at, left);
   return child;
@@ -210,8 +207,9 @@ std::vector<std::uint32_t> ChainArena::ordered_children(std::uint32_t node) cons
   return kids;
 }
 
-std::uint32_t ChainArena::append_chain(std::uint32_t node, std::span<const FrameId> path,
-                                       std::size_t pos, std::uint64_t period, std::uint32_t count) {
+std::uint32_t ChainArena::append_chain(std::uint32_t parent, std::uint32_t node,
+                                       std::span<const FrameId> path, std::size_t pos,
+                                       std::uint64_t period, std::uint32_t count) {
   std::size_t matches = 0;
   const std::size_t nval = nodes_[node].val_size;
   const FrameId* val = pool_.data() + nodes_[node].val_begin;
@@ -222,7 +220,7 @@ std::uint32_t ChainArena::append_chain(std::uint32_t node, std::span<const Frame
                   frames_[path[pos + matches]]);
     ++matches;
   }
-  if (matches < nval) return split(node, path, pos + matches, matches, period, count);
+  if (matches < nval) return split(parent, node, path, pos + matches, matches, period, count);
   if (pos + matches == path.size()) {
     nodes_[node].hit += period;
     nodes_[node].count += count;
@@ -231,40 +229,47 @@ std::uint32_t ChainArena::append_chain(std::uint32_t node, std::span<const Frame
   return append_children(node, path, pos + matches, period, count);
 }
 
-std::uint32_t ChainArena::split(std::uint32_t node, std::span<const FrameId> path, std::size_t pos,
-                                std::size_t local, std::uint64_t period, std::uint32_t count) {
-  ChainNode tail;
+// perf's split_add_child: the node's first `local` frames become a node of
+// their own, in its place among its siblings, with the node (its last frames,
+// hits and children) as its first child and the rest of the path as the
+// second, on the side its first frame's order gives. The node keeps its
+// index: the suffix cache names the node where a path ends.
+std::uint32_t ChainArena::split(std::uint32_t parent, std::uint32_t node,
+                                std::span<const FrameId> path, std::size_t pos, std::size_t local,
+                                std::uint64_t period, std::uint32_t count) {
+  ChainNode head;
   {
-    ChainNode& p = nodes_[node];
-    tail.val_begin = p.val_begin + static_cast<std::uint32_t>(local);
-    tail.val_size = p.val_size - static_cast<std::uint32_t>(local);
-    p.val_size = static_cast<std::uint32_t>(local);
-    tail.hit = p.hit;
-    tail.count = p.count;
-    tail.kids_kind = p.kids_kind;
+    ChainNode& n = nodes_[node];
+    head.val_begin = n.val_begin;
+    head.val_size = static_cast<std::uint32_t>(local);
+    n.val_begin += static_cast<std::uint32_t>(local);
+    n.val_size -= static_cast<std::uint32_t>(local);
+    head.left = n.left;
+    head.right = n.right;
+    head.parent = n.parent;
+    head.red = n.red;
   }
-  tail.kids = nodes_[node].kids;  // the children's tree moves whole
-  nodes_[node].kids = base::kRbNil;
-  nodes_[node].kids_kind = ChainNode::kNoKind;
-  nodes_.push_back(tail);
-  auto tail_index = static_cast<std::uint32_t>(nodes_.size() - 1);
-  end_owner_[tail.val_begin + tail.val_size - 1] = tail_index;
-  end_owner_[nodes_[node].val_begin + nodes_[node].val_size - 1] = node;
-  // perf's split_add_child: the tail is the parent's first child, the rest
-  // of the path its second, on the side its first frame's order gives.
-  link_child(node, tail_index, base::kRbNil, false);
-  ChainNode& p = nodes_[node];
+  nodes_.push_back(head);
+  const auto h = static_cast<std::uint32_t>(nodes_.size() - 1);
+  const std::uint32_t up = head.parent;
+  if (up == base::kRbNil)
+    nodes_[parent].kids = h;
+  else if (nodes_[up].left == node)
+    nodes_[up].left = h;
+  else
+    nodes_[up].right = h;
+  if (head.left != base::kRbNil) nodes_[head.left].parent = h;
+  if (head.right != base::kRbNil) nodes_[head.right].parent = h;
+  link_child(h, node, base::kRbNil, false);
   if (pos < path.size()) {
-    p.hit = 0;
-    p.count = 0;
-    const bool left = cmp(front(tail_index), path[pos]) < 0;
+    const bool left = cmp(front(node), path[pos]) < 0;
     std::uint32_t child = add_child(path.subspan(pos), period, count);
-    link_child(node, child, tail_index, left);
+    link_child(h, child, node, left);
     return child;
   }
-  p.hit = period;
-  p.count = count;
-  return node;
+  nodes_[h].hit = period;
+  nodes_[h].count = count;
+  return h;
 }
 
 void ChainArena::count_new(const ChainEntry& e) {

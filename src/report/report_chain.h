@@ -153,10 +153,12 @@ class ChainArena {
   // Each returns the node where the path ends.
   std::uint32_t append_children(std::uint32_t node, std::span<const FrameId> path, std::size_t pos,
                                 std::uint64_t period, std::uint32_t count);
-  std::uint32_t append_chain(std::uint32_t node, std::span<const FrameId> path, std::size_t pos,
-                             std::uint64_t period, std::uint32_t count);
-  std::uint32_t split(std::uint32_t node, std::span<const FrameId> path, std::size_t pos,
-                      std::size_t local, std::uint64_t period, std::uint32_t count);
+  std::uint32_t append_chain(std::uint32_t parent, std::uint32_t node,
+                             std::span<const FrameId> path, std::size_t pos, std::uint64_t period,
+                             std::uint32_t count);
+  std::uint32_t split(std::uint32_t parent, std::uint32_t node, std::span<const FrameId> path,
+                      std::size_t pos, std::size_t local, std::uint64_t period,
+                      std::uint32_t count);
   std::uint32_t add_child(std::span<const FrameId> rest, std::uint64_t period, std::uint32_t count);
   // Links `child` into parent's tree below `at` (kRbNil: as the root), on
   // its left when `left`.
@@ -186,12 +188,10 @@ class ChainArena {
   std::vector<ChainNode> nodes_;
   std::vector<std::uint32_t> roots_;
   std::vector<FrameId> pool_;
-  // The node whose frames end at a pool position (position + 1).
-  std::vector<std::uint32_t> end_owner_;
   std::vector<ChainEntry> frames_;
   FlatMap<FrameKey, FrameKeyHash> frame_ids_;
   FlatMap<std::uint64_t, U64Hash> suffix_ids_;  // (suffix after, frame) -> suffix
-  FlatMap<std::uint64_t, U64Hash> ends_;        // (root, suffix) -> end position + 1
+  FlatMap<std::uint64_t, U64Hash> ends_;        // (root, suffix) -> the node it ends in
   std::uint32_t next_suffix_ = 0;
   std::uint64_t found_by_suffix_ = 0;
   std::uint32_t root_ = 0;  // the tree being appended to

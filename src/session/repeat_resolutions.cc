@@ -11,7 +11,8 @@ std::uint32_t RepeatResolutions::find(const RawSample& r, std::uint64_t generati
   return kNoResolution;
 }
 
-std::uint32_t RepeatResolutions::keep(const machine::Location& loc, std::span<const Frame> frames) {
+std::uint32_t RepeatResolutions::keep(const machine::Location& loc, std::span<const Frame> frames,
+                                      bool pending) {
   // Samples that seldom repeat are cheaper resolved each time.
   constexpr std::size_t kJudgeAfter = 1024;
   if (kept_.size() + 1 == kJudgeAfter && hits_ < kJudgeAfter) {
@@ -35,6 +36,7 @@ std::uint32_t RepeatResolutions::keep(const machine::Location& loc, std::span<co
   k.loc = loc;
   k.frames_begin = static_cast<std::uint32_t>(frames_.size());
   k.frames_size = static_cast<std::uint32_t>(frames.size());
+  k.pending = pending;
   frames_.insert(frames_.end(), frames.begin(), frames.end());
   const auto id = static_cast<std::uint32_t>(kept_.size());
   kept_.push_back(k);

@@ -23,7 +23,11 @@ class RepeatResolutions {
   // kNoResolution (then keep() may keep this one's).
   std::uint32_t find(const RawSample& r, std::uint64_t generation);
   // Keeps the resolution of the sample find() last turned down; its id.
-  std::uint32_t keep(const machine::Location& loc, std::span<const Frame> frames);
+  // `pending`: some of its kernel locations wait for the kernel's symbols.
+  std::uint32_t keep(const machine::Location& loc, std::span<const Frame> frames, bool pending);
+  // Whether resolution `id` waits for the kernel's symbols: it stands for
+  // its repeats only while they still load.
+  bool pending(std::uint32_t id) const { return kept_[id].pending; }
   const machine::Location& loc(std::uint32_t id) const { return kept_[id].loc; }
   std::span<const Frame> frames(std::uint32_t id) const {
     return std::span<const Frame>(frames_).subspan(kept_[id].frames_begin, kept_[id].frames_size);
@@ -37,6 +41,7 @@ class RepeatResolutions {
   struct Kept {
     machine::Location loc;
     std::uint32_t frames_begin = 0, frames_size = 0;
+    bool pending = false;
   };
   RawKeyTable table_;
   std::vector<Kept> kept_;

@@ -337,16 +337,22 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   own_frames |= (desc.attr.branch_sample_type & kBranchCallStack) ||
                 (opts_.unwinder && (sample_.sample_type & kUserStack) == kUserStack);
   const bool repeatable = repeats_ && repeats_->on() && !own_frames && cur_ == machine_.get();
+  const bool defer = v.defers_kernel_symbols() && cur_->kernel_symbols_pending();
+  bool found = false;
   if (repeatable) {
-    rs.resolution = repeats_->find(RawSample{event, &sample_, cpumode, &t}, cur_->generation());
-    if (rs.resolution != kNoResolution) {
+    const std::uint32_t id =
+        repeats_->find(RawSample{event, &sample_, cpumode, &t}, cur_->generation());
+    // (One that waited for the kernel's symbols stands for its repeats
+    // while they load: resolved again, they would wait alike.)
+    found = id != kNoResolution;
+    if (found && (defer || !repeats_->pending(id))) {
+      rs.resolution = id;
       rs.resolution_epoch = repeats_->epoch();
-      rs.loc = repeats_->loc(rs.resolution);
-      rs.callchain = repeats_->frames(rs.resolution);
+      rs.loc = repeats_->loc(id);
+      rs.callchain = repeats_->frames(id);
       return v.on_sample(rs);
     }
   }
-  const bool defer = v.defers_kernel_symbols() && cur_->kernel_symbols_pending();
   rs.loc = cur_->resolve(t, rs.cpumode, sample_.ip, defer);
   if (opts_.resolve_callchains && (sample_.sample_type & kSampleCallchain)) {
     if (!(desc.attr.branch_sample_type & kBranchCallStack) ||
@@ -361,12 +367,11 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
     }
     rs.callchain = frames_;
   }
-  // (Kernel locations still to come when the symbols load are not kept.)
-  auto pending = [](const machine::Location& l) { return l.symbol == machine::kSymbolPending; };
-  if (repeatable && !pending(rs.loc) &&
-      std::none_of(rs.callchain.begin(), rs.callchain.end(),
-                   [&](const Frame& f) { return pending(f.loc); })) {
-    rs.resolution = repeats_->keep(rs.loc, rs.callchain);
+  if (repeatable && !found) {
+    auto waits = [](const machine::Location& l) { return l.symbol == machine::kSymbolPending; };
+    const bool pending = waits(rs.loc) || std::any_of(rs.callchain.begin(), rs.callchain.end(),
+                                                      [&](const Frame& f) { return waits(f.loc); });
+    rs.resolution = repeats_->keep(rs.loc, rs.callchain, pending);
     rs.resolution_epoch = repeats_->epoch();
   }
   return v.on_sample(rs);

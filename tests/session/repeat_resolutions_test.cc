@@ -42,7 +42,7 @@ TEST(RepeatResolutions, ARepeatGetsTheFirstOnesResolution) {
   machine::Location loc;
   loc.addr = 0x10;
   const std::vector<Frame> frames = frames_at({0x1000, 0x2000});
-  const std::uint32_t id = r.keep(loc, frames);
+  const std::uint32_t id = r.keep(loc, frames, false);
   ASSERT_NE(id, kNoResolution);
   Raw again = a;
   ASSERT_EQ(r.find(again.get(), 1), id);
@@ -55,6 +55,12 @@ TEST(RepeatResolutions, ARepeatGetsTheFirstOnesResolution) {
   other.chain[1] = 0x2008;
   EXPECT_EQ(r.find(other.get(), 1), kNoResolution);
   EXPECT_TRUE(r.on());
+  EXPECT_FALSE(r.pending(id));
+  // One that waits for the kernel's symbols says so (the session hands it
+  // out only while they load).
+  const std::uint32_t waiting = r.keep(loc, frames, true);
+  EXPECT_TRUE(r.pending(waiting));
+  EXPECT_EQ(r.find(other.get(), 1), waiting);
 }
 
 TEST(RepeatResolutions, SamplesThatSeldomRepeatTurnItOff) {
@@ -65,7 +71,7 @@ TEST(RepeatResolutions, SamplesThatSeldomRepeatTurnItOff) {
   for (std::uint64_t i = 0; i < 5000 && !turned_off; ++i) {
     Raw s{&t, 0x1000 + i, {0x1000 + i}};  // no two alike
     ASSERT_EQ(r.find(s.get(), 1), kNoResolution);
-    const std::uint32_t id = r.keep(machine::Location{}, frames_at({0x1000 + i}));
+    const std::uint32_t id = r.keep(machine::Location{}, frames_at({0x1000 + i}), false);
     turned_off = id == kNoResolution;
   }
   EXPECT_TRUE(turned_off);
@@ -79,7 +85,7 @@ TEST(RepeatResolutions, SamplesThatRepeatKeepItOn) {
   for (std::uint64_t i = 0; i < 20000; ++i) {
     Raw s{&t, 0x1000 + i % 512, {0x1000 + i % 512}};
     if (r.find(s.get(), 1) == kNoResolution)
-      ASSERT_NE(r.keep(machine::Location{}, frames_at({s.ip})), kNoResolution);
+      ASSERT_NE(r.keep(machine::Location{}, frames_at({s.ip}), false), kNoResolution);
   }
   EXPECT_TRUE(r.on());
 }

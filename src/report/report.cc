@@ -455,7 +455,8 @@ bool Report::perf_duplicate(Hists& h, const session::ResolvedSample& s,
   // With a symbol key, perf's comparison of two symbols is by name where
   // one is inlined, else by start and end: only such entries can match.
   candidates_.clear();
-  if (key.has_sym && sorts_by_symbol()) {
+  const bool by_symbol = key.has_sym && sorts_by_symbol();
+  if (by_symbol) {
     const std::string_view name =
         key.inlined ? std::string_view(key.inlined) : session_->machine().symbol_name(loc);
     for (std::uint32_t j : seen_) {
@@ -467,13 +468,11 @@ bool Report::perf_duplicate(Hists& h, const session::ResolvedSample& s,
         candidates_.push_back(j);
     }
     if (candidates_.empty()) return false;
-  } else {
-    candidates_.assign(seen_.begin(), seen_.end());
   }
   h.entries.push_back(make_entry(s, loc, level, key));
   const auto tmp = static_cast<std::uint32_t>(h.entries.size() - 1);
   bool dup = false;
-  for (std::uint32_t j : candidates_)
+  for (std::uint32_t j : by_symbol ? candidates_ : seen_)
     if (perf_same_entry(*this, h, j, tmp)) {
       dup = true;
       break;

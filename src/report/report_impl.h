@@ -453,12 +453,12 @@ class Report : public session::SampleVisitor {
   session::Session* session_ = nullptr;
 
  private:
-  // The entry of `key` as perf's tree search finds it (Hists::live), new
-  // ones made from the sample and `loc`.
   // Whether a symbol key is among the sort keys (perf's se_cmp of sym).
   bool sorts_by_symbol() const;
   bool perf_duplicate(Hists& h, const session::ResolvedSample& s, const machine::Location& loc,
                       char level, const EntryKey& key);
+  // The entry of `key` as perf's tree search finds it (Hists::live), new
+  // ones made from the sample and `loc`.
   std::uint32_t live_entry(Hists& h, const EntryKey& key, const session::ResolvedSample& s,
                            const machine::Location& loc, char level, bool filtered);
   // Adds `period` to the entry of `key`, made from the sample and `loc` when new.

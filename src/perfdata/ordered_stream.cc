@@ -20,8 +20,9 @@ struct OrderedStream::Chunk {
 OrderedStream::OrderedStream(Sink sink) : sink_(std::move(sink)) {}
 OrderedStream::~OrderedStream() = default;
 
-ReadRecord OrderedStream::copy_transient(const ReadRecord& rec, std::uint32_t& chunk_index) {
-  const std::size_t n = rec.view.bytes.size() + rec.view.trailing.size();
+const std::uint8_t* OrderedStream::copy_transient(const ReadRecord& rec,
+                                                  std::uint32_t& chunk_index) {
+  const std::size_t n = rec.view.bytes.size();
   if (current_chunk_ == UINT32_MAX ||
       chunks_[current_chunk_]->used + n > chunks_[current_chunk_]->bytes.size()) {
     if (!free_chunks_.empty() && n <= kChunkSize) {
@@ -36,17 +37,11 @@ ReadRecord OrderedStream::copy_transient(const ReadRecord& rec, std::uint32_t& c
   }
   Chunk& c = *chunks_[current_chunk_];
   std::uint8_t* dst = c.bytes.data() + c.used;
-  std::memcpy(dst, rec.view.bytes.data(), rec.view.bytes.size());
-  if (!rec.view.trailing.empty())
-    std::memcpy(dst + rec.view.bytes.size(), rec.view.trailing.data(), rec.view.trailing.size());
+  std::memcpy(dst, rec.view.bytes.data(), n);
   c.used += n;
   ++c.live;
-  ReadRecord copy = rec;
-  copy.view.bytes = Bytes(dst, rec.view.bytes.size());
-  copy.view.trailing = Bytes(dst + rec.view.bytes.size(), rec.view.trailing.size());
-  copy.transient = false;
   chunk_index = current_chunk_;
-  return copy;
+  return dst;
 }
 
 void OrderedStream::release(std::uint32_t chunk) {
@@ -64,16 +59,40 @@ void OrderedStream::release(std::uint32_t chunk) {
 Status OrderedStream::push(const ReadRecord& rec, std::uint64_t timestamp) {
   if (timestamp == 0 || timestamp == kNoTime) return sink_(rec, timestamp);
   if (timestamp < last_flush_) ++out_of_order_;
-  std::uint32_t chunk = UINT32_MAX;
-  ReadRecord stored = rec.transient ? copy_transient(rec, chunk) : rec;
+  if (!rec.view.trailing.empty())
+    return make_error("offset {:#x}: record type {} with trailing data in the ordered queue",
+                      rec.view.offset, rec.view.type);
   if (queued() == 0) {
     max_timestamp_ = timestamp;
   } else if (timestamp >= max_timestamp_) {
     max_timestamp_ = timestamp;
   }
   keys_.push_back(Key{timestamp, queue_.size()});
-  queue_.push_back(Entry{stored, chunk});
+  Entry& e = queue_.emplace_back();
+  e.chunk = UINT32_MAX;
+  e.bytes = rec.transient ? copy_transient(rec, e.chunk) : rec.view.bytes.data();
+  e.offset = rec.view.offset;
+  e.attr = rec.attr;
+  e.file = rec.file;
+  e.swap = rec.view.swap;
+  e.from_compressed = rec.from_compressed;
   return ok();
+}
+
+const ReadRecord& OrderedStream::record_of(const Entry& e) {
+  record::RecordView& v = out_.view;
+  v.type = load<std::uint32_t>(e.bytes, e.swap);
+  v.misc = load<std::uint16_t>(e.bytes + 4, e.swap);
+  v.size = load<std::uint16_t>(e.bytes + 6, e.swap);
+  v.swap = e.swap;
+  v.bytes = Bytes(e.bytes, v.size);
+  v.offset = e.offset;
+  v.trailing = {};
+  out_.transient = false;
+  out_.from_compressed = e.from_compressed;
+  out_.attr = e.attr;
+  out_.file = e.file;
+  return out_;
 }
 
 Status OrderedStream::flush_until(std::uint64_t limit) {
@@ -102,7 +121,7 @@ Status OrderedStream::flush_until(std::uint64_t limit) {
   while (head_ < keys_.size() && keys_[head_].timestamp <= limit) {
     const Key k = keys_[head_];
     Entry& e = queue_[k.index];
-    Status st = sink_(e.rec, k.timestamp);
+    Status st = sink_(record_of(e), k.timestamp);
     last_flush_ = k.timestamp;
     ++head_;
     release(e.chunk);

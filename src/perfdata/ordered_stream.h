@@ -34,6 +34,7 @@ class OrderedStream {
   ~OrderedStream();
 
   // Queues `rec` (copying transient bytes) or, without a timestamp, delivers it now.
+  // Only the kernel's records are pushed: none has trailing bytes.
   Status push(const ReadRecord& rec, std::uint64_t timestamp);
   // A FINISHED_ROUND: delivers what can no longer be preceded.
   Status round();
@@ -45,9 +46,16 @@ class OrderedStream {
   std::uint64_t out_of_order() const { return out_of_order_; }
 
  private:
+  // What a queued record needs to be delivered again: its header is read
+  // back from its bytes. Compact, and filled field by field (copying a
+  // whole ReadRecord just written field by field stalls on every record).
   struct Entry {
-    ReadRecord rec;
+    const std::uint8_t* bytes;
+    std::uint64_t offset;
     std::uint32_t chunk;  // arena chunk holding a copy, or UINT32_MAX
+    std::int32_t attr;
+    std::uint32_t file;
+    bool swap, from_compressed;
   };
   // What sorting moves: 16 bytes rather than an Entry. `index` is the
   // entry's place in queue_, which is also its arrival order.
@@ -58,10 +66,13 @@ class OrderedStream {
   Status flush_until(std::uint64_t limit);
   // Drops delivered entries from queue_, renumbering the keys.
   void compact();
-  ReadRecord copy_transient(const ReadRecord& rec, std::uint32_t& chunk);
+  const std::uint8_t* copy_transient(const ReadRecord& rec, std::uint32_t& chunk);
   void release(std::uint32_t chunk);
+  // The record `e` stands for, in out_.
+  const ReadRecord& record_of(const Entry& e);
 
   Sink sink_;
+  ReadRecord out_;
   std::vector<Entry> queue_, spare_;
   std::vector<Key> keys_;  // [head_, sorted_) sorted; [sorted_, end) in arrival order
   std::size_t head_ = 0;

@@ -5,6 +5,10 @@
 namespace perfkit::perfdata {
 namespace {
 
+// An 8-byte record (a header alone) of type `tag`: the queue reads a
+// record's header back from its bytes.
+std::vector<std::uint8_t> header_record(std::uint8_t tag) { return {tag, 0, 0, 0, 0, 0, 8, 0}; }
+
 struct Harness {
   std::vector<std::uint64_t> delivered;
   std::vector<std::vector<std::uint8_t>> storage;
@@ -16,7 +20,7 @@ struct Harness {
   }};
 
   void push(std::uint64_t ts, bool transient = false) {
-    storage.push_back(std::vector<std::uint8_t>(8, static_cast<std::uint8_t>(ts)));
+    storage.push_back(header_record(static_cast<std::uint8_t>(ts)));
     ReadRecord r;
     r.view.bytes = storage.back();
     r.transient = transient;
@@ -54,7 +58,7 @@ TEST(OrderedStream, EqualTimestampsKeepArrivalOrder) {
     return ok();
   });
   for (int i = 0; i < 5; ++i) {
-    storage.push_back(std::vector<std::uint8_t>(8, static_cast<std::uint8_t>(i)));
+    storage.push_back(header_record(static_cast<std::uint8_t>(i)));
     ReadRecord r;
     r.view.bytes = storage.back();
     ASSERT_TRUE(s.push(r, i == 2 ? 5 : 7));
@@ -86,9 +90,61 @@ TEST(OrderedStream, RoundWithEmptyQueueKeepsTheLimit) {
   EXPECT_EQ(h.delivered.back(), 4u);
 }
 
+// A queued record comes out as it went in: its header (read back from its
+// bytes, in either byte order), offset, event, file and origin.
+TEST(OrderedStream, DeliversTheRecordAsQueued) {
+  std::vector<ReadRecord> out;
+  OrderedStream s([&](const ReadRecord& r, std::uint64_t) -> Status {
+    out.push_back(r);
+    return ok();
+  });
+  const std::vector<std::uint8_t> le = {9, 0, 0, 0, 2, 0, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<std::uint8_t> be = {0, 0, 0, 9, 0, 2, 0, 16, 1, 2, 3, 4, 5, 6, 7, 8};
+  ReadRecord a;
+  a.view = record::view_header(le.data(), false);
+  a.view.bytes = le;
+  a.view.offset = 0x1234;
+  a.attr = 3;
+  a.file = 2;
+  ReadRecord b;
+  b.view = record::view_header(be.data(), true);
+  b.view.bytes = be;
+  b.view.offset = 0x5678;
+  b.attr = 1;
+  b.from_compressed = true;
+  b.transient = true;
+  ASSERT_TRUE(s.push(b, 20));
+  ASSERT_TRUE(s.push(a, 10));
+  ASSERT_TRUE(s.finish());
+  ASSERT_EQ(out.size(), 2u);
+  for (const ReadRecord& r : out) {
+    EXPECT_EQ(r.view.type, 9u);
+    EXPECT_EQ(r.view.misc, 2u);
+    EXPECT_EQ(r.view.size, 16u);
+    EXPECT_EQ(r.view.bytes.size(), 16u);
+    EXPECT_EQ(r.view.bytes[8], 1u);
+    EXPECT_TRUE(r.view.trailing.empty());
+    EXPECT_FALSE(r.transient);
+  }
+  EXPECT_FALSE(out[0].view.swap);
+  EXPECT_EQ(out[0].view.offset, 0x1234u);
+  EXPECT_EQ(out[0].attr, 3);
+  EXPECT_EQ(out[0].file, 2u);
+  EXPECT_FALSE(out[0].from_compressed);
+  EXPECT_TRUE(out[1].view.swap);
+  EXPECT_EQ(out[1].view.offset, 0x5678u);
+  EXPECT_EQ(out[1].attr, 1);
+  EXPECT_TRUE(out[1].from_compressed);
+  EXPECT_NE(out[1].view.bytes.data(), be.data());  // a copy
+  // Trailing bytes belong to perf's own records, which are never queued.
+  ReadRecord t = a;
+  t.view.trailing = le;
+  EXPECT_FALSE(s.push(t, 30));
+}
+
 TEST(OrderedStream, SinkErrorStopsDelivery) {
   int calls = 0;
-  std::vector<std::uint8_t> b(8);
+  std::vector<std::uint8_t> b = header_record(0);
   OrderedStream s([&](const ReadRecord&, std::uint64_t) -> Status {
     ++calls;
     return make_error("stop");

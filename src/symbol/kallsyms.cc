@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -14,7 +15,12 @@
 #include <mutex>
 #include <thread>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "base/mapped_file.h"
+#include "base/populate.h"
 
 namespace perfkit::symbol {
 
@@ -29,6 +35,18 @@ bool parse_hex(std::string_view s, std::uint64_t& v) {
 }  // namespace
 
 namespace {
+
+// Each byte's value as a hex digit; 0x80 for bytes that are not one.
+constexpr std::array<std::uint8_t, 256> kHexValue = [] {
+  std::array<std::uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    t[c] = c >= '0' && c <= '9'   ? static_cast<std::uint8_t>(c - '0')
+           : c >= 'a' && c <= 'f' ? static_cast<std::uint8_t>(c - 'a' + 10)
+           : c >= 'A' && c <= 'F' ? static_cast<std::uint8_t>(c - 'A' + 10)
+                                  : 0x80;
+  }
+  return t;
+}();
 
 // Kallsyms lines in, a symbol table out; lines may come in pieces.
 class KallsymsParser {
@@ -46,16 +64,15 @@ class KallsymsParser {
       carry_.clear();
       text.remove_prefix(nl + 1);
     }
-    while (!text.empty()) {
-      const void* p = std::memchr(text.data(), '\n', text.size());
-      if (!p) {
-        carry_.assign(text);
-        return;
-      }
-      std::size_t nl = static_cast<std::size_t>(static_cast<const char*>(p) - text.data());
-      line(text.substr(0, nl));
-      text.remove_prefix(nl + 1);
+    const std::size_t last = text.rfind('\n');
+    if (last == std::string_view::npos) {
+      carry_.assign(text);
+      return;
     }
+    const char* p = text.data();
+    const char* end = text.data() + last + 1;
+    while (p < end) p = next_line(p, end);
+    carry_.assign(text.substr(last + 1));
   }
 
   void reserve(std::size_t symbols, std::size_t name_bytes) {
@@ -72,6 +89,58 @@ class KallsymsParser {
   }
 
  private:
+  // Parses the line at `p` (a newline before `end` ends it) and returns the next.
+  // The usual shape, "ADDR TYPE NAME[\tMODULE]" with a plain hex address,
+  // is read in one pass; anything else goes through line().
+  const char* next_line(const char* p, const char* end) {
+    std::uint64_t addr = 0;
+    const char* q = p + 16;
+    if (end - p < 20 || !hex16(p, addr) || q[0] != ' ' || q[1] == '\n' || q[2] != ' ') {
+      const char* nl =
+          static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+      line(std::string_view(p, static_cast<std::size_t>(nl - p)));
+      return nl + 1;
+    }
+    const char type = q[1];
+    const char* name = q + 3;
+    const char* e = newline_or_tab(name, end);
+    std::string_view sym(name, static_cast<std::size_t>(e - name)), module;
+    if (*e == '\t') {
+      const char* m = e + 1;
+      e = static_cast<const char*>(std::memchr(m, '\n', static_cast<std::size_t>(end - m)));
+      module = std::string_view(m, static_cast<std::size_t>(e - m));
+    }
+    symbol(addr, type, sym, module);
+    return e + 1;
+  }
+
+  // The 16 hex digits at `p` in `v`, when all 16 are; without a branch each.
+  static bool hex16(const char* p, std::uint64_t& v) {
+    std::uint64_t x = 0;
+    unsigned bad = 0;
+    for (int i = 0; i < 16; ++i) {
+      const std::uint8_t d = kHexValue[static_cast<unsigned char>(p[i])];
+      bad |= d;
+      x = x << 4 | (d & 0xf);
+    }
+    v = x;
+    return !(bad & 0x80);
+  }
+
+  // The first newline or tab from `s`; one comes before `end`.
+  static const char* newline_or_tab(const char* s, const char* end) {
+#if defined(__SSE2__)
+    const __m128i nl = _mm_set1_epi8('\n'), tab = _mm_set1_epi8('\t');
+    for (; end - s >= 16; s += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+      const int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, tab)));
+      if (m) return s + __builtin_ctz(static_cast<unsigned>(m));
+    }
+#endif
+    while (*s != '\n' && *s != '\t') ++s;
+    return s;
+  }
+
   void line(std::string_view line) {
     std::size_t sp1 = line.find(' ');
     if (sp1 == std::string_view::npos || sp1 + 3 > line.size()) return;
@@ -85,14 +154,17 @@ class KallsymsParser {
       module = sym.substr(tab + 1);
       sym = sym.substr(0, tab);
     }
+    symbol(addr, type, sym, module);
+  }
+
+  void symbol(std::uint64_t addr, char type, std::string_view sym, std::string_view module) {
     if (sym == "_text") info_.ref_reloc_addr = addr, info_.ref_reloc_name = "_text";
     if (sym == "_stext") stext_ = addr;
-    char up = static_cast<char>(std::toupper(static_cast<unsigned char>(type)));
+    const bool lower = type >= 'a' && type <= 'z';
+    const char up = lower ? static_cast<char>(type - 'a' + 'A') : type;
     if (up != 'T' && up != 'W' && up != 'D' && up != 'B') return;
     if (!sym.empty() && sym[0] == '$') return;
-    std::uint8_t bind =
-        up == 'W' ? kBindWeak
-                  : (std::isupper(static_cast<unsigned char>(type)) ? kBindGlobal : kBindLocal);
+    std::uint8_t bind = up == 'W' ? kBindWeak : (lower ? kBindLocal : kBindGlobal);
     std::uint8_t stype = (up == 'T' || up == 'W') ? kTypeFunc : kTypeObject;
     // Module symbols keep their "[module]" tail for the fixup rule; lookups
     // cut it (name_of()).
@@ -181,7 +253,11 @@ KallsymsInfo parse_kallsyms(std::string_view text) {
   return p.finish();
 }
 
-Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
+namespace {
+
+// Parses the file at `path` as the kernel prints /proc/kallsyms: in chunks,
+// read on one thread and parsed on this one.
+Status parse_chunks(const std::string& path, KallsymsParser& parser) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error("{}: cannot open: {}", path, std::strerror(errno));
   ChunkQueue q;
@@ -191,15 +267,29 @@ Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
   } catch (const std::system_error&) {
     read_chunks(fd, path, q);  // no thread to spare: read it all first
   }
-  KallsymsParser parser;
-  // /proc/kallsyms has no size to stat: room for a large kernel's symbols
-  // (about 120k on a distribution kernel) spares the copies of growing.
-  parser.reserve(1 << 18, 8 << 20);
   std::string chunk;
   while (q.pop(chunk)) parser.feed(chunk);
   if (reader.joinable()) reader.join();
   ::close(fd);
   if (!q.error().empty()) return make_error("{}", q.error());
+  return ok();
+}
+
+}  // namespace
+
+Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
+  KallsymsParser parser;
+  // /proc/kallsyms has no size to stat: room for a large kernel's symbols
+  // (about 120k on a distribution kernel) spares the copies of growing.
+  parser.reserve(1 << 18, 8 << 20);
+  // A regular file (a copy, --kallsyms FILE) is parsed where it is mapped.
+  if (auto file = MappedFile::open(path); file && file->size() > 0) {
+    base::populate_for_read(file->bytes().data(), file->size());
+    parser.feed(
+        std::string_view(reinterpret_cast<const char*>(file->bytes().data()), file->size()));
+  } else {
+    PK_TRY(parse_chunks(path, parser));
+  }
   KallsymsInfo info = parser.finish();
   bool any = false;
   for (std::size_t i = 0; i < info.table.size() && !any; ++i) any = info.table.at(i).start != 0;
@@ -294,48 +384,32 @@ class ModuleCheck {
 }  // namespace
 
 bool kallsyms_copy_is_current(const std::string& copy, const std::string& procfs) {
-  constexpr std::size_t kPrefix = 4096, kChunk = 256 << 10;
+  constexpr std::size_t kPrefix = 4096;
   std::string live = read_prefix(procfs + "/kallsyms", kPrefix);
   if (live.size() != kPrefix) return false;
   // No /proc/modules: a kernel without module support.
   std::vector<KernelModule> modules;
   if (auto m = read_text_file(procfs + "/modules")) modules = parse_modules(*m);
   ModuleCheck check(std::move(modules));
-  int fd = ::open(copy.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  std::string buf, carry;
-  bool first = true, ok = true;
-  for (;;) {
-    buf.resize(kChunk);
-    ssize_t got = ::read(fd, buf.data(), kChunk);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) ok = false;
-    if (got <= 0) break;
-    buf.resize(static_cast<std::size_t>(got));
-    if (first && (buf.size() < kPrefix || std::string_view(buf).substr(0, kPrefix) != live)) {
-      ok = false;  // short reads of a regular file do not happen before its end
-      break;
-    }
-    first = false;
-    std::string_view t = buf;
-    std::size_t nl = t.find('\n');
-    if (!carry.empty() || nl == std::string_view::npos) {
-      carry.append(t.substr(0, nl));
-      if (nl == std::string_view::npos) continue;
-      if (!(ok = check.line(carry))) break;
-      carry.clear();
-      t.remove_prefix(nl + 1);
-    }
-    for (nl = t.find('\n'); nl != std::string_view::npos && ok; nl = t.find('\n')) {
-      ok = check.line(t.substr(0, nl));
-      t.remove_prefix(nl + 1);
-    }
-    if (!ok) break;
-    carry.assign(t);
+  auto file = MappedFile::open(copy);
+  if (!file) return false;
+  base::populate_for_read(file->bytes().data(), file->size());
+  std::string_view t(reinterpret_cast<const char*>(file->bytes().data()), file->size());
+  if (t.size() < kPrefix || t.substr(0, kPrefix) != live) return false;
+  // Only a module's lines have a tab: each is found by one scan of the
+  // text rather than line by line.
+  for (std::size_t at = 0; at < t.size();) {
+    const void* p = std::memchr(t.data() + at, '\t', t.size() - at);
+    if (!p) break;
+    const std::size_t tab = static_cast<std::size_t>(static_cast<const char*>(p) - t.data());
+    std::size_t begin = t.rfind('\n', tab);
+    begin = begin == std::string_view::npos ? 0 : begin + 1;
+    std::size_t end = t.find('\n', tab);
+    if (end == std::string_view::npos) end = t.size();
+    if (!check.line(t.substr(begin, end - begin))) return false;
+    at = end;
   }
-  ::close(fd);
-  if (ok && !carry.empty()) ok = check.line(carry);
-  return ok && !first && check.all_seen();
+  return check.all_seen();
 }
 
 KernelText kernel_text(std::string_view t) {

@@ -8,7 +8,9 @@ namespace perfkit::symbol {
 
 void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t binding,
                       std::uint8_t type, std::string_view name) {
-  Symbol s;
+  // Filled in place: a Symbol built aside and copied whole would be read
+  // back before its narrow stores land (a stall on every symbol).
+  Symbol& s = symbols_.emplace_back();
   s.start = start;
   s.end = start + size;
   s.binding = binding;
@@ -23,7 +25,6 @@ void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t bind
     base::rb_insert(tree_, root_, s.node,
                     [](const TreeNode& at, const TreeNode& n) { return n.start < at.start; });
   }
-  symbols_.push_back(s);
 }
 
 void SymbolTable::sort_only() {
@@ -58,13 +59,18 @@ void SymbolTable::fixup_end(bool kallsyms) {
     return std::string_view(names_).substr(s.name_offset, s.name_size).find('[') !=
            std::string_view::npos;
   };
+  // (Whether the previous symbol's name has a bracket, carried along.)
+  bool prev_bracket = kallsyms && has_bracket(symbols_[0]);
   for (std::size_t i = 1; i < symbols_.size(); ++i) {
     Symbol& prev = symbols_[i - 1];
     const Symbol& curr = symbols_[i];
+    const bool curr_bracket = kallsyms && has_bracket(curr);
+    const bool differ = prev_bracket != curr_bracket;
+    prev_bracket = curr_bracket;
     if (prev.end != prev.start) continue;
     // The last kernel symbol before the modules (or the reverse) ends at the
     // next page instead of spanning the gap.
-    if (kallsyms && has_bracket(prev) != has_bracket(curr))
+    if (differ)
       prev.end = (prev.end + 4096 + 4095) / 4096 * 4096;
     else
       prev.end = curr.start;
@@ -108,7 +114,7 @@ void SymbolTable::fixup_duplicate() {
   // In place: a copy of kallsyms' table would double its peak memory.
   std::size_t kept = 0;
   for (std::size_t i = 0; i < symbols_.size(); ++i) {
-    const Symbol s = symbols_[i];
+    const Symbol& s = symbols_[i];
     if (kept && symbols_[kept - 1].start == s.start) {
       // perf erases the loser from its tree.
       if (keep_first(symbols_[kept - 1], s)) {
@@ -119,7 +125,8 @@ void SymbolTable::fixup_duplicate() {
       }
       continue;
     }
-    symbols_[kept++] = s;
+    if (kept != i) symbols_[kept] = s;  // (most stay where they are)
+    ++kept;
   }
   symbols_.resize(kept);
 }

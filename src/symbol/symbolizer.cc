@@ -243,11 +243,20 @@ std::string Symbolizer::find_kallsyms(const elf::BuildId& id) const {
   if (host) {
     // perf reads /proc/kallsyms; perf record's copy of it reads faster and
     // gives the same symbols while nothing has changed since.
-    if (!cached.empty() && !id.empty() && kallsyms_copy_is_current(cached, opts_.procfs))
+    if (!cached.empty() && !id.empty() &&
+        (opts_.kallsyms_share ? opts_.kallsyms_share->copy_is_current(cached, opts_.procfs)
+                              : kallsyms_copy_is_current(cached, opts_.procfs)))
       return cached;
     return opts_.procfs + "/kallsyms";
   }
   return cached;
+}
+
+bool KallsymsShare::copy_is_current(const std::string& copy, const std::string& procfs) {
+  std::lock_guard lock(mu_);
+  auto [it, fresh] = current_.try_emplace(copy + '\n' + procfs, false);
+  if (fresh) it->second = kallsyms_copy_is_current(copy, procfs);
+  return it->second;
 }
 
 std::shared_future<KallsymsShare::Result> KallsymsShare::get(const std::string& path) {

@@ -63,10 +63,13 @@ class KallsymsShare {
  public:
   using Result = std::shared_ptr<const KallsymsInfo>;  // null: not readable
   std::shared_future<Result> get(const std::string& path);
+  // kallsyms_copy_is_current(copy, procfs), checked once for all of them.
+  bool copy_is_current(const std::string& copy, const std::string& procfs);
 
  private:
   std::mutex mu_;
   std::map<std::string, std::shared_future<Result>> loads_;
+  std::map<std::string, bool> current_;
 };
 
 // Options from the environment: $PERF_BUILDID_DIR or $HOME/.debug for the

@@ -5,6 +5,11 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdio>
+#include <thread>
+#include <utility>
+#include <vector>
+
 #include "elf/elf_file.h"
 #include "elf/elf_symbols.h"
 #include "support/test_support.h"
@@ -146,30 +151,94 @@ TEST(Kallsyms, KeepsTextAndDataLikePerf) {
   EXPECT_EQ(k.table.at(3).type, kTypeObject);
 }
 
-// load_kallsyms reads in 256 KiB chunks on a second thread and parses as
-// they come: lines cut by a chunk boundary, a module tail and an
-// unterminated last line read as parse_kallsyms reads the whole text.
-TEST(Kallsyms, ChunkedLoadEqualsWholeParse) {
+// Lines of another shape than "16-digit-address type name[\tmodule]" take
+// the general path and read as it always read them.
+TEST(Kallsyms, OddLinesReadAsUsualLinesDo) {
+  auto k = parse_kallsyms(
+      "81000000 T short_address\n"
+      "0xffffffff81000100 T with_prefix\n"
+      "FFFFFFFF81000200 t upper_hex\n"
+      "1ffffffff81000300 T seventeen_digits\n"
+      "ffffffff81000400 T\n"
+      "ffffffff8100050g T not_hex\n"
+      "ffffffff81000600 T name with spaces\n"
+      "ffffffff81000700 t mod_fn\t[mod]\textra\n"
+      "ffffffff81000800 b bss_sym\n"
+      "ffffffff81000900 T $x\n"
+      "ffffffff81000a00 T  two_spaces\n");
+  std::vector<std::pair<std::uint64_t, std::string>> got;
+  for (std::size_t i = 0; i < k.table.size(); ++i)
+    got.emplace_back(k.table.at(i).start, std::string(k.table.name(i)));
+  const std::vector<std::pair<std::uint64_t, std::string>> want = {
+      {0x81000000, "short_address"},
+      {0xffffffff81000100, "with_prefix"},
+      {0xffffffff81000200, "upper_hex"},
+      {0xffffffff81000600, "name with spaces"},
+      {0xffffffff81000700, "mod_fn [mod]\textra"},  // (name() keeps the module)
+      {0xffffffff81000800, "bss_sym"},
+      {0xffffffff81000a00, " two_spaces"}};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(k.table.at(2).binding, kBindLocal);
+  EXPECT_EQ(k.table.at(5).type, kTypeObject);
+}
+
+namespace {
+
+// Lines of every kind, some cut by any chunk boundary.
+std::string many_kallsyms_lines() {
   std::string text;
   for (int i = 0; i < 30000; ++i)
     text += fmt::format("{:016x} {} sym_{}{}\n", 0xffffffff81000000ULL + 16 * i, i % 3 ? 't' : 'T',
                         i, i % 7 ? "" : "\t[mod]");
   text += "ffffffffc0000000 t last_one";
-  ASSERT_GT(text.size(), 3u << 18);  // several chunks
+  return text;
+}
+
+void expect_same_symbols(const KallsymsInfo& a, const KallsymsInfo& b) {
+  ASSERT_EQ(a.table.size(), b.table.size());
+  for (std::size_t i = 0; i < a.table.size(); ++i) {
+    ASSERT_EQ(a.table.name(i), b.table.name(i)) << i;
+    ASSERT_EQ(a.table.at(i).start, b.table.at(i).start) << i;
+    ASSERT_EQ(a.table.at(i).end, b.table.at(i).end) << i;
+  }
+}
+
+}  // namespace
+
+// A regular file is parsed where it is mapped: as parse_kallsyms parses
+// the whole text (a module tail, an unterminated last line).
+TEST(Kallsyms, MappedLoadEqualsWholeParse) {
+  const std::string text = many_kallsyms_lines();
   test::TempDir dir;
   std::string path = dir.path("kallsyms");
   test::write_file(path, text);
   auto loaded = load_kallsyms(path);
   ASSERT_TRUE(loaded) << loaded.error().message();
   auto whole = parse_kallsyms(text);
-  ASSERT_EQ(loaded->table.size(), whole.table.size());
   ASSERT_EQ(whole.table.size(), 30001u);
-  for (std::size_t i = 0; i < whole.table.size(); ++i) {
-    ASSERT_EQ(loaded->table.name(i), whole.table.name(i)) << i;
-    ASSERT_EQ(loaded->table.at(i).start, whole.table.at(i).start) << i;
-    ASSERT_EQ(loaded->table.at(i).end, whole.table.at(i).end) << i;
-  }
+  expect_same_symbols(*loaded, whole);
   EXPECT_FALSE(load_kallsyms(dir.path("absent")));
+}
+
+// What is not a regular file (/proc/kallsyms) is read in 256 KiB chunks on
+// a second thread and parsed as they come: lines cut by a chunk boundary
+// read as parse_kallsyms reads the whole text.
+TEST(Kallsyms, ChunkedLoadEqualsWholeParse) {
+  const std::string text = many_kallsyms_lines();
+  ASSERT_GT(text.size(), 3u << 18);  // several chunks
+  test::TempDir dir;
+  const std::string fifo = dir.path("kallsyms.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] {
+    std::FILE* f = std::fopen(fifo.c_str(), "w");
+    if (!f) return;
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  });
+  auto loaded = load_kallsyms(fifo);
+  writer.join();
+  ASSERT_TRUE(loaded) << loaded.error().message();
+  expect_same_symbols(*loaded, parse_kallsyms(text));
 }
 
 // perf record's copy of /proc/kallsyms in the build-id cache stands in for

@@ -70,29 +70,8 @@ Status OrderedStream::push(const ReadRecord& rec, std::uint64_t timestamp) {
   keys_.push_back(Key{timestamp, queue_.size()});
   Entry& e = queue_.emplace_back();
   e.chunk = UINT32_MAX;
-  e.bytes = rec.transient ? copy_transient(rec, e.chunk) : rec.view.bytes.data();
-  e.offset = rec.view.offset;
-  e.attr = rec.attr;
-  e.file = rec.file;
-  e.swap = rec.view.swap;
-  e.from_compressed = rec.from_compressed;
+  pack(rec, rec.transient ? copy_transient(rec, e.chunk) : rec.view.bytes.data(), e.rec);
   return ok();
-}
-
-const ReadRecord& OrderedStream::record_of(const Entry& e) {
-  record::RecordView& v = out_.view;
-  v.type = load<std::uint32_t>(e.bytes, e.swap);
-  v.misc = load<std::uint16_t>(e.bytes + 4, e.swap);
-  v.size = load<std::uint16_t>(e.bytes + 6, e.swap);
-  v.swap = e.swap;
-  v.bytes = Bytes(e.bytes, v.size);
-  v.offset = e.offset;
-  v.trailing = {};
-  out_.transient = false;
-  out_.from_compressed = e.from_compressed;
-  out_.attr = e.attr;
-  out_.file = e.file;
-  return out_;
 }
 
 Status OrderedStream::flush_until(std::uint64_t limit) {
@@ -121,7 +100,8 @@ Status OrderedStream::flush_until(std::uint64_t limit) {
   while (head_ < keys_.size() && keys_[head_].timestamp <= limit) {
     const Key k = keys_[head_];
     Entry& e = queue_[k.index];
-    Status st = sink_(record_of(e), k.timestamp);
+    unpack(e.rec, out_);
+    Status st = sink_(out_, k.timestamp);
     last_flush_ = k.timestamp;
     ++head_;
     release(e.chunk);

@@ -46,16 +46,9 @@ class OrderedStream {
   std::uint64_t out_of_order() const { return out_of_order_; }
 
  private:
-  // What a queued record needs to be delivered again: its header is read
-  // back from its bytes. Compact, and filled field by field (copying a
-  // whole ReadRecord just written field by field stalls on every record).
   struct Entry {
-    const std::uint8_t* bytes;
-    std::uint64_t offset;
+    PackedRecord rec;
     std::uint32_t chunk;  // arena chunk holding a copy, or UINT32_MAX
-    std::int32_t attr;
-    std::uint32_t file;
-    bool swap, from_compressed;
   };
   // What sorting moves: 16 bytes rather than an Entry. `index` is the
   // entry's place in queue_, which is also its arrival order.
@@ -68,8 +61,6 @@ class OrderedStream {
   void compact();
   const std::uint8_t* copy_transient(const ReadRecord& rec, std::uint32_t& chunk);
   void release(std::uint32_t chunk);
-  // The record `e` stands for, in out_.
-  const ReadRecord& record_of(const Entry& e);
 
   Sink sink_;
   ReadRecord out_;

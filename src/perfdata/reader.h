@@ -62,6 +62,50 @@ struct ReadRecord {
   std::uint32_t file = 0;
 };
 
+// A record's fields kept compactly to deliver it again later (an ordering
+// queue, a batch handed to another thread); its header is read back from its
+// bytes. Copying a whole ReadRecord that was just written field by field
+// would stall on store forwarding, at every record.
+struct PackedRecord {
+  const std::uint8_t* bytes = nullptr;
+  const std::uint8_t* trailing = nullptr;
+  std::uint64_t offset = 0;
+  std::uint32_t trailing_size = 0;
+  std::int32_t attr = ReadRecord::kAttrNotLooked;
+  std::uint32_t file = 0;
+  bool swap = false, from_compressed = false;
+};
+// Packs `r` into `p` (in place: a packed record returned whole would be
+// copied back before its narrow stores land); `bytes`: where the record's
+// bytes (then its trailing bytes) are kept now.
+inline void pack(const ReadRecord& r, const std::uint8_t* bytes, PackedRecord& p) {
+  p.bytes = bytes;
+  p.trailing = r.view.trailing.empty()        ? nullptr
+               : bytes == r.view.bytes.data() ? r.view.trailing.data()
+                                              : bytes + r.view.bytes.size();
+  p.trailing_size = static_cast<std::uint32_t>(r.view.trailing.size());
+  p.offset = r.view.offset;
+  p.attr = r.attr;
+  p.file = r.file;
+  p.swap = r.view.swap;
+  p.from_compressed = r.from_compressed;
+}
+// The record `p` stands for, into `out` (not transient).
+inline void unpack(const PackedRecord& p, ReadRecord& out) {
+  record::RecordView& v = out.view;
+  v.type = load<std::uint32_t>(p.bytes, p.swap);
+  v.misc = load<std::uint16_t>(p.bytes + 4, p.swap);
+  v.size = load<std::uint16_t>(p.bytes + 6, p.swap);
+  v.swap = p.swap;
+  v.bytes = Bytes(p.bytes, v.size);
+  v.offset = p.offset;
+  v.trailing = Bytes(p.trailing, p.trailing_size);
+  out.transient = false;
+  out.from_compressed = p.from_compressed;
+  out.attr = p.attr;
+  out.file = p.file;
+}
+
 class Reader {
  public:
   ~Reader();

@@ -60,11 +60,11 @@ Status read_in_order(Reader& reader, const RecordStreamOptions& opts, const Reco
 // Records whose bytes lie outside the mapped file (decompressed ones) are
 // copied, since their buffers are reused once delivered.
 struct Batch {
-  std::vector<ReadRecord> records;
+  std::vector<PackedRecord> records;
   std::vector<std::uint64_t> stamps;
   std::vector<std::uint8_t> bytes;
   struct Copy {
-    std::size_t record, at;  // the record's bytes, then its trailing bytes, from `at`
+    std::size_t record, at, size;  // the record's bytes, then its trailing bytes, from `at`
   };
   std::vector<Copy> copies;
   std::uint64_t position = 0;
@@ -79,10 +79,9 @@ struct Batch {
   // Points the copied records at their copies (bytes is complete now).
   void seal() {
     for (const Copy& c : copies) {
-      record::RecordView& v = records[c.record].view;
-      const std::size_t n = v.bytes.size();
-      v.bytes = Bytes(bytes.data() + c.at, n);
-      v.trailing = Bytes(bytes.data() + c.at + n, v.trailing.size());
+      PackedRecord& r = records[c.record];
+      r.bytes = bytes.data() + c.at;
+      if (r.trailing_size) r.trailing = r.bytes + c.size;
     }
   }
 };
@@ -155,11 +154,11 @@ class ReadAhead {
         (rec.view.trailing.empty() || (rec.view.trailing.data() >= lo &&
                                        rec.view.trailing.data() + rec.view.trailing.size() <= hi));
     if (!mapped) {
-      b.copies.push_back({b.records.size(), b.bytes.size()});
+      b.copies.push_back({b.records.size(), b.bytes.size(), rec.view.bytes.size()});
       b.bytes.insert(b.bytes.end(), rec.view.bytes.begin(), rec.view.bytes.end());
       b.bytes.insert(b.bytes.end(), rec.view.trailing.begin(), rec.view.trailing.end());
     }
-    b.records.push_back(rec);
+    pack(rec, rec.view.bytes.data(), b.records.emplace_back());
     b.stamps.push_back(ts);
     b.span += rec.view.bytes.size() + rec.view.trailing.size();
     if (b.records.size() >= kBatchRecords || b.span >= kBatchBytes) return publish();
@@ -188,6 +187,7 @@ class ReadAhead {
   }
 
   Status consume(const RecordSink& sink) {
+    ReadRecord out;
     for (;;) {
       std::unique_ptr<Batch> b;
       {
@@ -199,7 +199,10 @@ class ReadAhead {
         cv_.notify_all();
       }
       if (position_) *position_ = b->position;
-      for (std::size_t i = 0; i < b->records.size(); ++i) PK_TRY(sink(b->records[i], b->stamps[i]));
+      for (std::size_t i = 0; i < b->records.size(); ++i) {
+        unpack(b->records[i], out);
+        PK_TRY(sink(out, b->stamps[i]));
+      }
       std::lock_guard lock(m_);
       free_.push_back(std::move(b));
       ++taken_;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -282,14 +283,19 @@ Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
   // /proc/kallsyms has no size to stat: room for a large kernel's symbols
   // (about 120k on a distribution kernel) spares the copies of growing.
   parser.reserve(1 << 18, 8 << 20);
-  // A regular file (a copy, --kallsyms FILE) is parsed where it is mapped.
-  if (auto file = MappedFile::open(path); file && file->size() > 0) {
-    base::populate_for_read(file->bytes().data(), file->size());
-    parser.feed(
-        std::string_view(reinterpret_cast<const char*>(file->bytes().data()), file->size()));
-  } else {
-    PK_TRY(parse_chunks(path, parser));
+  // A regular file (a copy, --kallsyms FILE) is parsed where it is mapped;
+  // anything else (/proc/kallsyms, a pipe) is read, and opened only once.
+  struct stat st;
+  bool mapped = false;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (auto file = MappedFile::open(path)) {
+      base::populate_for_read(file->bytes().data(), file->size());
+      parser.feed(
+          std::string_view(reinterpret_cast<const char*>(file->bytes().data()), file->size()));
+      mapped = true;
+    }
   }
+  if (!mapped) PK_TRY(parse_chunks(path, parser));
   KallsymsInfo info = parser.finish();
   bool any = false;
   for (std::size_t i = 0; i < info.table.size() && !any; ++i) any = info.table.at(i).start != 0;

@@ -297,6 +297,7 @@ Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
   }
   if (!mapped) PK_TRY(parse_chunks(path, parser));
   KallsymsInfo info = parser.finish();
+  info.path = path;
   bool any = false;
   for (std::size_t i = 0; i < info.table.size() && !any; ++i) any = info.table.at(i).start != 0;
   if (!any) return make_error("{}: no symbol addresses (kptr_restrict?)", path);

@@ -19,6 +19,7 @@ struct KallsymsInfo {
   // Address of the relocation reference symbol (_text, else _stext), 0 if absent.
   std::uint64_t ref_reloc_addr = 0;
   std::string ref_reloc_name;
+  std::string path;  // the file read (load_kallsyms)
 };
 
 // Parses kallsyms text. Lines that do not parse are skipped.

@@ -221,35 +221,50 @@ const LoadedSymbols& Symbolizer::kernel(const elf::BuildId& id, std::uint64_t re
   return cache_.emplace(key, std::move(loaded)).first->second;
 }
 
+namespace {
+
 // The kallsyms file for the kernel recorded with `id`, when neither
 // --kallsyms nor -k names one: /proc/kallsyms for the running kernel, else
 // the build-id cache's copy; "" when there is none.
-std::string Symbolizer::kallsyms_path(const elf::BuildId& id) const {
-  if (!opts_.symfs.empty()) return {};
-  auto known = kallsyms_paths_.find(id.hex());
-  if (known != kallsyms_paths_.end()) return known->second;
-  return kallsyms_paths_[id.hex()] = find_kallsyms(id);
-}
-
-std::string Symbolizer::find_kallsyms(const elf::BuildId& id) const {
+std::string find_kallsyms(const SymbolizerOptions& o, const elf::BuildId& id) {
   bool host = id.empty();
   if (!host) {
-    if (auto running = elf::kernel_build_id(opts_.sysfs)) host = same_build_id(id, *running);
+    if (auto running = elf::kernel_build_id(o.sysfs)) host = same_build_id(id, *running);
   }
-  std::string cached = opts_.buildid_dir.empty()
+  std::string cached = o.buildid_dir.empty()
                            ? std::string()
-                           : opts_.buildid_dir + "/[kernel.kallsyms]/" + id.hex() + "/kallsyms";
+                           : o.buildid_dir + "/[kernel.kallsyms]/" + id.hex() + "/kallsyms";
   if (cached.empty() || !is_regular_file(cached)) cached.clear();
   if (host) {
     // perf reads /proc/kallsyms; perf record's copy of it reads faster and
     // gives the same symbols while nothing has changed since.
     if (!cached.empty() && !id.empty() &&
-        (opts_.kallsyms_share ? opts_.kallsyms_share->copy_is_current(cached, opts_.procfs)
-                              : kallsyms_copy_is_current(cached, opts_.procfs)))
+        (o.kallsyms_share ? o.kallsyms_share->copy_is_current(cached, o.procfs)
+                          : kallsyms_copy_is_current(cached, o.procfs)))
       return cached;
-    return opts_.procfs + "/kallsyms";
+    return o.procfs + "/kallsyms";
   }
   return cached;
+}
+
+// The kallsyms file to read for `id`: --kallsyms, else find_kallsyms()'s
+// (none for a guest's kernel, or under --symfs).
+std::string kallsyms_for(const SymbolizerOptions& o, const elf::BuildId& id) {
+  if (!o.kallsyms.empty()) return o.kallsyms;
+  if (o.guest_kernel || !o.symfs.empty()) return {};
+  return find_kallsyms(o, id);
+}
+
+Expected<KallsymsInfo> load_kallsyms_for(const SymbolizerOptions& o, const elf::BuildId& id) {
+  const std::string path = kallsyms_for(o, id);
+  if (path.empty()) return make_error("no kallsyms for the kernel");
+  return load_kallsyms(path);
+}
+
+}  // namespace
+
+std::string Symbolizer::kallsyms_key(const elf::BuildId& id) const {
+  return opts_.kallsyms.empty() ? "build-id " + id.hex() : opts_.kallsyms;
 }
 
 bool KallsymsShare::copy_is_current(const std::string& copy, const std::string& procfs) {
@@ -259,11 +274,14 @@ bool KallsymsShare::copy_is_current(const std::string& copy, const std::string& 
   return it->second;
 }
 
-std::shared_future<KallsymsShare::Result> KallsymsShare::get(const std::string& path) {
+std::shared_future<KallsymsShare::Result> KallsymsShare::get(const std::string& key,
+                                                             std::function<std::string()> find) {
   std::lock_guard lock(mu_);
-  auto it = loads_.find(path);
+  auto it = loads_.find(key);
   if (it != loads_.end()) return it->second;
-  auto load = [path]() -> Result {
+  auto load = [find = std::move(find)]() -> Result {
+    const std::string path = find();
+    if (path.empty()) return nullptr;
     auto info = load_kallsyms(path);
     if (!info) return nullptr;
     return std::make_shared<const KallsymsInfo>(std::move(*info));
@@ -277,25 +295,29 @@ std::shared_future<KallsymsShare::Result> KallsymsShare::get(const std::string& 
     done.set_value(load());
     f = done.get_future().share();
   }
-  return loads_.emplace(path, f).first->second;
+  return loads_.emplace(key, f).first->second;
 }
 
 void Symbolizer::prefetch_kernel(const elf::BuildId& id) {
   if (!opts_.vmlinux.empty()) return;
-  std::string path = opts_.kallsyms.empty() ? kallsyms_path(id) : opts_.kallsyms;
-  if (path.empty() || prefetched_.count(path) || cache_.count("kernel:" + id.hex())) return;
+  if (opts_.kallsyms.empty() && (opts_.guest_kernel || !opts_.symfs.empty())) return;
+  const std::string key = kallsyms_key(id);
+  if (prefetched_.count(key) || shared_.count(key) || cache_.count("kernel:" + id.hex())) return;
+  // Which file to read is decided on the loading thread too: checking the
+  // build-id cache's copy reads it whole.
   if (opts_.kallsyms_share) {
-    shared_.emplace(path, opts_.kallsyms_share->get(path));
+    shared_.emplace(
+        key, opts_.kallsyms_share->get(key, [o = opts_, id] { return kallsyms_for(o, id); }));
     return;
   }
   try {
     auto done = std::make_shared<std::atomic<bool>>(false);
-    auto result = std::async(std::launch::async, [path, done] {
-      Expected<KallsymsInfo> info = load_kallsyms(path);
+    auto result = std::async(std::launch::async, [o = opts_, id, done] {
+      Expected<KallsymsInfo> info = load_kallsyms_for(o, id);
       done->store(true, std::memory_order_release);
       return info;
     });
-    prefetched_.emplace(path, Prefetch{std::move(result), std::move(done)});
+    prefetched_.emplace(key, Prefetch{std::move(result), std::move(done)});
   } catch (const std::system_error&) {
     // No thread to spare: kernel() reads the file itself.
   }
@@ -329,12 +351,15 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
       out.text_start = text->addr, out.text_end = text->addr + text->size;
     return out;
   }
-  if (kallsyms.empty() && !opts_.guest_kernel) kallsyms = kallsyms_path(id);
-  if (kallsyms.empty()) return out;
+  if (kallsyms.empty() && (opts_.guest_kernel || !opts_.symfs.empty())) return out;
+  const std::string key = kallsyms_key(id);
   if (opts_.kallsyms_share) {
     // One table for every Symbolizer of the share; a copy where this
     // recording's kernel sits elsewhere.
-    auto f = shared_.count(kallsyms) ? shared_[kallsyms] : opts_.kallsyms_share->get(kallsyms);
+    auto known = shared_.find(key);
+    auto f = known != shared_.end()
+                 ? known->second
+                 : opts_.kallsyms_share->get(key, [o = opts_, id] { return kallsyms_for(o, id); });
     KallsymsShare::Result info = f.get();
     if (!info) return out;
     if (ref_reloc_addr && info->ref_reloc_addr && ref_reloc_addr != info->ref_reloc_addr) {
@@ -344,19 +369,19 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
     } else {
       out.table = std::shared_ptr<const SymbolTable>(info, &info->table);
     }
-    out.file = kallsyms;
+    out.file = info->path;
     out.found = true;
     return out;
   }
-  auto pending = prefetched_.find(kallsyms);
+  auto pending = prefetched_.find(key);
   Expected<KallsymsInfo> info =
-      pending != prefetched_.end() ? pending->second.result.get() : load_kallsyms(kallsyms);
+      pending != prefetched_.end() ? pending->second.result.get() : load_kallsyms_for(opts_, id);
   if (pending != prefetched_.end()) prefetched_.erase(pending);
   if (!info) return out;
   if (ref_reloc_addr && info->ref_reloc_addr && ref_reloc_addr != info->ref_reloc_addr)
     info->table.relocate(static_cast<std::int64_t>(ref_reloc_addr - info->ref_reloc_addr));
   out.table = std::make_shared<SymbolTable>(std::move(info->table));
-  out.file = kallsyms;
+  out.file = info->path;
   out.found = true;
   return out;
 }

@@ -62,7 +62,12 @@ struct SymbolizerOptions {
 class KallsymsShare {
  public:
   using Result = std::shared_ptr<const KallsymsInfo>;  // null: not readable
-  std::shared_future<Result> get(const std::string& path);
+  // The load of what `key` names: the file find() says (on the loading
+  // thread, as deciding may read files; "": none).
+  std::shared_future<Result> get(const std::string& key, std::function<std::string()> find);
+  std::shared_future<Result> get(const std::string& path) {
+    return get(path, [path] { return path; });
+  }
   // kallsyms_copy_is_current(copy, procfs), checked once for all of them.
   bool copy_is_current(const std::string& copy, const std::string& procfs);
 
@@ -122,8 +127,9 @@ class Symbolizer {
  private:
   LoadedSymbols load_user(std::string_view path, const elf::BuildId& id);
   LoadedSymbols load_kernel(const elf::BuildId& id, std::uint64_t ref_reloc_addr);
-  std::string kallsyms_path(const elf::BuildId& id) const;
-  std::string find_kallsyms(const elf::BuildId& id) const;
+  // What a kernel's kallsyms load is known by: --kallsyms, else its build-id
+  // (which file to read is decided where it is read: kallsyms_for()).
+  std::string kallsyms_key(const elf::BuildId& id) const;
   void warn_missing(std::string_view path, const elf::BuildId& id);
 
   SymbolizerOptions opts_;
@@ -133,11 +139,9 @@ class Symbolizer {
     std::future<Expected<KallsymsInfo>> result;
     std::shared_ptr<std::atomic<bool>> done;  // set by the loading thread
   };
-  std::map<std::string, Prefetch> prefetched_;  // by path
+  std::map<std::string, Prefetch> prefetched_;  // by kallsyms_key()
   // With a KallsymsShare: its loads this Symbolizer started or joined.
   std::map<std::string, std::shared_future<KallsymsShare::Result>> shared_;
-  // kallsyms_path() by build-id: checking a cached copy reads it.
-  mutable std::map<std::string, std::string> kallsyms_paths_;
   Debuginfod debuginfod_;
 };
 

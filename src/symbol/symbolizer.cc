@@ -226,7 +226,9 @@ namespace {
 // The kallsyms file for the kernel recorded with `id`, when neither
 // --kallsyms nor -k names one: /proc/kallsyms for the running kernel, else
 // the build-id cache's copy; "" when there is none.
-std::string find_kallsyms(const SymbolizerOptions& o, const elf::BuildId& id) {
+// (`share`: the checks of cached copies are made once for it.)
+std::string find_kallsyms(const SymbolizerOptions& o, KallsymsShare* share,
+                          const elf::BuildId& id) {
   bool host = id.empty();
   if (!host) {
     if (auto running = elf::kernel_build_id(o.sysfs)) host = same_build_id(id, *running);
@@ -239,8 +241,8 @@ std::string find_kallsyms(const SymbolizerOptions& o, const elf::BuildId& id) {
     // perf reads /proc/kallsyms; perf record's copy of it reads faster and
     // gives the same symbols while nothing has changed since.
     if (!cached.empty() && !id.empty() &&
-        (o.kallsyms_share ? o.kallsyms_share->copy_is_current(cached, o.procfs)
-                          : kallsyms_copy_is_current(cached, o.procfs)))
+        (share ? share->copy_is_current(cached, o.procfs)
+               : kallsyms_copy_is_current(cached, o.procfs)))
       return cached;
     return o.procfs + "/kallsyms";
   }
@@ -249,19 +251,27 @@ std::string find_kallsyms(const SymbolizerOptions& o, const elf::BuildId& id) {
 
 // The kallsyms file to read for `id`: --kallsyms, else find_kallsyms()'s
 // (none for a guest's kernel, or under --symfs).
-std::string kallsyms_for(const SymbolizerOptions& o, const elf::BuildId& id) {
+std::string kallsyms_for(const SymbolizerOptions& o, KallsymsShare* share, const elf::BuildId& id) {
   if (!o.kallsyms.empty()) return o.kallsyms;
   if (o.guest_kernel || !o.symfs.empty()) return {};
-  return find_kallsyms(o, id);
+  return find_kallsyms(o, share, id);
 }
 
 Expected<KallsymsInfo> load_kallsyms_for(const SymbolizerOptions& o, const elf::BuildId& id) {
-  const std::string path = kallsyms_for(o, id);
+  const std::string path = kallsyms_for(o, nullptr, id);
   if (path.empty()) return make_error("no kallsyms for the kernel");
   return load_kallsyms(path);
 }
 
 }  // namespace
+
+std::function<std::string()> Symbolizer::kallsyms_finder(const elf::BuildId& id) const {
+  // Not the share itself: its loads would hold it, and it them.
+  SymbolizerOptions o = opts_;
+  KallsymsShare* share = o.kallsyms_share.get();
+  o.kallsyms_share = nullptr;
+  return [o = std::move(o), share, id] { return kallsyms_for(o, share, id); };
+}
 
 std::string Symbolizer::kallsyms_key(const elf::BuildId& id) const {
   return opts_.kallsyms.empty() ? "build-id " + id.hex() : opts_.kallsyms;
@@ -306,8 +316,7 @@ void Symbolizer::prefetch_kernel(const elf::BuildId& id) {
   // Which file to read is decided on the loading thread too: checking the
   // build-id cache's copy reads it whole.
   if (opts_.kallsyms_share) {
-    shared_.emplace(
-        key, opts_.kallsyms_share->get(key, [o = opts_, id] { return kallsyms_for(o, id); }));
+    shared_.emplace(key, opts_.kallsyms_share->get(key, kallsyms_finder(id)));
     return;
   }
   try {
@@ -357,9 +366,8 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
     // One table for every Symbolizer of the share; a copy where this
     // recording's kernel sits elsewhere.
     auto known = shared_.find(key);
-    auto f = known != shared_.end()
-                 ? known->second
-                 : opts_.kallsyms_share->get(key, [o = opts_, id] { return kallsyms_for(o, id); });
+    auto f = known != shared_.end() ? known->second
+                                    : opts_.kallsyms_share->get(key, kallsyms_finder(id));
     KallsymsShare::Result info = f.get();
     if (!info) return out;
     if (ref_reloc_addr && info->ref_reloc_addr && ref_reloc_addr != info->ref_reloc_addr) {

@@ -130,6 +130,8 @@ class Symbolizer {
   // What a kernel's kallsyms load is known by: --kallsyms, else its build-id
   // (which file to read is decided where it is read: kallsyms_for()).
   std::string kallsyms_key(const elf::BuildId& id) const;
+  // The file to read for `id`, decided when called (for a share's load).
+  std::function<std::string()> kallsyms_finder(const elf::BuildId& id) const;
   void warn_missing(std::string_view path, const elf::BuildId& id);
 
   SymbolizerOptions opts_;

@@ -249,12 +249,16 @@ std::string find_kallsyms(const SymbolizerOptions& o, KallsymsShare* share,
   return cached;
 }
 
-// The kallsyms file to read for `id`: --kallsyms, else find_kallsyms()'s
-// (none for a guest's kernel, or under --symfs).
+// Whether the kernel's symbols may come from a kallsyms file: not for a
+// guest's kernel without --kallsyms, nor under --symfs.
+bool may_read_kallsyms(const SymbolizerOptions& o) {
+  return !o.kallsyms.empty() || (!o.guest_kernel && o.symfs.empty());
+}
+
+// The kallsyms file to read for `id`: --kallsyms, else find_kallsyms()'s.
 std::string kallsyms_for(const SymbolizerOptions& o, KallsymsShare* share, const elf::BuildId& id) {
   if (!o.kallsyms.empty()) return o.kallsyms;
-  if (o.guest_kernel || !o.symfs.empty()) return {};
-  return find_kallsyms(o, share, id);
+  return may_read_kallsyms(o) ? find_kallsyms(o, share, id) : std::string();
 }
 
 Expected<KallsymsInfo> load_kallsyms_for(const SymbolizerOptions& o, const elf::BuildId& id) {
@@ -310,7 +314,7 @@ std::shared_future<KallsymsShare::Result> KallsymsShare::get(const std::string& 
 
 void Symbolizer::prefetch_kernel(const elf::BuildId& id) {
   if (!opts_.vmlinux.empty()) return;
-  if (opts_.kallsyms.empty() && (opts_.guest_kernel || !opts_.symfs.empty())) return;
+  if (!may_read_kallsyms(opts_)) return;
   const std::string key = kallsyms_key(id);
   if (prefetched_.count(key) || shared_.count(key) || cache_.count("kernel:" + id.hex())) return;
   // Which file to read is decided on the loading thread too: checking the
@@ -360,7 +364,7 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
       out.text_start = text->addr, out.text_end = text->addr + text->size;
     return out;
   }
-  if (kallsyms.empty() && (opts_.guest_kernel || !opts_.symfs.empty())) return out;
+  if (!may_read_kallsyms(opts_)) return out;
   const std::string key = kallsyms_key(id);
   if (opts_.kallsyms_share) {
     // One table for every Symbolizer of the share; a copy where this

@@ -256,6 +256,23 @@ KallsymsInfo parse_kallsyms(std::string_view text) {
 
 namespace {
 
+// Calls f(begin, end) for the consecutive 1 MiB windows of `file` until it
+// returns false (then false), each window made resident first and the one
+// before it released after: a kallsyms file is read once, and its pages
+// need not stay in the resident set (a line may reach back one window).
+template <class F>
+bool for_each_window(const MappedFile& file, F&& f) {
+  constexpr std::size_t kWindow = 1 << 20;
+  const std::size_t n = file.size();
+  for (std::size_t w = 0; w < n; w += kWindow) {
+    const std::size_t e = std::min(n, w + kWindow);
+    base::populate_for_read(file.bytes().data() + w, e - w);
+    if (!f(w, e)) return false;
+    if (w >= kWindow) file.release(w - kWindow, w);
+  }
+  return true;
+}
+
 // Parses the file at `path` as the kernel prints /proc/kallsyms: in chunks,
 // read on one thread and parsed on this one.
 Status parse_chunks(const std::string& path, KallsymsParser& parser) {
@@ -289,9 +306,11 @@ Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
   bool mapped = false;
   if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
     if (auto file = MappedFile::open(path)) {
-      base::populate_for_read(file->bytes().data(), file->size());
-      parser.feed(
-          std::string_view(reinterpret_cast<const char*>(file->bytes().data()), file->size()));
+      const char* text = reinterpret_cast<const char*>(file->bytes().data());
+      for_each_window(*file, [&](std::size_t begin, std::size_t end) {
+        parser.feed(std::string_view(text + begin, end - begin));
+        return true;
+      });
       mapped = true;
     }
   }
@@ -400,23 +419,29 @@ bool kallsyms_copy_is_current(const std::string& copy, const std::string& procfs
   ModuleCheck check(std::move(modules));
   auto file = MappedFile::open(copy);
   if (!file) return false;
-  base::populate_for_read(file->bytes().data(), file->size());
   std::string_view t(reinterpret_cast<const char*>(file->bytes().data()), file->size());
   if (t.size() < kPrefix || t.substr(0, kPrefix) != live) return false;
   // Only a module's lines have a tab: each is found by one scan of the
   // text rather than line by line.
-  for (std::size_t at = 0; at < t.size();) {
-    const void* p = std::memchr(t.data() + at, '\t', t.size() - at);
-    if (!p) break;
-    const std::size_t tab = static_cast<std::size_t>(static_cast<const char*>(p) - t.data());
-    std::size_t begin = t.rfind('\n', tab);
-    begin = begin == std::string_view::npos ? 0 : begin + 1;
-    std::size_t end = t.find('\n', tab);
-    if (end == std::string_view::npos) end = t.size();
-    if (!check.line(t.substr(begin, end - begin))) return false;
-    at = end;
-  }
-  return check.all_seen();
+  std::size_t at = 0;
+  const bool ok = for_each_window(*file, [&](std::size_t, std::size_t window_end) {
+    while (at < window_end) {
+      const void* p = std::memchr(t.data() + at, '\t', window_end - at);
+      if (!p) {
+        at = window_end;
+        break;
+      }
+      const std::size_t tab = static_cast<std::size_t>(static_cast<const char*>(p) - t.data());
+      std::size_t begin = t.rfind('\n', tab);
+      begin = begin == std::string_view::npos ? 0 : begin + 1;
+      std::size_t end = t.find('\n', tab);
+      if (end == std::string_view::npos) end = t.size();
+      if (!check.line(t.substr(begin, end - begin))) return false;
+      at = end;
+    }
+    return true;
+  });
+  return ok && check.all_seen();
 }
 
 KernelText kernel_text(std::string_view t) {

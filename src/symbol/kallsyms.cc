@@ -13,6 +13,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #if defined(__SSE2__)
@@ -31,6 +32,75 @@ bool parse_hex(std::string_view s, std::uint64_t& v) {
   auto r = std::from_chars(s.data(), s.data() + s.size(), v, 16);
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
+
+}  // namespace
+
+namespace {
+
+// The first `n` bytes of `path` (fewer at its end); "" when unreadable.
+std::string read_prefix(const std::string& path, std::size_t n) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string out(n, '\0');
+  std::size_t have = 0;
+  while (have < n) {
+    ssize_t got = ::read(fd, out.data() + have, n - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    have += static_cast<std::size_t>(got);
+  }
+  ::close(fd);
+  out.resize(have);
+  return out;
+}
+
+bool dynamic_code(std::string_view module) {
+  return module == "bpf" || module.starts_with("__builtin__");
+}
+
+// Checks the module lines ("ADDR t NAME\t[MODULE]") of a kallsyms copy
+// against /proc/modules: each line with a tab through line(), or through
+// module_line() where its address is read already; current() at the end.
+class ModuleCheck {
+ public:
+  explicit ModuleCheck(std::vector<KernelModule> modules)
+      : modules_(std::move(modules)), seen_(modules_.size(), false) {}
+  // False (for good) when the line shows a change.
+  bool line(std::string_view l) {
+    const std::size_t tab = l.find('\t');
+    if (tab == std::string_view::npos) return ok_;
+    const std::size_t sp = l.find(' ');
+    std::uint64_t addr = 0;
+    const bool read = sp != std::string_view::npos && sp < tab && parse_hex(l.substr(0, sp), addr);
+    return module_line(read, addr, l.substr(tab + 1));
+  }
+  // A module line's address (`read`: it was one) and "[MODULE]" tail.
+  bool module_line(bool read, std::uint64_t addr, std::string_view module) {
+    if (!ok_) return false;
+    if (module.size() < 2 || module.front() != '[' || module.back() != ']') return ok_ = false;
+    module = module.substr(1, module.size() - 2);
+    if (dynamic_code(module)) return true;
+    if (!read) return ok_ = false;
+    std::size_t i = 0;
+    while (i < modules_.size() && modules_[i].name != module) ++i;
+    if (i == modules_.size()) return ok_ = false;  // unloaded since
+    if (addr < modules_[i].start || addr - modules_[i].start >= modules_[i].size)
+      return ok_ = false;  // loaded elsewhere since
+    seen_[i] = true;
+    return true;
+  }
+  // No line showed a change, and no module was loaded since.
+  bool current() const { return ok_ && all_seen(); }
+
+ private:
+  bool all_seen() const {
+    return std::all_of(seen_.begin(), seen_.end(), [](bool b) { return b; });
+  }
+
+  std::vector<KernelModule> modules_;
+  std::vector<bool> seen_;
+  bool ok_ = true;
+};
 
 }  // namespace
 
@@ -79,6 +149,9 @@ class KallsymsParser {
     info_.table.reserve(symbols, name_bytes);
   }
 
+  // Shows `check` every module line (a copy checked as it is parsed).
+  void check_modules(ModuleCheck* check) { check_ = check; }
+
   KallsymsInfo finish() {
     if (!carry_.empty()) line(carry_);
     carry_.clear();
@@ -95,7 +168,8 @@ class KallsymsParser {
   const char* next_line(const char* p, const char* end) {
     std::uint64_t addr = 0;
     const char* q = p + 16;
-    if (end - p < 20 || !hex16(p, addr) || q[0] != ' ' || q[1] == '\n' || q[2] != ' ') {
+    if (end - p < 20 || !hex16(p, addr) || q[0] != ' ' || q[1] == '\n' || q[1] == '\t' ||
+        q[2] != ' ') {
       const char* nl =
           static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
       line(std::string_view(p, static_cast<std::size_t>(nl - p)));
@@ -103,14 +177,16 @@ class KallsymsParser {
     }
     const char type = q[1];
     const char* name = q + 3;
-    const char* e = newline_or_tab(name, end);
+    bool bracket = false;
+    const char* e = name_end(name, end, bracket);
     std::string_view sym(name, static_cast<std::size_t>(e - name)), module;
     if (*e == '\t') {
       const char* m = e + 1;
       e = static_cast<const char*>(std::memchr(m, '\n', static_cast<std::size_t>(end - m)));
       module = std::string_view(m, static_cast<std::size_t>(e - m));
+      if (check_) check_->module_line(true, addr, module);
     }
-    symbol(addr, type, sym, module);
+    symbol(addr, type, sym, module, bracket);
     return e + 1;
   }
 
@@ -127,21 +203,29 @@ class KallsymsParser {
     return !(bad & 0x80);
   }
 
-  // The first newline or tab from `s`; one comes before `end`.
-  static const char* newline_or_tab(const char* s, const char* end) {
+  // The end of the name at `s`: the first newline or tab (one comes before
+  // `end`); `bracket` set when a '[' comes before it.
+  static const char* name_end(const char* s, const char* end, bool& bracket) {
 #if defined(__SSE2__)
-    const __m128i nl = _mm_set1_epi8('\n'), tab = _mm_set1_epi8('\t');
+    const __m128i nl = _mm_set1_epi8('\n'), tab = _mm_set1_epi8('\t'), br = _mm_set1_epi8('[');
     for (; end - s >= 16; s += 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-      const int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, tab)));
-      if (m) return s + __builtin_ctz(static_cast<unsigned>(m));
+      const auto m = static_cast<unsigned>(
+          _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, tab))));
+      const auto b = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, br)));
+      if (m) {
+        bracket |= (b & ((m & -m) - 1)) != 0;  // those before the end
+        return s + __builtin_ctz(m);
+      }
+      bracket |= b != 0;
     }
 #endif
-    while (*s != '\n' && *s != '\t') ++s;
+    for (; *s != '\n' && *s != '\t'; ++s) bracket |= *s == '[';
     return s;
   }
 
   void line(std::string_view line) {
+    if (check_) check_->line(line);
     std::size_t sp1 = line.find(' ');
     if (sp1 == std::string_view::npos || sp1 + 3 > line.size()) return;
     std::uint64_t addr;
@@ -154,10 +238,12 @@ class KallsymsParser {
       module = sym.substr(tab + 1);
       sym = sym.substr(0, tab);
     }
-    symbol(addr, type, sym, module);
+    symbol(addr, type, sym, module, sym.find('[') != std::string_view::npos);
   }
 
-  void symbol(std::uint64_t addr, char type, std::string_view sym, std::string_view module) {
+  // A line's fields; `bracket`: the name has a '['.
+  void symbol(std::uint64_t addr, char type, std::string_view sym, std::string_view module,
+              bool bracket) {
     if (sym == "_text") info_.ref_reloc_addr = addr, info_.ref_reloc_name = "_text";
     if (sym == "_stext") stext_ = addr;
     const bool lower = type >= 'a' && type <= 'z';
@@ -172,13 +258,15 @@ class KallsymsParser {
       name_.assign(sym);
       name_ += ' ';
       name_.append(module);
-      info_.table.add(addr, 0, bind, stype, name_);
+      bracket |= module.find('[') != std::string_view::npos;
+      info_.table.add(addr, 0, bind, stype, name_, bracket ? kSymbolBracket : 0);
     } else {
-      info_.table.add(addr, 0, bind, stype, sym);
+      info_.table.add(addr, 0, bind, stype, sym, bracket ? kSymbolBracket : 0);
     }
   }
 
   KallsymsInfo info_;
+  ModuleCheck* check_ = nullptr;
   std::uint64_t stext_ = 0;
   std::string name_, carry_;
 };
@@ -294,32 +382,77 @@ Status parse_chunks(const std::string& path, KallsymsParser& parser) {
 
 }  // namespace
 
-Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
-  KallsymsParser parser;
-  // /proc/kallsyms has no size to stat: room for a large kernel's symbols
-  // (about 120k on a distribution kernel) spares the copies of growing.
-  parser.reserve(1 << 18, 8 << 20);
-  // A regular file (a copy, --kallsyms FILE) is parsed where it is mapped;
-  // anything else (/proc/kallsyms, a pipe) is read, and opened only once.
-  struct stat st;
-  bool mapped = false;
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    if (auto file = MappedFile::open(path)) {
-      const char* text = reinterpret_cast<const char*>(file->bytes().data());
-      for_each_window(*file, [&](std::size_t begin, std::size_t end) {
-        parser.feed(std::string_view(text + begin, end - begin));
-        return true;
-      });
-      mapped = true;
-    }
-  }
-  if (!mapped) PK_TRY(parse_chunks(path, parser));
+namespace {
+
+// Room for a large kernel's symbols (about 120k on a distribution kernel):
+// /proc/kallsyms has no size to stat, and growing would copy.
+void reserve_for_kernel(KallsymsParser& parser) { parser.reserve(1 << 18, 8 << 20); }
+
+// Parses a mapped regular file window by window.
+void parse_mapped(const MappedFile& file, KallsymsParser& parser) {
+  const char* text = reinterpret_cast<const char*>(file.bytes().data());
+  for_each_window(file, [&](std::size_t begin, std::size_t end) {
+    parser.feed(std::string_view(text + begin, end - begin));
+    return true;
+  });
+}
+
+Expected<KallsymsInfo> finish_load(KallsymsParser& parser, const std::string& path) {
   KallsymsInfo info = parser.finish();
   info.path = path;
   bool any = false;
   for (std::size_t i = 0; i < info.table.size() && !any; ++i) any = info.table.at(i).start != 0;
   if (!any) return make_error("{}: no symbol addresses (kptr_restrict?)", path);
   return info;
+}
+
+// The check of a kallsyms copy (whose text begins with `copy_text`) against
+// PROCFS begun: none when their first 4 KiB differ already (another image,
+// another KASLR offset, kptr_restrict) or either is unreadable.
+std::optional<ModuleCheck> begin_copy_check(std::string_view copy_text, const std::string& procfs) {
+  constexpr std::size_t kPrefix = 4096;
+  const std::string live = read_prefix(procfs + "/kallsyms", kPrefix);
+  if (live.size() != kPrefix || copy_text.substr(0, kPrefix) != live) return std::nullopt;
+  // No /proc/modules: a kernel without module support.
+  std::vector<KernelModule> modules;
+  if (auto m = read_text_file(procfs + "/modules")) modules = parse_modules(*m);
+  return ModuleCheck(std::move(modules));
+}
+
+}  // namespace
+
+Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
+  KallsymsParser parser;
+  reserve_for_kernel(parser);
+  // A regular file (a copy, --kallsyms FILE) is parsed where it is mapped;
+  // anything else (/proc/kallsyms, a pipe) is read, and opened only once.
+  struct stat st;
+  bool mapped = false;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (auto file = MappedFile::open(path)) {
+      parse_mapped(*file, parser);
+      mapped = true;
+    }
+  }
+  if (!mapped) PK_TRY(parse_chunks(path, parser));
+  return finish_load(parser, path);
+}
+
+Expected<KallsymsInfo> load_current_kallsyms(const std::string& copy, const std::string& procfs) {
+  struct stat st;
+  if (::stat(copy.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (auto file = MappedFile::open(copy)) {
+      std::string_view text(reinterpret_cast<const char*>(file->bytes().data()), file->size());
+      if (std::optional<ModuleCheck> check = begin_copy_check(text, procfs)) {
+        KallsymsParser parser;
+        reserve_for_kernel(parser);
+        parser.check_modules(&*check);
+        parse_mapped(*file, parser);
+        if (check->current()) return finish_load(parser, copy);
+      }
+    }
+  }
+  return load_kallsyms(procfs + "/kallsyms");
 }
 
 std::vector<KernelModule> parse_modules(std::string_view text) {
@@ -346,80 +479,12 @@ std::vector<KernelModule> parse_modules(std::string_view text) {
   return out;
 }
 
-namespace {
-
-// The first `n` bytes of `path` (fewer at its end); "" when unreadable.
-std::string read_prefix(const std::string& path, std::size_t n) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::string out(n, '\0');
-  std::size_t have = 0;
-  while (have < n) {
-    ssize_t got = ::read(fd, out.data() + have, n - have);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    have += static_cast<std::size_t>(got);
-  }
-  ::close(fd);
-  out.resize(have);
-  return out;
-}
-
-bool dynamic_code(std::string_view module) {
-  return module == "bpf" || module.starts_with("__builtin__");
-}
-
-}  // namespace
-
-namespace {
-
-// Checks the module lines ("ADDR t NAME\t[MODULE]") of a kallsyms copy
-// against /proc/modules, one complete line at a time.
-class ModuleCheck {
- public:
-  explicit ModuleCheck(std::vector<KernelModule> modules)
-      : modules_(std::move(modules)), seen_(modules_.size(), false) {}
-  bool line(std::string_view l) {
-    std::size_t tab = l.find('\t');
-    if (tab == std::string_view::npos) return true;
-    std::string_view module = l.substr(tab + 1);
-    if (module.size() < 2 || module.front() != '[' || module.back() != ']') return false;
-    module = module.substr(1, module.size() - 2);
-    if (dynamic_code(module)) return true;
-    std::size_t sp = l.find(' ');
-    std::uint64_t addr = 0;
-    if (sp == std::string_view::npos || sp > tab || !parse_hex(l.substr(0, sp), addr)) return false;
-    std::size_t i = 0;
-    while (i < modules_.size() && modules_[i].name != module) ++i;
-    if (i == modules_.size()) return false;  // unloaded since
-    if (addr < modules_[i].start || addr - modules_[i].start >= modules_[i].size)
-      return false;  // loaded elsewhere since
-    seen_[i] = true;
-    return true;
-  }
-  bool all_seen() const {
-    return std::all_of(seen_.begin(), seen_.end(), [](bool b) { return b; });  // none loaded since
-  }
-
- private:
-  std::vector<KernelModule> modules_;
-  std::vector<bool> seen_;
-};
-
-}  // namespace
-
 bool kallsyms_copy_is_current(const std::string& copy, const std::string& procfs) {
-  constexpr std::size_t kPrefix = 4096;
-  std::string live = read_prefix(procfs + "/kallsyms", kPrefix);
-  if (live.size() != kPrefix) return false;
-  // No /proc/modules: a kernel without module support.
-  std::vector<KernelModule> modules;
-  if (auto m = read_text_file(procfs + "/modules")) modules = parse_modules(*m);
-  ModuleCheck check(std::move(modules));
   auto file = MappedFile::open(copy);
   if (!file) return false;
   std::string_view t(reinterpret_cast<const char*>(file->bytes().data()), file->size());
-  if (t.size() < kPrefix || t.substr(0, kPrefix) != live) return false;
+  std::optional<ModuleCheck> check = begin_copy_check(t, procfs);
+  if (!check) return false;
   // Only a module's lines have a tab: each is found by one scan of the
   // text rather than line by line.
   std::size_t at = 0;
@@ -435,12 +500,12 @@ bool kallsyms_copy_is_current(const std::string& copy, const std::string& procfs
       begin = begin == std::string_view::npos ? 0 : begin + 1;
       std::size_t end = t.find('\n', tab);
       if (end == std::string_view::npos) end = t.size();
-      if (!check.line(t.substr(begin, end - begin))) return false;
+      if (!check->line(t.substr(begin, end - begin))) return false;
       at = end;
     }
     return true;
   });
-  return ok && check.all_seen();
+  return ok && check->current();
 }
 
 KernelText kernel_text(std::string_view t) {

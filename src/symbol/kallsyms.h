@@ -61,4 +61,9 @@ std::vector<KernelModule> parse_modules(std::string_view text);
 // no symbol of a module it has no map for. False when anything is unreadable.
 bool kallsyms_copy_is_current(const std::string& copy, const std::string& procfs);
 
+// The running kernel's symbols: from `copy` while it is current (as
+// kallsyms_copy_is_current says, checked in the same pass that parses it),
+// else from PROCFS/kallsyms. KallsymsInfo::path says which.
+Expected<KallsymsInfo> load_current_kallsyms(const std::string& copy, const std::string& procfs);
+
 }  // namespace perfkit::symbol

@@ -7,7 +7,7 @@
 namespace perfkit::symbol {
 
 void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t binding,
-                      std::uint8_t type, std::string_view name) {
+                      std::uint8_t type, std::string_view name, std::uint8_t flags) {
   // Filled in place: a Symbol built aside and copied whole would be read
   // back before its narrow stores land (a stall on every symbol).
   Symbol& s = symbols_.emplace_back();
@@ -15,6 +15,7 @@ void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t bind
   s.end = start + size;
   s.binding = binding;
   s.type = type;
+  s.flags = flags;
   s.name_offset = static_cast<std::uint32_t>(names_.size());
   s.name_size = static_cast<std::uint32_t>(name.size());
   names_.append(name);
@@ -55,10 +56,7 @@ void SymbolTable::index_tree() {
 
 void SymbolTable::fixup_end(bool kallsyms) {
   if (symbols_.empty()) return;
-  auto has_bracket = [&](const Symbol& s) {
-    return std::string_view(names_).substr(s.name_offset, s.name_size).find('[') !=
-           std::string_view::npos;
-  };
+  auto has_bracket = [](const Symbol& s) { return (s.flags & kSymbolBracket) != 0; };
   // (Whether the previous symbol's name has a bracket, carried along.)
   bool prev_bracket = kallsyms && has_bracket(symbols_[0]);
   for (std::size_t i = 1; i < symbols_.size(); ++i) {

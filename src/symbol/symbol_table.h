@@ -25,6 +25,9 @@ namespace perfkit::symbol {
 
 inline constexpr std::uint8_t kBindLocal = 0, kBindGlobal = 1, kBindWeak = 2;
 inline constexpr std::uint8_t kTypeNoType = 0, kTypeObject = 1, kTypeFunc = 2;
+// Symbol::flags: the name has a '[' (kallsyms' module symbols, "name
+// [module]"), told by whoever adds it: the kallsyms fixup asks for each.
+inline constexpr std::uint8_t kSymbolBracket = 1;
 
 struct Symbol {
   std::uint64_t start = 0;
@@ -34,6 +37,7 @@ struct Symbol {
   std::uint32_t node = 0;  // its node in the perf tree (when tracked)
   std::uint8_t binding = 0;
   std::uint8_t type = 0;
+  std::uint8_t flags = 0;  // kSymbolBracket
 };
 
 class SymbolTable {
@@ -58,9 +62,10 @@ class SymbolTable {
     base::populate_for_write(names_.data() + names_.size(), n);
   }
   void add(std::uint64_t start, std::uint64_t size, std::uint8_t binding, std::uint8_t type,
-           std::string_view name);
+           std::string_view name, std::uint8_t flags = 0);
   // Sorts what was added and applies perf's fixups. `kallsyms` selects the
-  // kernel rule for the last symbol before a module ('[' in the name).
+  // kernel rule for the last symbol before a module ('[' in the name, as
+  // kSymbolBracket says).
   // Called once per batch of symbols perf fixes up together (.symtab, then
   // .dynsym); symbols added after the last fixup (PLT stubs) go through
   // sort_only().

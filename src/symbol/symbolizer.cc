@@ -223,12 +223,19 @@ const LoadedSymbols& Symbolizer::kernel(const elf::BuildId& id, std::uint64_t re
 
 namespace {
 
-// The kallsyms file for the kernel recorded with `id`, when neither
-// --kallsyms nor -k names one: /proc/kallsyms for the running kernel, else
-// the build-id cache's copy; "" when there is none.
-// (`share`: the checks of cached copies are made once for it.)
-std::string find_kallsyms(const SymbolizerOptions& o, KallsymsShare* share,
-                          const elf::BuildId& id) {
+// Whether the kernel's symbols may come from a kallsyms file: not for a
+// guest's kernel without --kallsyms, nor under --symfs.
+bool may_read_kallsyms(const SymbolizerOptions& o) {
+  return !o.kallsyms.empty() || (!o.guest_kernel && o.symfs.empty());
+}
+
+// The kallsyms symbols of the kernel recorded with `id`, when -k names no
+// vmlinux: --kallsyms; else /proc/kallsyms for the running kernel (perf
+// record's copy in the build-id cache while it is current: it reads faster
+// and gives the same symbols); else the build-id cache's copy.
+Expected<KallsymsInfo> load_kallsyms_for(const SymbolizerOptions& o, const elf::BuildId& id) {
+  if (!o.kallsyms.empty()) return load_kallsyms(o.kallsyms);
+  if (!may_read_kallsyms(o)) return make_error("no kallsyms for the kernel");
   bool host = id.empty();
   if (!host) {
     if (auto running = elf::kernel_build_id(o.sysfs)) host = same_build_id(id, *running);
@@ -238,65 +245,33 @@ std::string find_kallsyms(const SymbolizerOptions& o, KallsymsShare* share,
                            : o.buildid_dir + "/[kernel.kallsyms]/" + id.hex() + "/kallsyms";
   if (cached.empty() || !is_regular_file(cached)) cached.clear();
   if (host) {
-    // perf reads /proc/kallsyms; perf record's copy of it reads faster and
-    // gives the same symbols while nothing has changed since.
-    if (!cached.empty() && !id.empty() &&
-        (share ? share->copy_is_current(cached, o.procfs)
-               : kallsyms_copy_is_current(cached, o.procfs)))
-      return cached;
-    return o.procfs + "/kallsyms";
+    if (!cached.empty() && !id.empty()) return load_current_kallsyms(cached, o.procfs);
+    return load_kallsyms(o.procfs + "/kallsyms");
   }
-  return cached;
-}
-
-// Whether the kernel's symbols may come from a kallsyms file: not for a
-// guest's kernel without --kallsyms, nor under --symfs.
-bool may_read_kallsyms(const SymbolizerOptions& o) {
-  return !o.kallsyms.empty() || (!o.guest_kernel && o.symfs.empty());
-}
-
-// The kallsyms file to read for `id`: --kallsyms, else find_kallsyms()'s.
-std::string kallsyms_for(const SymbolizerOptions& o, KallsymsShare* share, const elf::BuildId& id) {
-  if (!o.kallsyms.empty()) return o.kallsyms;
-  return may_read_kallsyms(o) ? find_kallsyms(o, share, id) : std::string();
-}
-
-Expected<KallsymsInfo> load_kallsyms_for(const SymbolizerOptions& o, const elf::BuildId& id) {
-  const std::string path = kallsyms_for(o, nullptr, id);
-  if (path.empty()) return make_error("no kallsyms for the kernel");
-  return load_kallsyms(path);
+  if (cached.empty()) return make_error("no kallsyms for the kernel");
+  return load_kallsyms(cached);
 }
 
 }  // namespace
 
-std::function<std::string()> Symbolizer::kallsyms_finder(const elf::BuildId& id) const {
+std::function<Expected<KallsymsInfo>()> Symbolizer::kallsyms_loader(const elf::BuildId& id) const {
   // Not the share itself: its loads would hold it, and it them.
   SymbolizerOptions o = opts_;
-  KallsymsShare* share = o.kallsyms_share.get();
   o.kallsyms_share = nullptr;
-  return [o = std::move(o), share, id] { return kallsyms_for(o, share, id); };
+  return [o = std::move(o), id] { return load_kallsyms_for(o, id); };
 }
 
 std::string Symbolizer::kallsyms_key(const elf::BuildId& id) const {
   return opts_.kallsyms.empty() ? "build-id " + id.hex() : opts_.kallsyms;
 }
 
-bool KallsymsShare::copy_is_current(const std::string& copy, const std::string& procfs) {
-  std::lock_guard lock(mu_);
-  auto [it, fresh] = current_.try_emplace(copy + '\n' + procfs, false);
-  if (fresh) it->second = kallsyms_copy_is_current(copy, procfs);
-  return it->second;
-}
-
-std::shared_future<KallsymsShare::Result> KallsymsShare::get(const std::string& key,
-                                                             std::function<std::string()> find) {
+std::shared_future<KallsymsShare::Result> KallsymsShare::get(
+    const std::string& key, std::function<Expected<KallsymsInfo>()> read) {
   std::lock_guard lock(mu_);
   auto it = loads_.find(key);
   if (it != loads_.end()) return it->second;
-  auto load = [find = std::move(find)]() -> Result {
-    const std::string path = find();
-    if (path.empty()) return nullptr;
-    auto info = load_kallsyms(path);
+  auto load = [read = std::move(read)]() -> Result {
+    auto info = read();
     if (!info) return nullptr;
     return std::make_shared<const KallsymsInfo>(std::move(*info));
   };
@@ -320,7 +295,7 @@ void Symbolizer::prefetch_kernel(const elf::BuildId& id) {
   // Which file to read is decided on the loading thread too: checking the
   // build-id cache's copy reads it whole.
   if (opts_.kallsyms_share) {
-    shared_.emplace(key, opts_.kallsyms_share->get(key, kallsyms_finder(id)));
+    shared_.emplace(key, opts_.kallsyms_share->get(key, kallsyms_loader(id)));
     return;
   }
   try {
@@ -371,7 +346,7 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
     // recording's kernel sits elsewhere.
     auto known = shared_.find(key);
     auto f = known != shared_.end() ? known->second
-                                    : opts_.kallsyms_share->get(key, kallsyms_finder(id));
+                                    : opts_.kallsyms_share->get(key, kallsyms_loader(id));
     KallsymsShare::Result info = f.get();
     if (!info) return out;
     if (ref_reloc_addr && info->ref_reloc_addr && ref_reloc_addr != info->ref_reloc_addr) {

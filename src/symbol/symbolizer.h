@@ -62,19 +62,16 @@ struct SymbolizerOptions {
 class KallsymsShare {
  public:
   using Result = std::shared_ptr<const KallsymsInfo>;  // null: not readable
-  // The load of what `key` names: the file find() says (on the loading
-  // thread, as deciding may read files; "": none).
-  std::shared_future<Result> get(const std::string& key, std::function<std::string()> find);
+  // The load of what `key` names, by `read` (on a thread of its own).
+  std::shared_future<Result> get(const std::string& key,
+                                 std::function<Expected<KallsymsInfo>()> read);
   std::shared_future<Result> get(const std::string& path) {
-    return get(path, [path] { return path; });
+    return get(path, [path] { return load_kallsyms(path); });
   }
-  // kallsyms_copy_is_current(copy, procfs), checked once for all of them.
-  bool copy_is_current(const std::string& copy, const std::string& procfs);
 
  private:
   std::mutex mu_;
   std::map<std::string, std::shared_future<Result>> loads_;
-  std::map<std::string, bool> current_;
 };
 
 // Options from the environment: $PERF_BUILDID_DIR or $HOME/.debug for the
@@ -128,10 +125,10 @@ class Symbolizer {
   LoadedSymbols load_user(std::string_view path, const elf::BuildId& id);
   LoadedSymbols load_kernel(const elf::BuildId& id, std::uint64_t ref_reloc_addr);
   // What a kernel's kallsyms load is known by: --kallsyms, else its build-id
-  // (which file to read is decided where it is read: kallsyms_for()).
+  // (which file to read is decided where it is read).
   std::string kallsyms_key(const elf::BuildId& id) const;
-  // The file to read for `id`, decided when called (for a share's load).
-  std::function<std::string()> kallsyms_finder(const elf::BuildId& id) const;
+  // The load of `id`'s kallsyms symbols, for a share's thread.
+  std::function<Expected<KallsymsInfo>()> kallsyms_loader(const elf::BuildId& id) const;
   void warn_missing(std::string_view path, const elf::BuildId& id);
 
   SymbolizerOptions opts_;

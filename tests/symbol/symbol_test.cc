@@ -182,6 +182,40 @@ TEST(Kallsyms, OddLinesReadAsUsualLinesDo) {
   EXPECT_EQ(k.table.at(5).type, kTypeObject);
 }
 
+// perf's kallsyms rule for the last symbol before a module's (a '[' in
+// one name and not the other): it ends at the next page but one. A '[' is
+// found anywhere in a name, on the usual path and the general one alike.
+TEST(Kallsyms, BracketsEndTheKernelAtAModule) {
+  const std::string lines =
+      "ffffffff81000000 T core_a\n"
+      "ffffffff81000100 T core_b\n"
+      "ffffffffc0001000 t mod_fn\t[mod]\n"
+      "ffffffffc0001100 t mod_g\t[mod]\n"
+      "ffffffffc0002000 t a_name_longer_than_16[x]\n"
+      "ffffffffc0003000 t plain_after\n"
+      "ffffffffc0004000 t sh[o]rt\n"
+      "ffffffffc0005000 t last\n";
+  std::string odd;  // every line through the general path (a 0x prefix)
+  for (std::size_t at = 0; at < lines.size();) {
+    const std::size_t nl = lines.find('\n', at);
+    odd += "0x" + lines.substr(at, nl + 1 - at);
+    at = nl + 1;
+  }
+  for (const std::string& text : {lines, odd}) {
+    auto k = parse_kallsyms(text);
+    ASSERT_EQ(k.table.size(), 8u);
+    std::vector<std::uint64_t> ends;
+    for (std::size_t i = 0; i < k.table.size(); ++i) ends.push_back(k.table.at(i).end);
+    const std::vector<std::uint64_t> want = {
+        0xffffffff81000100, 0xffffffff81002000,   // core_b: the next page but one
+        0xffffffffc0001100, 0xffffffffc0002000,   // module to module
+        0xffffffffc0003000,                       // [x] then none: a boundary
+        0xffffffffc0004000,                       // none then sh[o]rt: a boundary
+        0xffffffffc0005000, 0xffffffffc0006000};  // sh[o]rt then none; the last
+    EXPECT_EQ(ends, want);
+  }
+}
+
 namespace {
 
 // Lines of every kind, some cut by any chunk boundary.
@@ -242,7 +276,8 @@ TEST(Kallsyms, ChunkedLoadEqualsWholeParse) {
 }
 
 // perf record's copy of /proc/kallsyms in the build-id cache stands in for
-// /proc/kallsyms only while the kernel's image and modules are unchanged.
+// /proc/kallsyms only while the kernel's image and modules are unchanged;
+// load_current_kallsyms, checking as it parses, reads it just then.
 TEST(Kallsyms, CachedCopyIsCurrentOnlyWhileNothingChanged) {
   test::TempDir dir;
   const std::string procfs = dir.path("proc");
@@ -261,7 +296,11 @@ TEST(Kallsyms, CachedCopyIsCurrentOnlyWhileNothingChanged) {
   const std::string copy = dir.path("copy");
   auto current = [&](const std::string& text) {
     test::write_file(copy, text);
-    return kallsyms_copy_is_current(copy, procfs);
+    const bool is = kallsyms_copy_is_current(copy, procfs);
+    auto loaded = load_current_kallsyms(copy, procfs);
+    EXPECT_TRUE(loaded);
+    if (loaded) EXPECT_EQ(loaded->path, is ? copy : procfs + "/kallsyms") << text;
+    return is;
   };
   EXPECT_TRUE(current(live));
   // BPF programs and trampolines come and go: perf keeps none of them.
@@ -273,11 +312,15 @@ TEST(Kallsyms, CachedCopyIsCurrentOnlyWhileNothingChanged) {
   // A module unloaded, loaded since, or loaded elsewhere.
   EXPECT_FALSE(current(core + mods + "ffffffffc0030000 t other_fn\t[mod_b]\n"));
   EXPECT_FALSE(current(core));
+  EXPECT_FALSE(current(core + "ffffffffc0001000 t mod_a_fn\t(mod_a)\n"));  // no [module]
   test::write_file(procfs + "/modules", "mod_a 16384 0 - Live 0xffffffffc0008000\n");
   EXPECT_FALSE(current(live));
   // Too short to tell, or unreadable.
   EXPECT_FALSE(current(live.substr(0, 1000)));
   EXPECT_FALSE(kallsyms_copy_is_current(dir.path("missing"), procfs));
+  auto loaded = load_current_kallsyms(dir.path("missing"), procfs);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->path, procfs + "/kallsyms");
 }
 
 // Symbolizers given one KallsymsShare read a kallsyms file once and hold

@@ -253,8 +253,9 @@ int read_files(const Args& a, const report::DiffOptions& o, const Inputs& in,
                std::vector<std::unique_ptr<session::Session>>& sessions, report::Diff& diff) {
   session::SessionOptions so;
   so.symbols = symbolizer_options(a.lookup);
-  // The files are read side by side: the kernel's symbols are read once.
+  // The files are read side by side: each DSO's symbols are read once.
   so.symbols.kallsyms_share = std::make_shared<symbol::KallsymsShare>();
+  so.symbols.dso_share = std::make_shared<symbol::DsoShare>();
   // A file per thread; threads to spare read ahead of their files.
   const unsigned jobs = jobs_to_use(a.jobs);
   so.read_ahead = jobs > in.paths.size();

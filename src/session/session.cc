@@ -83,6 +83,7 @@ machine::Machine* Session::findnew_guest(std::int32_t pid) {
   symbol::SymbolizerOptions so = opts_.symbols;
   so.guest_kernel = true;
   so.kallsyms_share = nullptr;
+  so.dso_share = nullptr;
   so.kallsyms = pid == 0 ? opts_.guest.kallsyms : root + "/proc/kallsyms";
   so.vmlinux = pid == 0 ? opts_.guest.vmlinux : std::string();
   if (!so.vmlinux.empty()) so.kallsyms.clear();  // (perf takes the vmlinux first)

@@ -104,11 +104,29 @@ void Symbolizer::warn_missing(std::string_view path, const elf::BuildId& id) {
     opts_.warn(fmt::format("Failed to open {}, continuing without symbols", path));
 }
 
+LoadedSymbols DsoShare::get(const std::string& key, const std::function<LoadedSymbols()>& load) {
+  std::unique_lock lock(mu_);
+  auto it = loads_.find(key);
+  if (it != loads_.end()) {
+    std::shared_future<LoadedSymbols> f = it->second;
+    lock.unlock();
+    return f.get();
+  }
+  std::promise<LoadedSymbols> done;
+  loads_.emplace(key, done.get_future().share());
+  lock.unlock();
+  LoadedSymbols loaded = load();
+  done.set_value(loaded);
+  return loaded;
+}
+
 const LoadedSymbols& Symbolizer::user_dso(std::string_view path, const elf::BuildId& id) {
   std::string key = id.empty() ? "path:" + std::string(path) : "bid:" + id.hex();
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
-  LoadedSymbols loaded = load_user(path, id);
+  LoadedSymbols loaded = opts_.dso_share
+                             ? opts_.dso_share->get(key, [&] { return load_user(path, id); })
+                             : load_user(path, id);
   // (a name that is no path, "anon_inode:[perf_event]", names no file to miss)
   if (!loaded.found && !loaded.not_object && path.starts_with('/')) warn_missing(path, id);
   return cache_.emplace(key, std::move(loaded)).first->second;
@@ -258,6 +276,7 @@ std::function<Expected<KallsymsInfo>()> Symbolizer::kallsyms_loader(const elf::B
   // Not the share itself: its loads would hold it, and it them.
   SymbolizerOptions o = opts_;
   o.kallsyms_share = nullptr;
+  o.dso_share = nullptr;
   return [o = std::move(o), id] { return load_kallsyms_for(o, id); };
 }
 

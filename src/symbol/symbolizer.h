@@ -34,6 +34,7 @@
 namespace perfkit::symbol {
 
 class KallsymsShare;
+class DsoShare;
 
 struct SymbolizerOptions {
   std::string symfs;        // --symfs: prefix for every file looked up
@@ -54,6 +55,8 @@ struct SymbolizerOptions {
   // Kernel symbols read once for several Symbolizers (sessions read side by
   // side, as perfkit diff's); null: each reads its own.
   std::shared_ptr<KallsymsShare> kallsyms_share;
+  // The same for user DSOs' symbols, among Symbolizers of equal options.
+  std::shared_ptr<DsoShare> dso_share;
 };
 
 // kallsyms files read once for every Symbolizer given this object: the
@@ -99,6 +102,18 @@ struct LoadedSymbols {
   // A vmlinux's .text, [text_start, text_end): perf remaps the kernel's
   // map to it when it reads the kernel from a vmlinux (0, 0: no vmlinux).
   std::uint64_t text_start = 0, text_end = 0;
+};
+
+// User DSOs' symbols loaded once for several Symbolizers of equal options:
+// the first to ask for a DSO loads it (on its own thread), the others wait
+// for its result. Thread-safe; the tables are immutable.
+class DsoShare {
+ public:
+  LoadedSymbols get(const std::string& key, const std::function<LoadedSymbols()>& load);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::shared_future<LoadedSymbols>, std::less<>> loads_;
 };
 
 class Symbolizer {

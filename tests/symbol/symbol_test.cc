@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -353,6 +354,37 @@ TEST(KallsymsShare, OneTableForEverySymbolizer) {
   SymbolizerOptions bad = o;
   bad.kallsyms = dir.path("absent");
   EXPECT_FALSE(Symbolizer(bad).kernel({}, 0).found);
+}
+
+// Symbolizers given one DsoShare load each DSO once, whichever asks first,
+// even side by side on two threads; each still warns of what is missing.
+TEST(DsoShare, OneTablePerDsoForEverySymbolizer) {
+  const std::string bin = test::workload("cpuloop");
+  if (!elf::ElfFile::open(bin)) GTEST_SKIP() << "workload not built";
+  SymbolizerOptions o;
+  o.buildid_dir.clear();
+  o.dso_share = std::make_shared<DsoShare>();
+  int warned = 0;
+  std::mutex mu;
+  o.warn = [&](const std::string&) {
+    std::lock_guard lock(mu);
+    ++warned;
+  };
+  Symbolizer a(o), b(o), alone(SymbolizerOptions{});
+  const LoadedSymbols* la = nullptr;
+  const LoadedSymbols* lb = nullptr;
+  std::thread t([&] { la = &a.user_dso(bin, {}); });
+  lb = &b.user_dso(bin, {});
+  t.join();
+  ASSERT_TRUE(la->found && lb->found);
+  EXPECT_EQ(la->table.get(), lb->table.get());
+  EXPECT_EQ(la->file, lb->file);
+  EXPECT_NE(alone.user_dso(bin, {}).table.get(), la->table.get());
+  EXPECT_EQ(&a.user_dso(bin, {}), la);  // (its own cache from then on)
+  const std::string missing = "/nonexistent/libgone.so";
+  EXPECT_FALSE(a.user_dso(missing, {}).found);
+  EXPECT_FALSE(b.user_dso(missing, {}).found);
+  EXPECT_EQ(warned, 2);
 }
 
 TEST(ElfSymbols, FunctionsOfTheWorkloadAtFileOffsets) {

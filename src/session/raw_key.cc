@@ -51,6 +51,11 @@ bool RawKeyTable::same(const Entry& e, const RawSample& r, std::uint64_t generat
 }
 
 std::uint32_t RawKeyTable::find(const RawSample& r, std::uint64_t generation) {
+  std::uint32_t& last = last_[r.sample->cpu % last_.size()];
+  if (last) {
+    const Entry& e = entries_[last - 1];
+    if (same(e, r, generation)) return e.value;
+  }
   const std::uint64_t h = raw_sample_hash(r, opts_, generation);
   if (!slots_.empty()) {
     const std::size_t mask = slots_.size() - 1;
@@ -59,7 +64,10 @@ std::uint32_t RawKeyTable::find(const RawSample& r, std::uint64_t generation) {
       if (v == kEmpty) break;
       if ((v >> 32) != (h >> 32)) continue;
       const Entry& e = entries_[static_cast<std::uint32_t>(v)];
-      if (e.hash == h && same(e, r, generation)) return e.value;
+      if (e.hash == h && same(e, r, generation)) {
+        last = static_cast<std::uint32_t>(v) + 1;
+        return e.value;
+      }
     }
   }
   // Remember the miss; its chain goes at the end of raw_ (dropped unless
@@ -95,6 +103,7 @@ void RawKeyTable::insert(std::uint32_t value) {
   }
   place(miss_.hash, entries_.size());
   entries_.push_back(miss_);
+  last_[miss_.cpu % last_.size()] = static_cast<std::uint32_t>(entries_.size());
 }
 
 void RawKeyTable::place(std::uint64_t hash, std::size_t index) {
@@ -109,6 +118,7 @@ void RawKeyTable::clear() {
   std::fill(slots_.begin(), slots_.end(), kEmpty);
   raw_.clear();
   pending_ = false;
+  last_.fill(0);
 }
 
 }  // namespace perfkit::session

@@ -9,6 +9,7 @@
 // reuse it for the repeats, which most samples of a profile are.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -60,6 +61,10 @@ class RawKeyTable {
 
   RawKeyOptions opts_;
   std::vector<Entry> entries_;
+  // By cpu (its low bits), the entry its last sample matched, plus one (0:
+  // none): a cpu's samples mostly repeat the one before (a hot loop's few
+  // addresses), found so without hashing.
+  std::array<std::uint32_t, 64> last_{};
   // Open addressing: the hash's high half beside an index into entries_.
   std::vector<std::uint64_t> slots_;
   std::vector<std::uint8_t> raw_;

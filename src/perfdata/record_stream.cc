@@ -24,9 +24,9 @@ std::uint64_t record_timestamp(const EventSet& events, const record::RecordView&
   const std::uint8_t* body = r.bytes.data() + kHeaderSize;
   const std::uint64_t len = r.bytes.size() - kHeaderSize;
   if (r.type == kRecordSample) {
-    std::uint64_t at = 0;
-    for (std::uint64_t bit : {kSampleIdentifier, kSampleIp, kSampleTid})
-      if (st & bit) at += 8;
+    const std::uint64_t at =
+        8 * (std::uint64_t{(st & kSampleIdentifier) != 0} + std::uint64_t{(st & kSampleIp) != 0} +
+             std::uint64_t{(st & kSampleTid) != 0});
     if (at + 8 > len) return kNoTimestamp;
     return load<std::uint64_t>(body + at, r.swap);
   }

@@ -126,8 +126,9 @@ void Machine::set_comm(Thread& t, std::string_view comm) {
 }
 
 Thread& Machine::findnew_thread(std::int32_t pid, std::int32_t tid) {
-  if (last_thread_ && last_thread_->tid == tid && (pid == -1 || last_thread_->pid == pid))
-    return *last_thread_;
+  if (Thread* last = recent_[static_cast<std::uint32_t>(tid) % recent_.size()];
+      last && last->tid == tid && (pid == -1 || last->pid == pid))
+    return *last;
   auto it = threads_.find(tid);
   if (it != threads_.end()) {
     Thread& t = *it->second;
@@ -136,7 +137,7 @@ Thread& Machine::findnew_thread(std::int32_t pid, std::int32_t tid) {
       t.pid = pid;
       if (pid != tid) t.maps = findnew_thread(pid, pid).maps;
     }
-    last_thread_ = &t;
+    recent_[static_cast<std::uint32_t>(tid) % recent_.size()] = &t;
     return t;
   }
   ++generation_;
@@ -150,7 +151,7 @@ Thread& Machine::findnew_thread(std::int32_t pid, std::int32_t tid) {
     raw->maps = std::make_shared<MapSet>();
   else
     raw->maps = findnew_thread(pid, pid).maps;
-  last_thread_ = raw;
+  recent_[static_cast<std::uint32_t>(tid) % recent_.size()] = raw;
   return *raw;
 }
 
@@ -169,7 +170,7 @@ void Machine::retire_thread(std::int32_t tid) {
   if (it == threads_.end()) return;
   retired_.push_back(std::move(it->second));
   threads_.erase(it);
-  last_thread_ = nullptr;
+  recent_[static_cast<std::uint32_t>(tid) % recent_.size()] = nullptr;
 }
 
 Dso& Machine::findnew_dso(std::string_view long_name, DsoKind kind) {

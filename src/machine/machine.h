@@ -15,6 +15,7 @@
 // address inside them is resolved.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -242,7 +243,9 @@ class Machine {
   std::int32_t pid_ = kHostMachine;
   std::string kernel_name_;  // perf's machine->mmap_name
   std::unordered_map<std::int32_t, std::unique_ptr<Thread>> threads_;
-  Thread* last_thread_ = nullptr;
+  // The threads last found, by tid (its low bits): samples of the cpus
+  // take turns, each mostly of the thread before it on that cpu.
+  std::array<Thread*, 8> recent_{};
   std::vector<std::unique_ptr<Thread>> retired_;
   std::deque<Dso> dsos_;
   std::unordered_map<std::string, Dso*> dso_by_name_;

@@ -124,8 +124,9 @@ class KallsymsParser {
   // Parses the complete lines of `text` (with what an earlier call left
   // over in front); keeps its unterminated tail for the next call.
   void feed(std::string_view text) {
-    // A line is some 44 bytes, half of them the name.
-    info_.table.prefault(text.size() / 32, text.size() / 2);
+    // A line is some 44 bytes, half of them the name (a name left where it
+    // is takes no room).
+    info_.table.prefault(text.size() / 32, outside_begin_ ? text.size() / 32 : text.size() / 2);
     if (!carry_.empty()) {
       std::size_t nl = text.find('\n');
       carry_.append(text.substr(0, nl));
@@ -151,6 +152,15 @@ class KallsymsParser {
 
   // Shows `check` every module line (a copy checked as it is parsed).
   void check_modules(ModuleCheck* check) { check_ = check; }
+
+  // The text fed lies in `file`, which stays mapped: the table names its
+  // symbols where they are rather than copying them (but for module
+  // symbols, "name [module]", and lines fed in two pieces).
+  void names_in(std::shared_ptr<const MappedFile> file) {
+    outside_begin_ = reinterpret_cast<const char*>(file->bytes().data());
+    outside_size_ = file->size();
+    info_.table.name_outside(outside_begin_, std::move(file));
+  }
 
   KallsymsInfo finish() {
     if (!carry_.empty()) line(carry_);
@@ -260,12 +270,18 @@ class KallsymsParser {
       name_.append(module);
       bracket |= module.find('[') != std::string_view::npos;
       info_.table.add(addr, 0, bind, stype, name_, bracket ? kSymbolBracket : 0);
+    } else if (reinterpret_cast<std::uintptr_t>(sym.data()) -
+                   reinterpret_cast<std::uintptr_t>(outside_begin_) <
+               outside_size_) {
+      info_.table.add_outside(addr, 0, bind, stype, sym, bracket ? kSymbolBracket : 0);
     } else {
       info_.table.add(addr, 0, bind, stype, sym, bracket ? kSymbolBracket : 0);
     }
   }
 
   KallsymsInfo info_;
+  const char* outside_begin_ = nullptr;  // names_in()
+  std::uintptr_t outside_size_ = 0;
   ModuleCheck* check_ = nullptr;
   std::uint64_t stext_ = 0;
   std::string name_, carry_;
@@ -388,10 +404,12 @@ namespace {
 // /proc/kallsyms has no size to stat, and growing would copy.
 void reserve_for_kernel(KallsymsParser& parser) { parser.reserve(1 << 18, 8 << 20); }
 
-// Parses a mapped regular file window by window.
-void parse_mapped(const MappedFile& file, KallsymsParser& parser) {
-  const char* text = reinterpret_cast<const char*>(file.bytes().data());
-  for_each_window(file, [&](std::size_t begin, std::size_t end) {
+// Parses a mapped regular file window by window; the symbols name their
+// names in it (the table keeps it mapped).
+void parse_mapped(std::shared_ptr<const MappedFile> file, KallsymsParser& parser) {
+  parser.names_in(file);
+  const char* text = reinterpret_cast<const char*>(file->bytes().data());
+  for_each_window(*file, [&](std::size_t begin, std::size_t end) {
     parser.feed(std::string_view(text + begin, end - begin));
     return true;
   });
@@ -430,7 +448,7 @@ Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
   bool mapped = false;
   if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
     if (auto file = MappedFile::open(path)) {
-      parse_mapped(*file, parser);
+      parse_mapped(std::make_shared<const MappedFile>(std::move(*file)), parser);
       mapped = true;
     }
   }
@@ -441,13 +459,14 @@ Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
 Expected<KallsymsInfo> load_current_kallsyms(const std::string& copy, const std::string& procfs) {
   struct stat st;
   if (::stat(copy.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    if (auto file = MappedFile::open(copy)) {
+    if (auto opened = MappedFile::open(copy)) {
+      auto file = std::make_shared<const MappedFile>(std::move(*opened));
       std::string_view text(reinterpret_cast<const char*>(file->bytes().data()), file->size());
       if (std::optional<ModuleCheck> check = begin_copy_check(text, procfs)) {
         KallsymsParser parser;
         reserve_for_kernel(parser);
         parser.check_modules(&*check);
-        parse_mapped(*file, parser);
+        parse_mapped(std::move(file), parser);
         if (check->current()) return finish_load(parser, copy);
       }
     }

@@ -6,8 +6,8 @@
 
 namespace perfkit::symbol {
 
-void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t binding,
-                      std::uint8_t type, std::string_view name, std::uint8_t flags) {
+Symbol& SymbolTable::add_symbol(std::uint64_t start, std::uint64_t size, std::uint8_t binding,
+                                std::uint8_t type, std::uint8_t flags) {
   // Filled in place: a Symbol built aside and copied whole would be read
   // back before its narrow stores land (a stall on every symbol).
   Symbol& s = symbols_.emplace_back();
@@ -16,9 +16,6 @@ void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t bind
   s.binding = binding;
   s.type = type;
   s.flags = flags;
-  s.name_offset = static_cast<std::uint32_t>(names_.size());
-  s.name_size = static_cast<std::uint32_t>(name.size());
-  names_.append(name);
   if (track_) {
     // perf's symbols__insert: by start, equal starts to the right.
     s.node = static_cast<std::uint32_t>(tree_.size());
@@ -26,6 +23,23 @@ void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t bind
     base::rb_insert(tree_, root_, s.node,
                     [](const TreeNode& at, const TreeNode& n) { return n.start < at.start; });
   }
+  return s;
+}
+
+void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t binding,
+                      std::uint8_t type, std::string_view name, std::uint8_t flags) {
+  Symbol& s = add_symbol(start, size, binding, type,
+                         static_cast<std::uint8_t>(flags & ~kSymbolOutsideName));
+  s.name_offset = static_cast<std::uint32_t>(names_.size());
+  s.name_size = static_cast<std::uint32_t>(name.size());
+  names_.append(name);
+}
+
+void SymbolTable::add_outside(std::uint64_t start, std::uint64_t size, std::uint8_t binding,
+                              std::uint8_t type, std::string_view name, std::uint8_t flags) {
+  Symbol& s = add_symbol(start, size, binding, type, flags | kSymbolOutsideName);
+  s.name_offset = static_cast<std::uint32_t>(name.data() - outside_);
+  s.name_size = static_cast<std::uint32_t>(name.size());
 }
 
 void SymbolTable::sort_only() {
@@ -90,8 +104,7 @@ int leading_underscores(std::string_view s) {
 void SymbolTable::fixup_duplicate() {
   // Returns true to keep `a` (the earlier) over `b`.
   auto keep_first = [&](const Symbol& a, const Symbol& b) {
-    std::string_view na = std::string_view(names_).substr(a.name_offset, a.name_size);
-    std::string_view nb = std::string_view(names_).substr(b.name_offset, b.name_size);
+    std::string_view na = name_of(a), nb = name_of(b);
     std::uint64_t la = a.end - a.start, lb = b.end - b.start;
     if (lb == 0 && la > 0) return true;
     if (la == 0 && lb > 0) return false;

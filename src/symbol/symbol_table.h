@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,8 @@ inline constexpr std::uint8_t kTypeNoType = 0, kTypeObject = 1, kTypeFunc = 2;
 // Symbol::flags: the name has a '[' (kallsyms' module symbols, "name
 // [module]"), told by whoever adds it: the kallsyms fixup asks for each.
 inline constexpr std::uint8_t kSymbolBracket = 1;
+// The name lies in the table's outside text (add_outside()), not its own.
+inline constexpr std::uint8_t kSymbolOutsideName = 2;
 
 struct Symbol {
   std::uint64_t start = 0;
@@ -63,6 +66,15 @@ class SymbolTable {
   }
   void add(std::uint64_t start, std::uint64_t size, std::uint8_t binding, std::uint8_t type,
            std::string_view name, std::uint8_t flags = 0);
+  // Names may also stay where they are, in `text` (up to 4 GiB), which the
+  // table keeps alive through `owner` (a mapped kallsyms file): no copy.
+  void name_outside(const char* text, std::shared_ptr<const void> owner) {
+    outside_ = text;
+    outside_owner_ = std::move(owner);
+  }
+  // add() for a name inside the text given to name_outside().
+  void add_outside(std::uint64_t start, std::uint64_t size, std::uint8_t binding, std::uint8_t type,
+                   std::string_view name, std::uint8_t flags = 0);
   // Sorts what was added and applies perf's fixups. `kallsyms` selects the
   // kernel rule for the last symbol before a module ('[' in the name, as
   // kSymbolBracket says).
@@ -79,10 +91,7 @@ class SymbolTable {
   std::size_t size() const { return symbols_.size(); }
   bool empty() const { return symbols_.empty(); }
   const Symbol& at(std::size_t i) const { return symbols_[i]; }
-  std::string_view name(std::size_t i) const {
-    const Symbol& s = symbols_[i];
-    return std::string_view(names_).substr(s.name_offset, s.name_size);
-  }
+  std::string_view name(std::size_t i) const { return name_of(symbols_[i]); }
   // Index of the first symbol with exactly this name, or -1 (linear).
   int find_by_name(std::string_view name) const;
   // Moves every symbol by `delta` (kallsyms relocation).
@@ -91,6 +100,12 @@ class SymbolTable {
   std::uint64_t last_end() const { return symbols_.empty() ? 0 : symbols_.back().end; }
 
  private:
+  std::string_view name_of(const Symbol& s) const {
+    const char* base = (s.flags & kSymbolOutsideName) ? outside_ : names_.data();
+    return {base + s.name_offset, s.name_size};
+  }
+  Symbol& add_symbol(std::uint64_t start, std::uint64_t size, std::uint8_t binding,
+                     std::uint8_t type, std::uint8_t flags);
   void fixup_end(bool kallsyms);
   void fixup_duplicate();
   void index_tree();
@@ -106,6 +121,8 @@ class SymbolTable {
 
   std::vector<Symbol> symbols_;
   std::string names_;
+  const char* outside_ = nullptr;  // name_outside()
+  std::shared_ptr<const void> outside_owner_;
   std::vector<TreeNode> tree_;
   std::uint32_t root_ = UINT32_MAX;
   bool track_ = false;

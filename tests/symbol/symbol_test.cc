@@ -300,7 +300,9 @@ TEST(Kallsyms, CachedCopyIsCurrentOnlyWhileNothingChanged) {
     const bool is = kallsyms_copy_is_current(copy, procfs);
     auto loaded = load_current_kallsyms(copy, procfs);
     EXPECT_TRUE(loaded);
-    if (loaded) EXPECT_EQ(loaded->path, is ? copy : procfs + "/kallsyms") << text;
+    if (loaded) {
+      EXPECT_EQ(loaded->path, is ? copy : procfs + "/kallsyms") << text;
+    }
     return is;
   };
   EXPECT_TRUE(current(live));

@@ -107,6 +107,7 @@ class ModuleCheck {
 namespace {
 
 // Each byte's value as a hex digit; 0x80 for bytes that are not one.
+#if !defined(__SSE2__)
 constexpr std::array<std::uint8_t, 256> kHexValue = [] {
   std::array<std::uint8_t, 256> t{};
   for (int c = 0; c < 256; ++c) {
@@ -117,6 +118,7 @@ constexpr std::array<std::uint8_t, 256> kHexValue = [] {
   }
   return t;
 }();
+#endif
 
 // Kallsyms lines in, a symbol table out; lines may come in pieces.
 class KallsymsParser {
@@ -200,8 +202,31 @@ class KallsymsParser {
     return e + 1;
   }
 
-  // The 16 hex digits at `p` in `v`, when all 16 are; without a branch each.
+  // The 16 hex digits at `p` in `v`, when all 16 are: 16 bytes at once
+  // with SSE2, else without a branch each.
   static bool hex16(const char* p, std::uint64_t& v) {
+#if defined(__SSE2__)
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // (Signed compares: bytes from 0x80 are below every digit and letter.)
+    const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(c, _mm_set1_epi8('0' - 1)),
+                                        _mm_cmplt_epi8(c, _mm_set1_epi8('9' + 1)));
+    const __m128i lower = _mm_or_si128(c, _mm_set1_epi8(0x20));
+    const __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(lower, _mm_set1_epi8('a' - 1)),
+                                         _mm_cmplt_epi8(lower, _mm_set1_epi8('f' + 1)));
+    if (_mm_movemask_epi8(_mm_or_si128(digit, letter)) != 0xffff) return false;
+    const __m128i nibble =
+        _mm_or_si128(_mm_and_si128(digit, _mm_sub_epi8(c, _mm_set1_epi8('0'))),
+                     _mm_and_si128(letter, _mm_sub_epi8(lower, _mm_set1_epi8('a' - 10))));
+    // Each pair of digits (the first the high nibble) into a byte, the
+    // bytes in the text's order: most significant first.
+    const __m128i pairs =
+        _mm_or_si128(_mm_slli_epi16(_mm_and_si128(nibble, _mm_set1_epi16(0x00ff)), 4),
+                     _mm_srli_epi16(nibble, 8));
+    const auto bytes =
+        static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs)));
+    v = __builtin_bswap64(bytes);
+    return true;
+#else
     std::uint64_t x = 0;
     unsigned bad = 0;
     for (int i = 0; i < 16; ++i) {
@@ -211,6 +236,7 @@ class KallsymsParser {
     }
     v = x;
     return !(bad & 0x80);
+#endif
   }
 
   // The end of the name at `s`: the first newline or tab (one comes before

@@ -183,6 +183,32 @@ TEST(Kallsyms, OddLinesReadAsUsualLinesDo) {
   EXPECT_EQ(k.table.at(5).type, kTypeObject);
 }
 
+// Addresses read 16 digits at a time: every digit and letter, either case,
+// and the characters beside them in ASCII, which are no digits (those lines
+// take the general path and are dropped there).
+TEST(Kallsyms, EveryHexDigitAndItsNeighbours) {
+  auto k = parse_kallsyms(
+      "0123456789abcdef T digits_and_lower\n"
+      "FEDCBA9876543210 T upper\n"
+      "ffffffff8100050/ T slash\n"
+      "ffffffff8100050: T colon\n"
+      "ffffffff8100050@ T at\n"
+      "ffffffff8100050G T big_g\n"
+      "ffffffff8100050` T backtick\n"
+      "ffffffff8100050g T small_g\n"
+      "ffffffff8100050\xb0 T high_bit\n"
+      "/fffffff81000500 T slash_first\n"
+      "aBcDeF0000000000 T mixed\n");
+  std::vector<std::pair<std::uint64_t, std::string>> got;
+  for (std::size_t i = 0; i < k.table.size(); ++i)
+    got.emplace_back(k.table.at(i).start, std::string(k.table.name(i)));
+  const std::vector<std::pair<std::uint64_t, std::string>> want = {
+      {0x0123456789abcdef, "digits_and_lower"},
+      {0xabcdef0000000000, "mixed"},
+      {0xfedcba9876543210, "upper"}};
+  EXPECT_EQ(got, want);
+}
+
 // perf's kallsyms rule for the last symbol before a module's (a '[' in
 // one name and not the other): it ends at the next page but one. A '[' is
 // found anywhere in a name, on the usual path and the general one alike.

@@ -40,7 +40,7 @@ struct Symbol {
   std::uint32_t node = 0;  // its node in the perf tree (when tracked)
   std::uint8_t binding = 0;
   std::uint8_t type = 0;
-  std::uint8_t flags = 0;  // kSymbolBracket
+  std::uint8_t flags = 0;  // kSymbolBracket, kSymbolOutsideName
 };
 
 class SymbolTable {

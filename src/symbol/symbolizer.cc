@@ -311,8 +311,8 @@ void Symbolizer::prefetch_kernel(const elf::BuildId& id) {
   if (!may_read_kallsyms(opts_)) return;
   const std::string key = kallsyms_key(id);
   if (prefetched_.count(key) || shared_.count(key) || cache_.count("kernel:" + id.hex())) return;
-  // Which file to read is decided on the loading thread too: checking the
-  // build-id cache's copy reads it whole.
+  // Which file to read is decided on the loading thread too (the build-id
+  // cache's copy is checked in the pass that parses it).
   if (opts_.kallsyms_share) {
     shared_.emplace(key, opts_.kallsyms_share->get(key, kallsyms_loader(id)));
     return;

@@ -68,9 +68,6 @@ class KallsymsShare {
   // The load of what `key` names, by `read` (on a thread of its own).
   std::shared_future<Result> get(const std::string& key,
                                  std::function<Expected<KallsymsInfo>()> read);
-  std::shared_future<Result> get(const std::string& path) {
-    return get(path, [path] { return load_kallsyms(path); });
-  }
 
  private:
   std::mutex mu_;

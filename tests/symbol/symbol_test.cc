@@ -152,6 +152,19 @@ TEST(Kallsyms, KeepsTextAndDataLikePerf) {
   EXPECT_EQ(k.table.at(3).type, kTypeObject);
 }
 
+namespace {
+
+using StartsAndNames = std::vector<std::pair<std::uint64_t, std::string>>;
+
+StartsAndNames starts_and_names(const KallsymsInfo& k) {
+  StartsAndNames got;
+  for (std::size_t i = 0; i < k.table.size(); ++i)
+    got.emplace_back(k.table.at(i).start, std::string(k.table.name(i)));
+  return got;
+}
+
+}  // namespace
+
 // Lines of another shape than "16-digit-address type name[\tmodule]" take
 // the general path and read as it always read them.
 TEST(Kallsyms, OddLinesReadAsUsualLinesDo) {
@@ -167,10 +180,7 @@ TEST(Kallsyms, OddLinesReadAsUsualLinesDo) {
       "ffffffff81000800 b bss_sym\n"
       "ffffffff81000900 T $x\n"
       "ffffffff81000a00 T  two_spaces\n");
-  std::vector<std::pair<std::uint64_t, std::string>> got;
-  for (std::size_t i = 0; i < k.table.size(); ++i)
-    got.emplace_back(k.table.at(i).start, std::string(k.table.name(i)));
-  const std::vector<std::pair<std::uint64_t, std::string>> want = {
+  const StartsAndNames want = {
       {0x81000000, "short_address"},
       {0xffffffff81000100, "with_prefix"},
       {0xffffffff81000200, "upper_hex"},
@@ -178,7 +188,7 @@ TEST(Kallsyms, OddLinesReadAsUsualLinesDo) {
       {0xffffffff81000700, "mod_fn [mod]\textra"},  // (name() keeps the module)
       {0xffffffff81000800, "bss_sym"},
       {0xffffffff81000a00, " two_spaces"}};
-  EXPECT_EQ(got, want);
+  EXPECT_EQ(starts_and_names(k), want);
   EXPECT_EQ(k.table.at(2).binding, kBindLocal);
   EXPECT_EQ(k.table.at(5).type, kTypeObject);
 }
@@ -199,14 +209,10 @@ TEST(Kallsyms, EveryHexDigitAndItsNeighbours) {
       "ffffffff8100050\xb0 T high_bit\n"
       "/fffffff81000500 T slash_first\n"
       "aBcDeF0000000000 T mixed\n");
-  std::vector<std::pair<std::uint64_t, std::string>> got;
-  for (std::size_t i = 0; i < k.table.size(); ++i)
-    got.emplace_back(k.table.at(i).start, std::string(k.table.name(i)));
-  const std::vector<std::pair<std::uint64_t, std::string>> want = {
-      {0x0123456789abcdef, "digits_and_lower"},
-      {0xabcdef0000000000, "mixed"},
-      {0xfedcba9876543210, "upper"}};
-  EXPECT_EQ(got, want);
+  const StartsAndNames want = {{0x0123456789abcdef, "digits_and_lower"},
+                               {0xabcdef0000000000, "mixed"},
+                               {0xfedcba9876543210, "upper"}};
+  EXPECT_EQ(starts_and_names(k), want);
 }
 
 // perf's kallsyms rule for the last symbol before a module's (a '[' in

@@ -67,24 +67,37 @@ void FdWriter::move_to(FdWriter& to) {
 void FdWriter::write(Bytes b) {
   if (buffer_.size() + b.size() > limit_) flush_buffer();
   if (b.size() >= limit_) {
-    // Large payloads (AUX data, compressed blocks) bypass the buffer.
-    const std::uint8_t* p = b.data();
-    std::size_t n = b.size();
-    while (n > 0 && !error_) {
-      ssize_t w = ::write(fd_, p, n);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        error_ = make_error("{}: write failed: {}", name_, std::strerror(errno));
-        break;
-      }
-      p += w;
-      n -= static_cast<std::size_t>(w);
-      written_ += static_cast<std::uint64_t>(w);
-    }
+    write_direct(b);  // Large payloads (AUX data, compressed blocks) bypass the buffer.
     return;
   }
   buffer_.append(reinterpret_cast<const char*>(b.data()),
                  reinterpret_cast<const char*>(b.data() + b.size()));
+}
+
+void FdWriter::write_through(Bytes b) {
+  if (fd_ < 0) {
+    buffer_.append(reinterpret_cast<const char*>(b.data()),
+                   reinterpret_cast<const char*>(b.data() + b.size()));
+    return;
+  }
+  if (buffer_.size()) flush_buffer();
+  write_direct(b);
+}
+
+void FdWriter::write_direct(Bytes b) {
+  const std::uint8_t* p = b.data();
+  std::size_t n = b.size();
+  while (n > 0 && !error_) {
+    ssize_t w = ::write(fd_, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      error_ = make_error("{}: write failed: {}", name_, std::strerror(errno));
+      break;
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+    written_ += static_cast<std::uint64_t>(w);
+  }
 }
 
 void FdWriter::write_zeros(std::size_t n) {
@@ -97,19 +110,8 @@ void FdWriter::write_zeros(std::size_t n) {
 }
 
 void FdWriter::flush_buffer() {
-  const char* p = buffer_.data();
-  std::size_t n = buffer_.size();
-  while (n > 0 && !error_ && fd_ >= 0) {
-    ssize_t w = ::write(fd_, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      error_ = make_error("{}: write failed: {}", name_, std::strerror(errno));
-      break;
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-    written_ += static_cast<std::uint64_t>(w);
-  }
+  if (fd_ >= 0)
+    write_direct(Bytes(reinterpret_cast<const std::uint8_t*>(buffer_.data()), buffer_.size()));
   buffer_.clear();
 }
 

@@ -36,6 +36,8 @@ class FdWriter {
 
   void write(Bytes b);
   void write(std::string_view s) { write(as_bytes(s)); }
+  // Writes `b` at once, after what is buffered (not copied into the buffer).
+  void write_through(Bytes b);
   void write_zeros(std::size_t n);
   template <class... Args>
   void print(fmt::format_string<Args...> format, Args&&... args) {
@@ -64,6 +66,7 @@ class FdWriter {
 
  private:
   void flush_buffer();
+  void write_direct(Bytes b);
 
   int fd_ = -1;
   bool owns_ = false;

@@ -34,10 +34,11 @@ struct Args {
   std::string input;
   std::vector<std::string> fields;
   std::string cpus, pids, tids, comms, symbols, dsos;
-  std::string graph_function;   // --graph-function
-  SymbolArgs lookup;            // where symbols come from
-  session::GuestOptions guest;  // --guestkallsyms, --guestvmlinux, ...
-  unsigned jobs = 0;            // --jobs
+  std::string graph_function;          // --graph-function
+  SymbolArgs lookup;                   // where symbols come from
+  session::GuestOptions guest;         // --guestkallsyms, --guestvmlinux, ...
+  unsigned jobs = 0;                   // --jobs
+  std::uint64_t shard_samples = 1024;  // samples per slice with --jobs (hidden, for tests)
   bool header = false, header_only = false, show_info = false, dump_raw = false;
   bool dump_unsorted = false, per_event_dump = false, list_dlfilters = false, stitch_lbr = false;
   bool no_inline = false, inline_flag = false, demangle = false, force = false, all_cpus = false;
@@ -93,6 +94,7 @@ void add_output_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
 void add_input_options(CLI::App& app, Args& a, script::ScriptOptions& opts) {
   app.add_option("-i,--input", a.input, "Input file name ('-' for stdin)");
   add_jobs_option(app, a.jobs);
+  app.add_option("--shard-samples", a.shard_samples)->group("");  // (tests: small slices)
   app.add_option("--time", opts.time,
                  "Time span of interest: start,stop (seconds), several separated by spaces, "
                  "or percent slices (10%/2, 0%-10%,30%-40%)");
@@ -284,12 +286,31 @@ int cmd_script(int argc, char** argv) {
   // An Intel PT decode adds its events to the reader as it goes: no
   // reading ahead then (its queues decode on threads of their own).
   const bool pt = !no_itrace && itrace::has_intel_pt(input);
-  so.read_ahead = !pt && jobs_to_use(a.jobs) > 1;
+  // With --jobs, sessions side by side each print a share of the samples
+  // (script/script.h: run_script_shards); the first does the rest.
+  const unsigned jobs = jobs_to_use(a.jobs);
+  const unsigned shards = !pt && jobs > 1 && input != "-" && script::can_shard(opts) ? jobs : 1;
+  so.read_ahead = !pt && shards == 1 && jobs > 1;
   so.reuse_resolutions = true;
   itopts.jobs = a.jobs;
+  session::ShardWarnings warnings(shards, so.warn);
+  if (shards > 1) {
+    so.symbols.kallsyms_share = std::make_shared<symbol::KallsymsShare>();
+    so.symbols.dso_share = std::make_shared<symbol::DsoShare>();
+    so.warn = warnings.for_shard(0);
+  }
   auto session = session::Session::open(input, so);
   if (!session) return fail("script", session.error());
   auto& s = **session;
+  std::vector<std::unique_ptr<session::Session>> others;
+  std::vector<session::Session*> all{&s};
+  for (unsigned k = 1; k < shards; ++k) {
+    session::SessionOptions sk = so;
+    sk.warn = warnings.for_shard(k);
+    auto more = session::Session::open(input, std::move(sk));
+    if (!more) return fail("script", more.error());
+    all.push_back(others.emplace_back(std::move(*more)).get());
+  }
   if (a.stitch_lbr)
     if (auto st = check_stitch_lbr(s.reader().events(), ""); !st) return fail("script", st.error());
   if (a.header || a.header_only) {
@@ -303,7 +324,9 @@ int cmd_script(int argc, char** argv) {
     }
   }
   st = pt ? run_itrace(s, std::move(opts), itopts, input, out)
-          : script::run_script(s, std::move(opts), out);
+       : shards > 1
+           ? script::run_script_shards(all, std::move(opts), out, warnings, a.shard_samples)
+           : script::run_script(s, std::move(opts), out);
   if (!st) {
     (void)out.flush();
     return fail("script", st.error().with_context(s.reader().name()));

@@ -223,6 +223,18 @@ void ScriptPrinter::make_tracepoint_formatter() {
   tracepoints_ = session::session_tracepoint_formatter(session_, opts_.warn);
 }
 
+void attach_callchains(session::Session& session, ScriptPrinter& printer, int max_stack,
+                       bool inline_frames, bool full_source_path) {
+  session.set_callchains(printer.use_callchain(), false, max_stack);
+  if (!printer.use_callchain()) return;
+  session::UnwindOptions uo;
+  uo.inline_frames = inline_frames;
+  uo.full_source_path = full_source_path;
+  uo.lines = printer.source_lines();
+  uo.unwind_arch = printer.arch().empty() || printer.arch() == "x86";
+  session.set_unwinder(session::make_dwarf_unwinder(session.symbolizer(), uo));
+}
+
 Status run_script(session::Session& session, ScriptOptions opts, FdWriter& out) {
   const int max_stack = opts.max_stack;
   const bool inline_frames = opts.inline_frames;
@@ -235,15 +247,7 @@ Status run_script(session::Session& session, ScriptOptions opts, FdWriter& out) 
     out.write(dump::RecordPrinter::ordering_warning(session.reader()));
     session.set_unordered(unsorted || !dump::RecordPrinter::perf_orders(session.reader()));
   }
-  session.set_callchains(printer.use_callchain(), false, max_stack);
-  if (printer.use_callchain()) {
-    session::UnwindOptions uo;
-    uo.inline_frames = inline_frames;
-    uo.full_source_path = full_path;
-    uo.lines = printer.source_lines();
-    uo.unwind_arch = printer.arch().empty() || printer.arch() == "x86";
-    session.set_unwinder(session::make_dwarf_unwinder(session.symbolizer(), uo));
-  }
+  attach_callchains(session, printer, max_stack, inline_frames, full_path);
   Status st = session.run(printer);
   printer.resolve_pending();
   PK_TRY(st);

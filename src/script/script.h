@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "script/script_fields.h"
 #include "session/event_switch.h"
 #include "session/session.h"
+#include "session/shards.h"
 #include "session/time_filter.h"
 
 namespace perfkit::script {
@@ -78,5 +80,17 @@ struct ScriptOptions {
 // (events lacking a field the user asked for), a bad --time, reader errors,
 // write errors.
 Status run_script(session::Session& session, ScriptOptions opts, FdWriter& out);
+
+// --jobs: run_script over several sessions of one recording, each printing
+// slices of `slice_samples` samples in turn (session/shards.h), on threads
+// of their own; the text is run_script's on the first. Where a printed
+// sample depends on earlier ones (--reltime, --deltatime, side-band
+// records, -D, PERF_SAMPLE_READ's differences, ...) or the input is a pipe,
+// the first session alone runs. Warnings go through `warnings`, one per
+// session.
+bool can_shard(const ScriptOptions& opts);  // options that may run in shards
+Status run_script_shards(std::span<session::Session* const> sessions, ScriptOptions opts,
+                         FdWriter& out, session::ShardWarnings& warnings,
+                         std::uint64_t slice_samples = 1024);
 
 }  // namespace perfkit::script

@@ -54,6 +54,8 @@ class ScriptPrinter : public session::SampleVisitor, public DlFilterHost {
   // Formats the kernel frames taken while the kernel's symbols loaded (and
   // waits for them); call once after Session::run.
   void resolve_pending();
+  // Whether output waits for the kernel's symbols (resolve_pending).
+  bool has_pending() const { return !pending_.empty(); }
 
   // Call once after Session::run: --per-event-dump's files committed and
   // named with their sizes and samples, as perf does; the dlfilter's stop().
@@ -238,5 +240,10 @@ class ScriptPrinter : public session::SampleVisitor, public DlFilterHost {
   // those modules by path, the others "[name]".
   std::unordered_set<std::string> kernel_build_ids_;
 };
+
+// The session's call chains as `printer` shows them: resolved (unless -G),
+// at most `max_stack` frames, user stacks unwound with inlined frames.
+void attach_callchains(session::Session& session, ScriptPrinter& printer, int max_stack,
+                       bool inline_frames, bool full_source_path);
 
 }  // namespace perfkit::script

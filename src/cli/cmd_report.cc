@@ -508,6 +508,7 @@ int cmd_report(int argc, char** argv) {
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
   a.callgraph_given = app.count("-g") > 0;
+  opts.chain_thread = jobs_to_use(a.jobs) > 1;
   if (a.sort.empty() && !config_sort.empty()) {
     auto keys = report::parse_sort_keys(config_sort);
     if (!keys) {

@@ -18,7 +18,7 @@ std::size_t ChainArena::U64Hash::operator()(std::uint64_t k) const {
   return static_cast<std::size_t>(mix64(k));
 }
 
-std::uint32_t ChainArena::new_root() {
+std::uint32_t ChainArena::make_root() {
   nodes_.emplace_back();
   roots_.push_back(static_cast<std::uint32_t>(nodes_.size() - 1));
   return roots_.back();
@@ -35,13 +35,16 @@ FrameId ChainArena::intern(const ChainEntry& e) {
   k.flags = (e.has_sym ? 1u : 0u) | (e.inlined ? 2u : 0u);
   std::uint32_t id = frame_ids_.find(k);
   if (id != decltype(frame_ids_)::kNone) return id;
-  id = static_cast<FrameId>(frames_.size());
-  frames_.push_back(e);
+  id = next_frame_++;
+  if (deferred_)
+    defer_frame(e);
+  else
+    add_frame(e);
   frame_ids_.insert(k, id);
   return id;
 }
 
-void ChainArena::suffixes(std::span<const FrameId> path, std::vector<std::uint32_t>& out) {
+void ChainArena::make_suffixes(std::span<const FrameId> path, std::vector<std::uint32_t>& out) {
   out.resize(path.size());
   std::uint32_t after = kNoSuffix;
   for (std::size_t i = path.size(); i-- > 0;) {
@@ -89,8 +92,8 @@ void ChainArena::link_child(std::uint32_t parent, std::uint32_t child, std::uint
   if (p.kids_kind == ChainNode::kMixedKinds) nodes_[root_].mixed = true;
 }
 
-void ChainArena::append(std::uint32_t root, std::span<const FrameId> path, std::uint64_t period,
-                        std::uint32_t count, std::uint32_t suffix) {
+void ChainArena::do_append(std::uint32_t root, std::span<const FrameId> path, std::uint64_t period,
+                           std::uint32_t count, std::uint32_t suffix) {
   if (path.empty()) return;
   settled_ = false;
   root_ = root;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -109,9 +110,27 @@ class FrameView {
 // settle().
 class ChainArena {
  public:
+  ChainArena();
+  ~ChainArena();
+  ChainArena(const ChainArena&) = delete;
+  ChainArena& operator=(const ChainArena&) = delete;
+
   std::uint32_t new_root();
   // The id of frame `e` (made on first sight).
   FrameId intern(const ChainEntry& e);
+
+  // --jobs: the trees grow on a thread of their own. From now on new_root,
+  // intern, suffixes and append record what to do, and that thread does
+  // it, in the same order: the arena ends as the calls would have made it
+  // here. new_root then returns a handle (root_node() names its node once
+  // finished); suffixes() gives positions in the path (append takes them
+  // back). Not with branch counts.
+  void defer();
+  bool deferred() const { return deferred_ != nullptr; }
+  // Waits for what was recorded; the arena is then read (and grown) here.
+  void finish_deferred();
+  // The node of a root made while deferred, by the handle new_root gave.
+  std::uint32_t root_node(std::uint32_t handle) const { return root_nodes_[handle]; }
   const ChainEntry& frame(FrameId id) const { return frames_[id]; }
   // Suffix ids of `path`: out[i] names path[i..] (equal ids, equal frames);
   // they let append() find a repeated path's node at once.
@@ -196,6 +215,24 @@ class ChainArena {
   std::uint64_t found_by_suffix_ = 0;
   std::uint32_t root_ = 0;  // the tree being appended to
   bool settled_ = true;
+  // Deferred (defer()): what the calls recorded, and the thread doing it
+  // (report_chain_defer.cc). The recording side keeps its own frame ids
+  // (frame_ids_, next_frame_) and root handles; the other thread owns the
+  // rest of the arena meanwhile.
+ public:
+  struct Deferred;
+
+ private:
+  std::unique_ptr<Deferred> deferred_;
+  std::vector<std::uint32_t> root_nodes_;  // handle -> node
+  FrameId next_frame_ = 0;
+  std::uint32_t next_handle_ = 0;
+  std::uint32_t make_root();
+  void add_frame(const ChainEntry& e) { frames_.push_back(e); }
+  void defer_frame(const ChainEntry& e);
+  void make_suffixes(std::span<const FrameId> path, std::vector<std::uint32_t>& out);
+  void do_append(std::uint32_t root, std::span<const FrameId> path, std::uint64_t period,
+                 std::uint32_t count, std::uint32_t suffix);
   bool counting_ = false;
   std::vector<BranchCounts> counts_;  // by pool index, when counting_
   std::span<const BranchFrame> branch_frames_;

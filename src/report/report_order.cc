@@ -751,6 +751,14 @@ void output_order(const Report& r, Hists& h, std::vector<std::uint32_t>& order, 
 }  // namespace
 
 void Report::finish() {
+  // The call graphs grown meanwhile on their own thread: the entries'
+  // roots become their nodes.
+  if (arena_.deferred()) {
+    arena_.finish_deferred();
+    for (Hists& h : hists_)
+      for (Entry& e : h.entries)
+        if (e.chain != UINT32_MAX) e.chain = arena_.root_node(e.chain);
+  }
   // perf's output sort skips the keys whose column is elided.
   output_sort_.clear();
   for (SortKey k : sort_list_)

@@ -189,5 +189,71 @@ TEST(ChainArena, SuffixCacheGivesTheSearchedTree) {
   EXPECT_GT(found_homogeneous, 1000u);  // the cache was used
 }
 
+// Deferred (--jobs): the calls recorded and carried out on the arena's own
+// thread give the arena the calls make here: the same nodes (roots at the
+// same indices), the same trees, the suffix cache used alike; across many
+// batches, several roots, mixed frame kinds and a path of its own.
+TEST(ChainArena, DeferredGrowsTheSameArena) {
+  static const char* const kNames[] = {"next", "step", "spin"};
+  std::mt19937 rng(11);
+  auto random_frame = [&](bool mixed) {
+    const std::uint64_t f = rng() % 8, ip = 0x100 * (f + 1) + rng() % 3;
+    switch (mixed ? rng() % 3 : 2) {
+      case 0:
+        return frame(ip, 0);
+      case 1:
+        return inlined(ip, kNames[f % 3]);
+      default:
+        return frame(ip, 0x100 * (f + 1));
+    }
+  };
+  ChainArena here, there;
+  there.defer();
+  ASSERT_TRUE(there.deferred());
+  std::vector<std::uint32_t> roots_here, handles;
+  std::vector<std::uint32_t> suffixes_here, suffixes_there;
+  // Paths that repeat (the suffix cache finds them), some of mixed kinds
+  // (the roots they reach search every time).
+  std::vector<Path> paths;
+  for (int i = 0; i < 60; ++i) {
+    Path p;
+    for (std::uint32_t n = 1 + rng() % 12; n-- > 0;) p.push_back(random_frame(i < 3));
+    paths.push_back(p);
+  }
+  for (int i = 0; i < 6000; ++i) {
+    if (i % 500 == 0) {
+      roots_here.push_back(here.new_root());
+      handles.push_back(there.new_root());
+    }
+    const Path& p = paths[rng() % paths.size()];
+    std::vector<FrameId> one = ids(here, p), two = ids(there, p);
+    ASSERT_EQ(one, two);
+    here.suffixes(one, suffixes_here);
+    there.suffixes(two, suffixes_there);
+    const std::size_t r = rng() % roots_here.size();
+    for (std::size_t from = 0; from < p.size(); ++from) {
+      const std::uint64_t period = 1 + rng() % 5;
+      here.append(roots_here[r], std::span<const FrameId>(one).subspan(from), period, 1,
+                  suffixes_here[from]);
+      there.append(handles[r], std::span<const FrameId>(two).subspan(from), period, 1,
+                   suffixes_there[from]);
+    }
+    if (i % 97 == 0) {  // a path that is not the last one's suffix
+      std::vector<FrameId> other(one.begin(), one.end() - 1);
+      here.append(roots_here[r], other, 3);
+      there.append(handles[r], other, 3);
+    }
+  }
+  there.finish_deferred();
+  EXPECT_FALSE(there.deferred());
+  ASSERT_EQ(here.size(), there.size());
+  EXPECT_EQ(here.found_by_suffix(), there.found_by_suffix());
+  EXPECT_GT(there.found_by_suffix(), 100u);  // the cache was used
+  for (std::size_t r = 0; r < roots_here.size(); ++r) {
+    EXPECT_EQ(there.root_node(handles[r]), roots_here[r]);
+    EXPECT_EQ(tree(here, roots_here[r]), tree(there, there.root_node(handles[r]))) << r;
+  }
+}
+
 }  // namespace
 }  // namespace perfkit::report

@@ -1,0 +1,208 @@
+// ChainArena::defer: the call graphs grown on a thread of their own. The
+// aggregating thread records each call (a root made, a frame interned, a
+// sample's path, an append) in batches; the arena's thread carries them
+// out in order, so that nodes, suffix ids and sums come out as the calls
+// would have made them on one thread.
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "report/report_chain.h"
+
+namespace perfkit::report {
+
+struct ChainArena::Deferred {
+  struct Op {
+    enum Kind : std::uint8_t { kRoot, kFrame, kPath, kAppend } kind = kRoot;
+    bool suffix = false;     // kPath: compute its suffix ids; kAppend: use them
+    std::uint32_t a = 0;     // kFrame: index in frames; kPath: in paths; kAppend: path offset
+    std::uint32_t n = 0;     // kPath: its size; kAppend: count
+    std::uint32_t root = 0;  // kAppend: the root's handle
+    std::uint64_t period = 0;
+  };
+  struct Batch {
+    std::vector<Op> ops;
+    std::vector<ChainEntry> frames;
+    std::vector<FrameId> paths;
+    void clear() {
+      ops.clear();
+      frames.clear();
+      paths.clear();
+    }
+  };
+  static constexpr std::size_t kBatchOps = 16384, kAhead = 4;
+
+  explicit Deferred(ChainArena& arena) : arena(arena) {
+    worker = std::thread([this] { work(); });
+  }
+
+  // The recording side: the batch being filled, handed over when full.
+  Batch& batch() {
+    if (!cur) {
+      std::lock_guard lock(m);
+      if (free.empty()) {
+        cur = std::make_unique<Batch>();
+        cur->ops.reserve(kBatchOps);
+      } else {
+        cur = std::move(free.back());
+        free.pop_back();
+      }
+    }
+    return *cur;
+  }
+  void push(const Op& op) {
+    Batch& b = batch();
+    b.ops.push_back(op);
+    if (b.ops.size() >= kBatchOps) hand_over();
+  }
+  void hand_over() {
+    if (!cur) return;
+    std::unique_lock lock(m);
+    cv.wait(lock, [this] { return full.size() < kAhead; });
+    full.push_back(std::move(cur));
+    cv.notify_all();
+  }
+  void finish() {
+    hand_over();
+    {
+      std::lock_guard lock(m);
+      done = true;
+      cv.notify_all();
+    }
+    worker.join();
+  }
+
+  // The arena's side.
+  void work() {
+    for (;;) {
+      std::unique_ptr<Batch> b;
+      {
+        std::unique_lock lock(m);
+        cv.wait(lock, [this] { return !full.empty() || done; });
+        if (full.empty()) return;
+        b = std::move(full.front());
+        full.pop_front();
+        cv.notify_all();
+      }
+      run(*b);
+      b->clear();
+      std::lock_guard lock(m);
+      free.push_back(std::move(b));
+    }
+  }
+  void run(const Batch& b) {
+    for (const Op& op : b.ops) {
+      switch (op.kind) {
+        case Op::kRoot:
+          arena.root_nodes_.push_back(arena.make_root());
+          break;
+        case Op::kFrame:
+          arena.add_frame(b.frames[op.a]);
+          break;
+        case Op::kPath:
+          path.assign(b.paths.begin() + op.a, b.paths.begin() + op.a + op.n);
+          if (op.suffix)
+            arena.make_suffixes(path, suffixes);
+          else
+            suffixes.assign(path.size(), kNoSuffix);
+          break;
+        case Op::kAppend:
+          arena.do_append(arena.root_nodes_[op.root], std::span<const FrameId>(path).subspan(op.a),
+                          op.period, op.n, op.suffix ? suffixes[op.a] : kNoSuffix);
+          break;
+      }
+    }
+  }
+
+  ChainArena& arena;
+  std::unique_ptr<Batch> cur;
+  // The last path recorded, as the recording side gave it (appends name
+  // their paths as its suffixes).
+  const FrameId* last_path = nullptr;
+  std::size_t last_size = 0;
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<std::unique_ptr<Batch>> full, free;
+  bool done = false;
+  std::thread worker;
+  std::vector<FrameId> path;  // the arena's side: the current path, its suffix ids
+  std::vector<std::uint32_t> suffixes;
+};
+
+ChainArena::ChainArena() = default;
+
+ChainArena::~ChainArena() {
+  if (deferred_) deferred_->finish();
+}
+
+void ChainArena::defer() {
+  if (!deferred_ && !counting_) deferred_ = std::make_unique<Deferred>(*this);
+}
+
+void ChainArena::finish_deferred() {
+  if (!deferred_) return;
+  deferred_->finish();
+  deferred_.reset();
+}
+
+std::uint32_t ChainArena::new_root() {
+  if (!deferred_) return make_root();
+  deferred_->push({Deferred::Op::kRoot});
+  return next_handle_++;
+}
+
+void ChainArena::defer_frame(const ChainEntry& e) {
+  Deferred::Batch& b = deferred_->batch();
+  Deferred::Op op{Deferred::Op::kFrame};
+  op.a = static_cast<std::uint32_t>(b.frames.size());
+  b.frames.push_back(e);
+  deferred_->push(op);
+}
+
+namespace {
+
+// Records `path` as the current one (its suffix ids made too, or not).
+void record_path(ChainArena::Deferred& d, std::span<const FrameId> path, bool suffix) {
+  ChainArena::Deferred::Batch& b = d.batch();
+  ChainArena::Deferred::Op op{ChainArena::Deferred::Op::kPath, suffix};
+  op.a = static_cast<std::uint32_t>(b.paths.size());
+  op.n = static_cast<std::uint32_t>(path.size());
+  b.paths.insert(b.paths.end(), path.begin(), path.end());
+  d.push(op);
+  d.last_path = path.data();
+  d.last_size = path.size();
+}
+
+}  // namespace
+
+void ChainArena::suffixes(std::span<const FrameId> path, std::vector<std::uint32_t>& out) {
+  if (!deferred_) return make_suffixes(path, out);
+  record_path(*deferred_, path, true);
+  // Positions stand for the ids: append() hands them back.
+  out.resize(path.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::uint32_t>(i);
+}
+
+void ChainArena::append(std::uint32_t root, std::span<const FrameId> path, std::uint64_t period,
+                        std::uint32_t count, std::uint32_t suffix) {
+  if (!deferred_) return do_append(root, path, period, count, suffix);
+  Deferred& d = *deferred_;
+  Deferred::Op op{Deferred::Op::kAppend, suffix != kNoSuffix};
+  // A suffix of the last path recorded (as the report appends), else a
+  // path of its own (without suffix ids).
+  const bool within = d.last_path && path.size() <= d.last_size &&
+                      path.data() + path.size() == d.last_path + d.last_size;
+  if (!within) {
+    record_path(d, path, false);
+    d.last_path = nullptr;
+    op.suffix = false;
+  }
+  op.a = within ? static_cast<std::uint32_t>(d.last_size - path.size()) : 0;
+  op.n = count;
+  op.root = root;
+  op.period = period;
+  d.push(op);
+}
+
+}  // namespace perfkit::report

@@ -1,11 +1,14 @@
 #include "perfdata/record_stream.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "record/sample.h"
 
 namespace perfkit::perfdata {
 
@@ -62,6 +65,7 @@ Status read_in_order(Reader& reader, const RecordStreamOptions& opts, const Reco
 struct Batch {
   std::vector<PackedRecord> records;
   std::vector<std::uint64_t> stamps;
+  std::vector<std::uint64_t> chain_hashes;  // of each record (0: none made)
   std::vector<std::uint8_t> bytes;
   struct Copy {
     std::size_t record, at, size;  // the record's bytes, then its trailing bytes, from `at`
@@ -73,6 +77,7 @@ struct Batch {
     span = 0;
     records.clear();
     stamps.clear();
+    chain_hashes.clear();
     bytes.clear();
     copies.clear();
   }
@@ -92,6 +97,7 @@ class ReadAhead {
   // samples carry 8 KiB stacks: the reader stays some 4 MiB ahead, so the
   // pages released behind the sink bound the resident set).
   static constexpr std::size_t kBatchRecords = 2048, kBatchBytes = 512 << 10, kBatchesAhead = 8;
+  static constexpr std::uint64_t kReleaseEvery = 1 << 20;
 
   ReadAhead(Reader& reader, const RecordStreamOptions& opts)
       : reader_(reader), opts_(opts), position_(opts.position), file_(reader.file_bytes()) {
@@ -124,6 +130,28 @@ class ReadAhead {
     read_status_ = std::move(st);
     done_ = true;
     cv_.notify_all();
+  }
+
+  // Pages of the file well behind the batches the sink has taken go.
+  void release_behind() {
+    const std::uint64_t margin = opts_.release_behind;
+    const std::uint64_t taken = taken_position_.load(std::memory_order_relaxed);
+    if (!margin || taken < margin || taken - margin < released_ + kReleaseEvery) return;
+    reader_.release(released_, taken - margin);
+    released_ = taken - margin;
+  }
+
+  // A sample's call-chain hash, made here rather than on the sink's
+  // thread (raw sample keys: session/raw_key.h); 0 for other records.
+  std::uint64_t chain_hash(const ReadRecord& rec) {
+    if (rec.view.type != abi::kRecordSample) return 0;
+    const EventSet& events = reader_.events();
+    const int idx = rec.attr != ReadRecord::kAttrNotLooked ? rec.attr : events.attr_index(rec.view);
+    if (idx < 0) return 0;
+    const auto& desc = events[static_cast<std::size_t>(idx)];
+    if (!(desc.attr.sample_type & abi::kSampleCallchain)) return 0;
+    if (!record::decode_sample(rec.view, desc.layout, sample_)) return 0;
+    return record::callchain_hash(sample_.callchain.bytes());
   }
 
   bool stopped() {
@@ -160,6 +188,7 @@ class ReadAhead {
     }
     pack(rec, rec.view.bytes.data(), b.records.emplace_back());
     b.stamps.push_back(ts);
+    b.chain_hashes.push_back(chain_hash(rec));
     b.span += rec.view.bytes.size() + rec.view.trailing.size();
     if (b.records.size() >= kBatchRecords || b.span >= kBatchBytes) return publish();
     return ok();
@@ -167,6 +196,7 @@ class ReadAhead {
 
   // Hands the current batch over, waiting while the sink is far behind.
   Status publish() {
+    release_behind();
     cur_->position = reader_.position();
     cur_->seal();
     std::unique_lock lock(m_);
@@ -201,8 +231,10 @@ class ReadAhead {
       if (position_) *position_ = b->position;
       for (std::size_t i = 0; i < b->records.size(); ++i) {
         unpack(b->records[i], out);
+        out.chain_hash = b->chain_hashes[i];
         PK_TRY(sink(out, b->stamps[i]));
       }
+      taken_position_.store(b->position, std::memory_order_relaxed);
       std::lock_guard lock(m_);
       free_.push_back(std::move(b));
       ++taken_;
@@ -214,7 +246,10 @@ class ReadAhead {
   RecordStreamOptions opts_;
   std::uint64_t* position_;
   Bytes file_;
-  std::unique_ptr<Batch> cur_;  // the reading thread's
+  std::unique_ptr<Batch> cur_;                    // the reading thread's
+  record::Sample sample_;                         // the reading thread's
+  std::uint64_t released_ = 0;                    // the reading thread's: file released up to here
+  std::atomic<std::uint64_t> taken_position_{0};  // of the last batch the sink took
   std::mutex m_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Batch>> full_, free_;

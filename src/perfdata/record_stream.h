@@ -34,6 +34,10 @@ struct RecordStreamOptions {
   // When set, kept at the reader's position as of the record the sink gets
   // (with read_ahead: as of the batch of records it came in), for progress.
   std::uint64_t* position = nullptr;
+  // With read_ahead: the pages of the file this far behind that position
+  // leave the resident set (Reader::release), every 1 MiB, released by the
+  // reading thread; 0: none are.
+  std::uint64_t release_behind = 0;
 };
 
 using RecordSink = std::function<Status(const ReadRecord&, std::uint64_t timestamp)>;

@@ -1,6 +1,7 @@
 #include "record/sample.h"
 
 #include <bit>
+#include <cstring>
 
 namespace perfkit::record {
 
@@ -229,6 +230,28 @@ SampleId decode_sample_id(const RecordView& r, const RecordLayout& layout) {
   }
   if (st & kSampleIdentifier) id.identifier = load<std::uint64_t>(p, sw);
   return id;
+}
+
+std::uint64_t callchain_hash(Bytes words) {
+  constexpr std::uint64_t k1 = 0x9e3779b97f4a7c15ULL, k2 = 0xc2b2ae3d27d4eb4fULL;
+  std::uint64_t a = words.size(), b = 0x27d4eb2f165667c5ULL;
+  // Two lanes, so that the multiplies overlap.
+  std::size_t i = 0;
+  for (; i + 16 <= words.size(); i += 16) {
+    std::uint64_t x, y;
+    std::memcpy(&x, words.data() + i, 8);
+    std::memcpy(&y, words.data() + i + 8, 8);
+    a = (a ^ x) * k1;
+    b = (b ^ y) * k2;
+    a ^= a >> 31;
+    b ^= b >> 29;
+  }
+  if (i + 8 <= words.size()) {
+    std::uint64_t x;
+    std::memcpy(&x, words.data() + i, 8);
+    a = (a ^ x) * k1;
+  }
+  return (a * k2 ^ b) | 1;
 }
 
 }  // namespace perfkit::record

@@ -102,6 +102,11 @@ Status decode_sample(const RecordView& r, const abi::RecordLayout& layout, Sampl
 template <bool Swap>
 Status decode_sample_as(const RecordView& r, const abi::RecordLayout& layout, Sample& out);
 
+// A hash of a call chain's words as recorded (raw sample keys,
+// session/raw_key.h): made when the record is read ahead on another
+// thread, or when its key is first made. Never 0.
+std::uint64_t callchain_hash(Bytes words);
+
 // The sample_id_all trailer of a non-SAMPLE record.
 struct SampleId {
   std::uint64_t sample_type = 0;  // which fields are present

@@ -10,11 +10,6 @@ namespace perfkit::session {
 namespace {
 constexpr std::uint64_t kEmpty = ~0ULL;
 
-std::uint64_t load_word(const std::uint8_t* p) {
-  std::uint64_t w;
-  std::memcpy(&w, p, 8);
-  return w;
-}
 }  // namespace
 
 std::uint64_t raw_sample_hash(const RawSample& r, RawKeyOptions o, std::uint64_t generation) {
@@ -23,19 +18,8 @@ std::uint64_t raw_sample_hash(const RawSample& r, RawKeyOptions o, std::uint64_t
   std::uint64_t a = reinterpret_cast<std::uintptr_t>(r.thread) ^ generation << 32 ^
                     static_cast<std::uint64_t>(r.event) << 16 ^ r.cpumode;
   std::uint64_t b = s.ip ^ (o.with_cpu ? static_cast<std::uint64_t>(s.cpu) << 48 : 0);
-  if (o.with_chain) {
-    // Two lanes, so that the multiplies overlap.
-    Bytes w = s.callchain.bytes();
-    std::size_t i = 0;
-    for (; i + 16 <= w.size(); i += 16) {
-      a = (a ^ load_word(w.data() + i)) * k1;
-      b = (b ^ load_word(w.data() + i + 8)) * k2;
-      a ^= a >> 31;
-      b ^= b >> 29;
-    }
-    if (i + 8 <= w.size()) a = (a ^ load_word(w.data() + i)) * k1;
-    b ^= w.size();
-  }
+  if (o.with_chain)
+    b = (b ^ (r.chain_hash ? r.chain_hash : record::callchain_hash(s.callchain.bytes()))) * k1;
   return mix64(a * k2 ^ b);
 }
 

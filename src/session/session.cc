@@ -130,6 +130,8 @@ Status Session::run(SampleVisitor& visitor) {
   perfdata::RecordStreamOptions so;
   so.ordered = !opts_.unordered;
   so.read_ahead = opts_.read_ahead;
+  // (read ahead, the reading thread releases the pages behind)
+  so.release_behind = kReleaseMargin;
   std::uint64_t pos = 0;
   so.position = &pos;
   std::uint64_t next_progress = 0, next_release = kReleaseEvery, released = 0;
@@ -150,7 +152,7 @@ Status Session::run(SampleVisitor& visitor) {
         // Pages of the file read long ago leave the resident set; records
         // the ordering still holds lie in the last rounds, well within the
         // margin (and would be read again from the file if not).
-        if (pos >= next_release && pos > kReleaseMargin) {
+        if (!so.read_ahead && pos >= next_release && pos > kReleaseMargin) {
           reader_->release(released, pos - kReleaseMargin);
           released = pos - kReleaseMargin;
           next_release = pos + kReleaseEvery;
@@ -325,7 +327,9 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
     tp = &cur_->findnew_thread(pid, tid);
   }
   machine::Thread& t = *tp;
-  if (v.take_raw(RawSample{event, &sample_, cpumode, &t})) return ok();
+  // (a chain given here is not the one read ahead: its hash is made anew)
+  const RawSample raw{event, &sample_, cpumode, &t, own_frames ? 0 : rec.chain_hash};
+  if (v.take_raw(raw)) return ok();
   // (Made only for a sample the visitor did not take: most are repeats.)
   ResolvedSample rs;
   rs.event = event;
@@ -341,8 +345,7 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   const bool defer = v.defers_kernel_symbols() && cur_->kernel_symbols_pending();
   bool found = false;
   if (repeatable) {
-    const std::uint32_t id =
-        repeats_->find(RawSample{event, &sample_, cpumode, &t}, cur_->generation());
+    const std::uint32_t id = repeats_->find(raw, cur_->generation());
     // (One that waited for the kernel's symbols stands for its repeats
     // while they load: resolved again, they would wait alike.)
     found = id != kNoResolution;

@@ -63,6 +63,15 @@ void MappedFile::release(std::uint64_t begin, std::uint64_t end) const {
     madvise(const_cast<std::uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
+void SharedMapping::release(unsigned reader, std::uint64_t end) {
+  std::lock_guard lock(mu_);
+  done_[reader] = std::max(done_[reader], end);
+  const std::uint64_t slowest = *std::min_element(done_.begin(), done_.end());
+  if (slowest <= released_) return;
+  file_.release(released_, slowest);
+  released_ = slowest;
+}
+
 void MappedFile::advise_sequential() const {
   if (data_ && size_) madvise(const_cast<std::uint8_t*>(data_), size_, MADV_SEQUENTIAL);
 }

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "base/bytes.h"
 #include "base/error.h"
@@ -37,6 +39,28 @@ class MappedFile {
   const std::uint8_t* data_ = nullptr;
   std::uint64_t size_ = 0;
   std::string path_;
+};
+
+// One mapping read by several readers side by side (perf script's shards):
+// each says how far it has read (and no longer needs the pages before);
+// pages are released behind the slowest only.
+class SharedMapping {
+ public:
+  SharedMapping(MappedFile file, unsigned readers) : file_(std::move(file)), done_(readers, 0) {}
+  const MappedFile& file() const { return file_; }
+  // Reader `reader` needs nothing of the file before `end` any more.
+  void release(unsigned reader, std::uint64_t end);
+  // How far the file was released (behind the slowest reader).
+  std::uint64_t released() {
+    std::lock_guard lock(mu_);
+    return released_;
+  }
+
+ private:
+  MappedFile file_;
+  std::mutex mu_;
+  std::vector<std::uint64_t> done_;
+  std::uint64_t released_ = 0;
 };
 
 // Reads a whole (small) file such as one under /proc or /sys into a string.

@@ -298,6 +298,13 @@ int cmd_script(int argc, char** argv) {
     so.symbols.kallsyms_share = std::make_shared<symbol::KallsymsShare>();
     so.symbols.dso_share = std::make_shared<symbol::DsoShare>();
     so.warn = warnings.for_shard(0);
+    // One mapping for all (a file; the sessions report what fails).
+    struct stat st {};
+    if (::stat(input.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      if (auto m = MappedFile::open(input)) {
+        m->advise_sequential();
+        so.shared_mapping = std::make_shared<SharedMapping>(std::move(*m), shards);
+      }
   }
   auto session = session::Session::open(input, so);
   if (!session) return fail("script", session.error());
@@ -307,6 +314,7 @@ int cmd_script(int argc, char** argv) {
   for (unsigned k = 1; k < shards; ++k) {
     session::SessionOptions sk = so;
     sk.warn = warnings.for_shard(k);
+    sk.shared_slot = k;
     auto more = session::Session::open(input, std::move(sk));
     if (!more) return fail("script", more.error());
     all.push_back(others.emplace_back(std::move(*more)).get());

@@ -46,11 +46,18 @@ Expected<std::unique_ptr<Reader>> Reader::open(const std::string& path, ReaderOp
 
 Expected<std::unique_ptr<Reader>> Reader::open_mapped(const std::string& file, std::string name,
                                                       ReaderOptions opts) {
-  PK_ASSIGN(MappedFile mapped, MappedFile::open(file));
-  std::unique_ptr<Reader> r(new Reader(std::move(name), std::move(opts)));
-  r->file_ = std::move(mapped);
-  r->file_.advise_sequential();
-  r->whole_ = r->file_.bytes();
+  std::unique_ptr<Reader> r;
+  if (opts.shared && opts.shared->file().path() == file) {
+    r.reset(new Reader(std::move(name), std::move(opts)));
+    r->whole_ = r->opts_.shared->file().bytes();
+  } else {
+    opts.shared = nullptr;
+    PK_ASSIGN(MappedFile mapped, MappedFile::open(file));
+    r.reset(new Reader(std::move(name), std::move(opts)));
+    r->file_ = std::move(mapped);
+    r->file_.advise_sequential();
+    r->whole_ = r->file_.bytes();
+  }
   r->data_ = r->whole_;
   auto init = r->init_file();
   if (!init) return std::move(init).error().with_context(file);
@@ -59,6 +66,7 @@ Expected<std::unique_ptr<Reader>> Reader::open_mapped(const std::string& file, s
 
 Expected<std::unique_ptr<Reader>> Reader::open_dir(const std::string& path, ReaderOptions opts) {
   const std::string main = path + "/data";
+  opts.shared = nullptr;  // (its files are mapped one by one)
   PK_ASSIGN(auto r, open_mapped(main, path, std::move(opts)));
   if (r->header_.pipe) return make_error("{}: a pipe-mode perf.data in a directory", main);
   // Its DIR_FORMAT says whether the data.* files belong to it: without one

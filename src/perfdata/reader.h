@@ -35,6 +35,11 @@ struct ReaderOptions {
   // A stream's first bytes, already read from its descriptor by the caller
   // (who looked at its header records): the reader takes them first.
   std::vector<std::uint8_t> stream_prefix;
+  // A file (not a directory) already mapped for several readers side by
+  // side: read there rather than mapped again, its pages released behind
+  // the slowest (as reader `shared_slot`).
+  std::shared_ptr<SharedMapping> shared;
+  unsigned shared_slot = 0;
 };
 
 // A feature section's bytes: from the file header's table (file mode) or a
@@ -154,7 +159,14 @@ class Reader {
   // (MappedFile::release; records there stay readable). No-op for streams
   // and memory.
   void release(std::uint64_t begin, std::uint64_t end) const {
-    if (parts_.empty()) file_.release(begin, end);
+    if (opts_.shared)
+      opts_.shared->release(opts_.shared_slot, end);
+    else if (parts_.empty())
+      file_.release(begin, end);
+  }
+  // A reader of a shared mapping reads no more: the others' pages may go.
+  void leave_shared() const {
+    if (opts_.shared) opts_.shared->release(opts_.shared_slot, UINT64_MAX);
   }
   // Whether this is a perf.data directory, and the file of its header
   // (`DIR/data`; the path itself for one file).

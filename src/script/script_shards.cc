@@ -131,6 +131,7 @@ Status run_script_shards(std::span<session::Session* const> sessions, ScriptOpti
                          std::uint64_t slice_samples) {
   const auto n = static_cast<unsigned>(sessions.size());
   if (n < 2 || !options_allow(opts) || !recording_allows(opts, sessions[0]->reader())) {
+    for (unsigned k = 1; k < n; ++k) sessions[k]->reader().leave_shared();
     opts.warn = warnings.for_shard(0);
     return run_script(*sessions[0], std::move(opts), out);
   }
@@ -158,6 +159,7 @@ Status run_script_shards(std::span<session::Session* const> sessions, ScriptOpti
       ShardVisitor v(*printers[k], texts[k], session::SliceDeal(k, n, slice_samples), k, slices,
                      pool);
       Status st = sessions[k]->run(v);
+      sessions[k]->reader().leave_shared();
       printers[k]->resolve_pending();
       if (st) st = printers[k]->finish();
       v.close(std::move(st));

@@ -20,6 +20,8 @@ Expected<std::unique_ptr<Session>> Session::open(const std::string& path, Sessio
   perfdata::ReaderOptions ro;
   ro.warn = s->opts_.warn;
   ro.stream_prefix = std::move(s->opts_.stream_prefix);
+  ro.shared = s->opts_.shared_mapping;
+  ro.shared_slot = s->opts_.shared_slot;
   PK_ASSIGN(s->reader_, perfdata::Reader::open(path, std::move(ro)));
   if (!s->opts_.symbols.warn) s->opts_.symbols.warn = s->opts_.warn;
   s->symbolizer_ = std::make_unique<symbol::Symbolizer>(s->opts_.symbols);

@@ -153,6 +153,9 @@ struct SessionOptions {
   std::function<void(std::uint64_t, std::uint64_t)> progress;
   // For "-": the stream's first bytes, already read (see ReaderOptions).
   std::vector<std::uint8_t> stream_prefix;
+  // The file mapped once for sessions side by side (ReaderOptions::shared).
+  std::shared_ptr<SharedMapping> shared_mapping;
+  unsigned shared_slot = 0;
 };
 
 struct SessionStats {

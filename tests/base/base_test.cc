@@ -170,6 +170,30 @@ TEST(MappedFile, DirectoryIsRejected) {
   EXPECT_NE(f.error().message().find("not a regular file"), std::string::npos);
 }
 
+// Readers side by side over one mapping: pages go behind the slowest only,
+// and what a reader that left held goes once the others are past it.
+TEST(SharedMapping, ReleasesBehindTheSlowestReader) {
+  test::TempDir dir;
+  test::write_file(dir.path("f"), std::string(64 << 10, 'r'));
+  auto f = MappedFile::open(dir.path("f"));
+  ASSERT_TRUE(f);
+  SharedMapping m(std::move(*f), 3);
+  m.release(0, 40 << 10);
+  m.release(1, 20 << 10);
+  EXPECT_EQ(m.released(), 0u);  // reader 2 is at the start
+  m.release(2, 30 << 10);
+  EXPECT_EQ(m.released(), 20u << 10);
+  m.release(1, 10 << 10);  // (never back)
+  EXPECT_EQ(m.released(), 20u << 10);
+  m.release(1, UINT64_MAX);  // it reads no more
+  EXPECT_EQ(m.released(), 30u << 10);
+  m.release(2, 64 << 10);
+  EXPECT_EQ(m.released(), 40u << 10);
+  // The pages stay readable.
+  EXPECT_EQ(m.file().bytes()[0], 'r');
+  EXPECT_EQ(m.file().bytes()[(64 << 10) - 1], 'r');
+}
+
 TEST(FdWriter, WritesBufferedAndPositioned) {
   test::TempDir dir;
   auto w = FdWriter::create(dir.path("out"), 16);

@@ -219,10 +219,7 @@ class ChainArena {
   // (report_chain_defer.cc). The recording side keeps its own frame ids
   // (frame_ids_, next_frame_) and root handles; the other thread owns the
   // rest of the arena meanwhile.
- public:
   struct Deferred;
-
- private:
   std::unique_ptr<Deferred> deferred_;
   std::vector<std::uint32_t> root_nodes_;  // handle -> node
   FrameId next_frame_ = 0;

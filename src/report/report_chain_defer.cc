@@ -56,6 +56,17 @@ struct ChainArena::Deferred {
     b.ops.push_back(op);
     if (b.ops.size() >= kBatchOps) hand_over();
   }
+  // Records `path` as the current one (its suffix ids made too, or not).
+  void record_path(std::span<const FrameId> path, bool suffix) {
+    Batch& b = batch();
+    Op op{Op::kPath, suffix};
+    op.a = static_cast<std::uint32_t>(b.paths.size());
+    op.n = static_cast<std::uint32_t>(path.size());
+    b.paths.insert(b.paths.end(), path.begin(), path.end());
+    push(op);
+    last_path = path.data();
+    last_size = path.size();
+  }
   void hand_over() {
     if (!cur) return;
     std::unique_lock lock(m);
@@ -160,25 +171,9 @@ void ChainArena::defer_frame(const ChainEntry& e) {
   deferred_->push(op);
 }
 
-namespace {
-
-// Records `path` as the current one (its suffix ids made too, or not).
-void record_path(ChainArena::Deferred& d, std::span<const FrameId> path, bool suffix) {
-  ChainArena::Deferred::Batch& b = d.batch();
-  ChainArena::Deferred::Op op{ChainArena::Deferred::Op::kPath, suffix};
-  op.a = static_cast<std::uint32_t>(b.paths.size());
-  op.n = static_cast<std::uint32_t>(path.size());
-  b.paths.insert(b.paths.end(), path.begin(), path.end());
-  d.push(op);
-  d.last_path = path.data();
-  d.last_size = path.size();
-}
-
-}  // namespace
-
 void ChainArena::suffixes(std::span<const FrameId> path, std::vector<std::uint32_t>& out) {
   if (!deferred_) return make_suffixes(path, out);
-  record_path(*deferred_, path, true);
+  deferred_->record_path(path, true);
   // Positions stand for the ids: append() hands them back.
   out.resize(path.size());
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::uint32_t>(i);
@@ -194,7 +189,7 @@ void ChainArena::append(std::uint32_t root, std::span<const FrameId> path, std::
   const bool within = d.last_path && path.size() <= d.last_size &&
                       path.data() + path.size() == d.last_path + d.last_size;
   if (!within) {
-    record_path(d, path, false);
+    d.record_path(path, false);
     d.last_path = nullptr;
     op.suffix = false;
   }

@@ -1,7 +1,6 @@
 // perf script with --jobs: the samples printed by several sessions of one
 // recording, slice by slice (session/shards.h), the slices' text written
 // in order: the same bytes as one session's.
-#include <algorithm>
 #include <thread>
 
 #include "abi/perf_event.h"

@@ -10,8 +10,8 @@
 //   recording --> session 0: side-band, samples of slices 0, N, 2N ... --+
 //            \--> session 1: side-band, samples of slices 1, N+1 ... ----+--> in slice order
 //
-// Reading is done N times; resolving, formatting and aggregating, the bulk
-// of the work, once per sample.
+// Reading is done N times; resolving and printing, the bulk of perf
+// script's work, once per sample.
 #pragma once
 
 #include <condition_variable>

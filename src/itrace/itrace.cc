@@ -17,6 +17,7 @@ void decode_queue(const PtRecording& rec, std::size_t qi, const ItraceDecodeOpti
                   Channel* ch, const ItraceVisitor* visit, std::atomic<bool>& cancel,
                   Progress& progress, QueueResult& result) {
   QueueDecode d(rec, qi, opts, ch, visit, cancel, progress);
+  if (!ch) d.sink().set_insn_runs(opts.insn_runs);
   while (d.resume()) {
   }
   result = d.result();

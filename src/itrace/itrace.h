@@ -56,7 +56,7 @@ struct ItraceDecodeOptions {
   // file order). Samples the trace has no queue for get none.
   bool late_chains = false;
   // The visitor takes runs of instruction samples (ItraceSample::run_n).
-  // Only a recording of one queue, decoded on the calling thread, makes them.
+  // Only a recording of one queue makes them.
   bool insn_runs = false;
   // The file to read the code of a recorded path from ("": use the path).
   std::function<std::string(const std::string& path)> locate;
@@ -118,10 +118,10 @@ Expected<ItraceStats> decode_itrace(perfdata::Reader& reader, const ItraceDecode
 // The samples of decode_itrace taken a stretch at a time, as perf takes
 // them (intel_pt_process_queues up to each recorded event's time): the
 // caller visits those before a TSC, handles its recorded event, and goes on.
-// The file at `path` is read with a reader of its own. A trace of one queue
-// decodes on the caller's thread, as far as each visit asks; several decode
-// on worker threads and come over in bounded batches. Destroying the stream
-// stops the decode.
+// The file at `path` is read with a reader of its own. With jobs 1, a trace
+// of one queue decodes on the caller's thread, as far as each visit asks;
+// otherwise the queues decode on worker threads (one queue on one worker)
+// and come over in bounded batches. Destroying the stream stops the decode.
 class ItraceStream {
  public:
   static std::unique_ptr<ItraceStream> start(std::string path, ItraceDecodeOptions opts);

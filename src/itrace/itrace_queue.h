@@ -22,14 +22,16 @@ constexpr std::size_t kBatchSamples = 16384;
 constexpr std::size_t kMaxBatchesInFlight = 8;
 
 // Samples decoded together, with their threads. Instruction and branch
-// samples (nearly all of them) are kept compact; other kinds whole, beside,
-// with the call chains and branch stacks.
+// samples (nearly all of them) are kept compact, and so are runs of
+// instruction samples (ItraceSample::run_n); other kinds whole, beside, with
+// the call chains and branch stacks.
 struct Batch {
   struct Entry {
     std::uint64_t ip, addr, tsc, time, period, offset;
     std::uint32_t flags;
     std::int32_t pid, tid, cpu;
-    std::uint32_t full;  // index in `full`, or kCompact
+    std::uint32_t full;   // index in `full`, or kCompact; a run's first length in `lengths`
+    std::uint32_t run_n;  // a run of so many instruction samples, or 0
     intelpt::SampleKind kind;
     std::uint8_t insn_len;
   };
@@ -39,6 +41,7 @@ struct Batch {
   std::vector<std::uint64_t> chains;
   std::vector<intelpt::BranchRecord> branches;
   std::vector<std::uint32_t> chain_at, branch_at;  // by index in `full`
+  std::vector<std::uint8_t> lengths;               // the runs' instruction lengths
 
   void clear() {
     samples.clear();
@@ -47,10 +50,19 @@ struct Batch {
     branches.clear();
     chain_at.clear();
     branch_at.clear();
+    lengths.clear();
+  }
+  // A run as SampleSink::on_insn_run gives it (a compact instruction sample).
+  void add_run(const intelpt::SynthSample& s, const std::uint8_t* lens, std::uint32_t n,
+               std::int32_t pid, std::int32_t tid, std::int32_t cpu) {
+    const auto at = static_cast<std::uint32_t>(lengths.size());
+    lengths.insert(lengths.end(), lens, lens + n);
+    samples.push_back(Entry{s.ip, s.addr, s.tsc, s.time, s.period, s.offset, s.flags, pid, tid, cpu,
+                            at, n, s.kind, lens[0]});
   }
   void add(const intelpt::SynthSample& s, std::int32_t pid, std::int32_t tid, std::int32_t cpu) {
-    Entry e{s.ip, s.addr, s.tsc, s.time,   s.period, s.offset,  s.flags,
-            pid,  tid,    cpu,   kCompact, s.kind,   s.insn_len};
+    Entry e{s.ip, s.addr, s.tsc, s.time,   s.period, s.offset, s.flags,
+            pid,  tid,    cpu,   kCompact, 0,        s.kind,   s.insn_len};
     const bool compact =
         (s.kind == intelpt::SampleKind::kInstructions || s.kind == intelpt::SampleKind::kBranches ||
          s.kind == intelpt::SampleKind::kTick) &&
@@ -68,7 +80,7 @@ struct Batch {
   // The visitor's view of sample i, built in `tmp`.
   ItraceSample at(std::size_t i, intelpt::SynthSample& tmp) const {
     const Entry& e = samples[i];
-    if (e.full == kCompact) {
+    if (e.full == kCompact || e.run_n) {
       // What a compact entry leaves out is zero (tmp may hold a whole
       // sample from before).
       tmp.insn_cnt = tmp.cyc_cnt = 0;
@@ -89,6 +101,7 @@ struct Batch {
       tmp.callchain = tmp.callchain_nr ? chains.data() + chain_at[e.full] : nullptr;
       tmp.branch_stack = tmp.branch_nr ? branches.data() + branch_at[e.full] : nullptr;
     }
+    if (e.run_n) return ItraceSample{&tmp, e.pid, e.tid, e.cpu, lengths.data() + e.full, e.run_n};
     return ItraceSample{&tmp, e.pid, e.tid, e.cpu};
   }
 };
@@ -255,9 +268,10 @@ class QueueSink : public intelpt::SampleSink {
     visit_ = visit;
   }
   bool paused() const { return pausing_; }
-  // Direct samples leave out the errors perf would not report.
+  // The errors perf would not report are left out.
   void set_budget(ErrorBudget* budget) { budget_ = budget; }
-  // Direct runs of instruction samples go to the visitor in one visit each.
+  // Runs of instruction samples go to the visitor in one visit each, or
+  // into the batches as runs.
   void set_insn_runs(bool on) { runs_ = on; }
   // The held samples (the batch is given back empty), and decoding may go on.
   void take_held(Batch& into) {
@@ -272,12 +286,21 @@ class QueueSink : public intelpt::SampleSink {
       direct(s);
       return;
     }
+    if (budget_ && budget_->spent(s)) return;
     std::int32_t pid, tid;
     thread_of(s.tsc, pid, tid);
     batch_.add(s, pid, tid, q_.cpu);
     if (batch_.samples.size() >= kBatchSamples) flush();
   }
   void on_insn_run(intelpt::SynthSample& s, const std::uint8_t* lengths, std::uint32_t n) override {
+    if (runs_ && ch_) {
+      samples_ += n;
+      std::int32_t pid, tid;
+      thread_of(s.tsc, pid, tid);
+      batch_.add_run(s, lengths, n, pid, tid, q_.cpu);
+      if (batch_.samples.size() >= kBatchSamples) flush();
+      return;
+    }
     if (!runs_ || ch_ || failed_ || pausing_ || s.tsc >= pause_tsc_) {
       SampleSink::on_insn_run(s, lengths, n);
       return;

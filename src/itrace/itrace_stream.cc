@@ -1,8 +1,11 @@
-// ItraceStream: decode_itrace a stretch at a time. A recording of one queue
-// (perf record --per-thread, or one cpu) decodes on the caller's thread,
-// pausing at each TSC asked for: samples go from the synthesizer straight to
-// the visitor, with no copy and no thread in between. Several queues decode
-// on worker threads, merged on another, and come over in batches.
+// ItraceStream: decode_itrace a stretch at a time. With one job, a recording
+// of one queue (perf record --per-thread, or one cpu) decodes on the caller's
+// thread, pausing at each TSC asked for: samples go from the synthesizer
+// straight to the visitor, with no copy and no thread in between. Otherwise
+// the queues decode on worker threads (one queue on one worker), merged on
+// another, and come over in batches.
+#include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "itrace/itrace.h"
@@ -94,8 +97,9 @@ class DirectStream : public ItraceStream::Impl {
   intelpt::SynthSample tmp_;
 };
 
-// Several queues: decode_recording on a worker thread (which merges the
-// queues' own threads), its samples handed over in bounded batches.
+// Several queues, or one with jobs to spare: decode_recording on a worker
+// thread (which merges several queues' own threads), its samples handed over
+// in bounded batches.
 class ThreadedStream : public ItraceStream::Impl {
  public:
   ThreadedStream(std::unique_ptr<perfdata::Reader> reader, std::unique_ptr<PtRecording> rec,
@@ -118,6 +122,12 @@ class ThreadedStream : public ItraceStream::Impl {
         std::lock_guard lk(warn_mutex_);
         warnings_.push_back(m);
       };
+    if (rec_->queues.size() == 1 && !opts.itrace.dont_decode) {
+      // One queue: its decoder fills the batches itself.
+      one_progress_ = std::make_unique<Progress>(opts, *rec_);
+      worker_ = std::thread([this, opts = std::move(opts)] { run_one(opts); });
+      return;
+    }
     worker_ = std::thread([this, opts = std::move(opts)] { run(opts); });
   }
   ~ThreadedStream() override {
@@ -173,8 +183,32 @@ class ThreadedStream : public ItraceStream::Impl {
     chan_.close();
     tokens_.release();
   }
+  // The queue of a recording of one straight into the channel, its runs of
+  // instruction samples as runs, the errors perf would not report left out.
+  void run_one(const ItraceDecodeOptions& opts) {
+    tokens_.acquire();
+    ErrorBudget budget(*rec_);
+    {
+      QueueDecode d(*rec_, 0, opts, &chan_, nullptr, cancel_, *one_progress_);
+      if (budget.needed()) d.sink().set_budget(&budget);
+      d.sink().set_insn_runs(opts.insn_runs);
+      while (d.resume()) {
+      }
+      QueueResult r = d.result();
+      ItraceStats stats = stats_of(*rec_);
+      stats.instructions = r.instructions;
+      stats.errors = r.errors;
+      stats.samples = r.samples;
+      if (r.status)
+        result_ = stats;
+      else
+        result_ = std::move(r.status).error();
+    }
+    tokens_.release();
+  }
   // Passes on the worker's warnings and progress.
   void report() {
+    if (one_progress_) one_progress_->report();
     if (warn_) {
       std::vector<std::string> w;
       {
@@ -198,6 +232,7 @@ class ThreadedStream : public ItraceStream::Impl {
   Channel chan_;
   std::atomic<bool> cancel_{false};
   Expected<ItraceStats> result_ = ItraceStats{};
+  std::unique_ptr<Progress> one_progress_;  // a recording of one queue's
   Batch head_;
   std::size_t pos_ = 0;
   bool live_ = true;  // head_ may still be refilled
@@ -215,7 +250,10 @@ std::unique_ptr<ItraceStream> ItraceStream::start(std::string path, ItraceDecode
   if (!reader) return wrap(std::make_unique<FailedStream>(reader.error()));
   auto rec = read_pt_recording(**reader, opts);
   if (!rec) return wrap(std::make_unique<FailedStream>(rec.error()));
-  if ((*rec)->queues.size() > 1)
+  // One queue decodes on a thread of its own too when there are cores to
+  // spare: the visitor (a printer, say) goes on meanwhile.
+  const unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
+  if ((*rec)->queues.size() > 1 || (jobs > 1 && !opts.itrace.dont_decode))
     return wrap(
         std::make_unique<ThreadedStream>(std::move(*reader), std::move(*rec), std::move(opts)));
   return wrap(std::make_unique<DirectStream>(std::move(*reader), std::move(*rec), std::move(opts)));

@@ -118,6 +118,7 @@ class ItraceMatrix : public ::testing::TestWithParam<std::tuple<int, int>> {
     kCases[c].apply(o);
     return pttest::reencode(pttest::traced(programs[prog]), o);
   }
+  void stream_in_stretches(unsigned jobs, bool runs);
 };
 
 TEST_P(ItraceMatrix, InstructionsAreTheSteppedSequence) {
@@ -165,9 +166,18 @@ TEST_P(ItraceMatrix, CallsAndReturnsMatchPerf) {
 
 // ItraceStream taken in stretches (as script takes it, up to each recorded
 // event's time) gives decode_itrace's samples in its order, each stretch
-// those before its TSC: one queue pauses its decoder on the calling thread,
-// several come over from worker threads.
+// those before its TSC: with one job one queue pauses its decoder on the
+// calling thread; otherwise queues come over from worker threads. Runs of
+// instruction samples, where asked for, stand for the same samples.
 TEST_P(ItraceMatrix, StreamInStretchesIsTheWholeDecode) {
+  for (unsigned jobs : {1u, 2u})
+    for (bool runs : {false, true}) {
+      SCOPED_TRACE(fmt::format("jobs {} runs {}", jobs, runs));
+      stream_in_stretches(jobs, runs);
+    }
+}
+
+void ItraceMatrix::stream_in_stretches(unsigned jobs, bool runs) {
   PtSynthOptions o;
   auto r = make(o);
   test::TempDir dir;
@@ -185,13 +195,25 @@ TEST_P(ItraceMatrix, StreamInStretchesIsTheWholeDecode) {
   cuts.push_back(~0ULL);
   itrace::ItraceDecodeOptions opts;
   opts.itrace = {};
+  opts.jobs = jobs;
+  opts.insn_runs = runs;
   ASSERT_TRUE(intelpt::parse_itrace("i0nsbe", true, opts.itrace));
   auto stream = itrace::ItraceStream::start(file, opts);
   std::vector<Got> got;
   std::uint64_t limit = 0;
+  std::size_t run_samples = 0;
   const itrace::ItraceVisitor visit = [&](const itrace::ItraceSample& s) {
     EXPECT_LT(s.sample->tsc, limit);
-    got.push_back({*s.sample, s.pid, s.tid});
+    if (!s.run_n) {
+      got.push_back({*s.sample, s.pid, s.tid});
+      return ok();
+    }
+    intelpt::SynthSample one = *s.sample;
+    for (std::uint32_t i = 0; i < s.run_n; ++i, ++run_samples) {
+      one.insn_len = s.run_lengths[i];
+      got.push_back({one, s.pid, s.tid});
+      one.ip += s.run_lengths[i];
+    }
     return ok();
   };
   for (std::uint64_t cut : cuts) {
@@ -210,9 +232,12 @@ TEST_P(ItraceMatrix, StreamInStretchesIsTheWholeDecode) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     const auto &a = got[i].sample, &b = whole.samples[i].sample;
     ASSERT_TRUE(a.kind == b.kind && a.ip == b.ip && a.addr == b.addr && a.tsc == b.tsc &&
-                a.time == b.time && a.flags == b.flags && got[i].tid == whole.samples[i].tid)
+                a.time == b.time && a.flags == b.flags && a.insn_len == b.insn_len &&
+                got[i].tid == whole.samples[i].tid)
         << "sample " << i;
   }
+  // Every instruction but each block's last comes in a run.
+  if (runs) EXPECT_GT(run_samples, whole.samples.size() / 8);
 }
 
 std::string case_name(const ::testing::TestParamInfo<std::tuple<int, int>>& p) {

@@ -561,6 +561,29 @@ TEST_F(PtScriptTest, ReportDecodesWithoutATemporaryFile) {
     }
 }
 
+// A recording of one queue decodes on the calling thread with --jobs 1 and
+// on a thread of its own otherwise (its runs of instruction samples handed
+// over in batches, paused at each recorded event's time): the same text.
+TEST_F(PtScriptTest, ScriptIsTheSameForAnyJobs) {
+  const std::string bin = test::sh(test::perfkit_bin());
+  int compared = 0;
+  for (const char* rec : {"ptflow", "timeless", "cyc", "sampled", "fork"})
+    for (const char* args :
+         {"--itrace=i0ns", "--itrace=i0ns -F ip", "--itrace=i0nse -F ip,sym,symoff,dso",
+          "--itrace=bei10i", "--itrace=cre -F ip,addr,sym,flags"}) {
+      const std::string cmd = bin + " script -i " + test::sh(file(rec)) + " " + args;
+      auto one = test::run(cmd + " --jobs 1");
+      auto two = test::run(cmd + " --jobs 2");
+      ASSERT_EQ(one.status, 0) << rec << " " << args << ": " << one.err;
+      EXPECT_EQ(two.status, 0) << rec << " " << args << ": " << two.err;
+      EXPECT_EQ(one.err, two.err) << rec << " " << args;
+      EXPECT_GT(one.out.size(), 1000u) << rec << " " << args;
+      compared += one.out == two.out;
+      EXPECT_TRUE(one.out == two.out) << rec << " " << args;
+    }
+  EXPECT_EQ(compared, 25);
+}
+
 // A trace on stdin is held in memory, not in a file: where TMPDIR names a
 // directory that does not exist, script, report and inject read `-i -` as
 // they read the recording's file.

@@ -17,7 +17,7 @@ void decode_queue(const PtRecording& rec, std::size_t qi, const ItraceDecodeOpti
                   Channel* ch, const ItraceVisitor* visit, std::atomic<bool>& cancel,
                   Progress& progress, QueueResult& result) {
   QueueDecode d(rec, qi, opts, ch, visit, cancel, progress);
-  if (!ch) d.sink().set_insn_runs(opts.insn_runs);
+  d.sink().set_insn_runs(opts.insn_runs);
   while (d.resume()) {
   }
   result = d.result();
@@ -94,12 +94,15 @@ Status merge(std::vector<std::unique_ptr<Channel>>& chans, const std::vector<std
     heads[i].live = chans[i]->pop(heads[i].batch);
     progress.report();
   };
-  // Visits head i's current sample (a tick only moves the time) and moves on.
+  // Visits head i's current sample or run of samples (a tick only moves the
+  // time) and moves on.
   auto take = [&](std::size_t i) -> Status {
     Head& h = heads[i];
-    const intelpt::SampleKind kind = h.batch.samples[h.pos].kind;
+    const Batch::Entry& e = h.batch.samples[h.pos];
+    const intelpt::SampleKind kind = e.kind;
     if (kind != intelpt::SampleKind::kTick) PK_TRY(visit(h.batch.at(h.pos, tmp)));
-    samples += kind != intelpt::SampleKind::kChain && kind != intelpt::SampleKind::kTick;
+    samples += e.run_n ? e.run_n
+                       : kind != intelpt::SampleKind::kChain && kind != intelpt::SampleKind::kTick;
     if (++h.pos == h.batch.samples.size()) refill(i);
     return ok();
   };

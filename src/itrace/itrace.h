@@ -55,8 +55,8 @@ struct ItraceDecodeOptions {
   // ordinal among those (SAMPLE records of events without CALLCHAIN, in
   // file order). Samples the trace has no queue for get none.
   bool late_chains = false;
-  // The visitor takes runs of instruction samples (ItraceSample::run_n).
-  // Only a recording of one queue makes them.
+  // The visitor takes runs of instruction samples (ItraceSample::run_n):
+  // the samples of a run share their time, so queues merge alike.
   bool insn_runs = false;
   // The file to read the code of a recorded path from ("": use the path).
   std::function<std::string(const std::string& path)> locate;

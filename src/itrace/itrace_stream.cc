@@ -172,7 +172,10 @@ class ThreadedStream : public ItraceStream::Impl {
     Batch batch = chan_.fresh();
     result_ = decode_recording(*rec_, opts, [&](const ItraceSample& is) -> Status {
       if (cancel_.load(std::memory_order_relaxed)) return make_error("cancelled");
-      batch.add(*is.sample, is.pid, is.tid, is.cpu);
+      if (is.run_n)
+        batch.add_run(*is.sample, is.run_lengths, is.run_n, is.pid, is.tid, is.cpu);
+      else
+        batch.add(*is.sample, is.pid, is.tid, is.cpu);
       if (batch.samples.size() >= kBatchSamples) {
         chan_.push(std::move(batch));
         batch = chan_.fresh();

@@ -563,11 +563,12 @@ TEST_F(PtScriptTest, ReportDecodesWithoutATemporaryFile) {
 
 // A recording of one queue decodes on the calling thread with --jobs 1 and
 // on a thread of its own otherwise (its runs of instruction samples handed
-// over in batches, paused at each recorded event's time): the same text.
+// over in batches, paused at each recorded event's time); several queues
+// merge their runs: the same text.
 TEST_F(PtScriptTest, ScriptIsTheSameForAnyJobs) {
   const std::string bin = test::sh(test::perfkit_bin());
   int compared = 0;
-  for (const char* rec : {"ptflow", "timeless", "cyc", "sampled", "fork"})
+  for (const char* rec : {"ptflow", "timeless", "cyc", "sampled", "fork", "fork-cpu"})
     for (const char* args :
          {"--itrace=i0ns", "--itrace=i0ns -F ip", "--itrace=i0nse -F ip,sym,symoff,dso",
           "--itrace=bei10i", "--itrace=cre -F ip,addr,sym,flags"}) {
@@ -581,7 +582,7 @@ TEST_F(PtScriptTest, ScriptIsTheSameForAnyJobs) {
       compared += one.out == two.out;
       EXPECT_TRUE(one.out == two.out) << rec << " " << args;
     }
-  EXPECT_EQ(compared, 25);
+  EXPECT_EQ(compared, 30);
 }
 
 // A trace on stdin is held in memory, not in a file: where TMPDIR names a

@@ -6,8 +6,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <optional>
 
+#include "base/flat_map.h"
 #include "dwarf/debug_file.h"
 #include "elf/elf_file.h"
 
@@ -23,11 +25,30 @@ struct UnwindTables::Rule {
   std::vector<Op> ops;
 };
 
+// The rules most frames have, in a form read without evaluating DWARF
+// expressions: the CFA is a register plus an offset, and each register
+// keeps its value, is undefined, was saved at the CFA plus an offset, or is
+// in another register, or is the CFA plus an offset (%rsp: val_offset(0)).
+struct PlainRules {
+  struct Reg {
+    enum Kind : std::uint8_t { kSame, kUndefined, kAtCfa, kCfaPlus, kInReg } kind = kSame;
+    std::uint8_t reg = 0;      // kInReg's
+    std::uint64_t offset = 0;  // kAtCfa's and kCfaPlus's, added modulo 2^64 (DW_OP_plus_uconst)
+  };
+  int cfa_reg = 0;
+  std::uint64_t cfa_offset = 0;
+  Reg regs[kRegCount];
+  std::uint32_t same = 0;               // bit per register that keeps its value
+  std::uint8_t others[kRegCount] = {};  // the other registers, in order
+  int n_others = 0;
+};
+
 struct UnwindTables::Frame {
   std::vector<Op> cfa;
   Rule regs[kRegCount];
   int ra = kRegRip;
   bool signal = false;
+  std::optional<PlainRules> plain;  // when every rule has a plain form
 };
 
 struct UnwindTables::Impl {
@@ -38,7 +59,14 @@ struct UnwindTables::Impl {
   Dwarf_CFI* debug_cfi = nullptr;
   std::string debug_path;  // opened at the first address .eh_frame lacks
   Bytes image;             // the runtime file's bytes
-  std::unordered_map<std::uint64_t, std::unique_ptr<Frame>> cache;
+  // The rules looked up so far: an address's index into frames, or
+  // kNoFrame where no CFI covers it.
+  struct AddrHash {
+    std::size_t operator()(std::uint64_t a) const { return mix64(a); }
+  };
+  static constexpr std::uint32_t kNoFrame = UINT32_MAX - 1;
+  FlatMap<std::uint64_t, AddrHash> cache;
+  std::deque<Frame> frames;
 
   // The separate debug file's .debug_frame, opened once and only when it
   // has one (dwarf_begin_elf inflates every compressed debug section).
@@ -141,13 +169,77 @@ bool rules_from(Dwarf_CFI* cfi, std::uint64_t vaddr, UnwindTables::Frame& out) {
 
 }  // namespace
 
+namespace {
+
+// The plain form of a register's rule as libdw spells it (offset(N):
+// DW_OP_call_frame_cfa, DW_OP_plus_uconst N; val_offset(N): the same then
+// DW_OP_stack_value; register(R): DW_OP_regx R), or nothing for any other
+// expression.
+std::optional<PlainRules::Reg> plain_reg(const UnwindTables::Rule& rule) {
+  PlainRules::Reg out;
+  if (rule.kind == UnwindTables::Rule::kSame) return out;
+  if (rule.kind == UnwindTables::Rule::kUndefined) {
+    out.kind = PlainRules::Reg::kUndefined;
+    return out;
+  }
+  const std::vector<Op>& ops = rule.ops;
+  if (ops.size() == 1 && ops[0].atom == DW_OP_regx && ops[0].number < kRegCount) {
+    out.kind = PlainRules::Reg::kInReg;
+    out.reg = static_cast<std::uint8_t>(ops[0].number);
+    return out;
+  }
+  std::size_t n = ops.size();
+  const bool value = n >= 2 && ops[n - 1].atom == DW_OP_stack_value;
+  if (value) --n;
+  if (n == 0 || n > 2 || ops[0].atom != DW_OP_call_frame_cfa) return std::nullopt;
+  if (n == 2 && ops[1].atom != DW_OP_plus_uconst) return std::nullopt;
+  out.kind = value ? PlainRules::Reg::kCfaPlus : PlainRules::Reg::kAtCfa;
+  out.offset = n == 2 ? ops[1].number : 0;
+  return out;
+}
+
+std::optional<PlainRules> plain_rules(const UnwindTables::Frame& f) {
+  PlainRules p;
+  if (f.cfa.size() != 1) return std::nullopt;
+  const Op& c = f.cfa[0];
+  if (c.atom >= DW_OP_breg0 && c.atom <= DW_OP_breg31) {
+    p.cfa_reg = c.atom - DW_OP_breg0;
+    p.cfa_offset = c.number;
+  } else if (c.atom == DW_OP_bregx) {
+    if (c.number >= kRegCount) return std::nullopt;
+    p.cfa_reg = static_cast<int>(c.number);
+    p.cfa_offset = c.number2;
+  } else {
+    return std::nullopt;
+  }
+  if (p.cfa_reg >= kRegCount) return std::nullopt;
+  for (int r = 0; r < kRegCount; ++r) {
+    auto reg = plain_reg(f.regs[r]);
+    if (!reg) return std::nullopt;
+    p.regs[r] = *reg;
+    if (reg->kind == PlainRules::Reg::kSame)
+      p.same |= 1u << r;
+    else
+      p.others[p.n_others++] = static_cast<std::uint8_t>(r);
+  }
+  return p;
+}
+
+}  // namespace
+
 const UnwindTables::Frame* UnwindTables::frame_at(std::uint64_t vaddr) {
-  auto it = impl_->cache.find(vaddr);
-  if (it != impl_->cache.end()) return it->second.get();
-  auto f = std::make_unique<Frame>();
-  bool got = rules_from(impl_->eh, vaddr, *f) || rules_from(impl_->lazy_debug_cfi(), vaddr, *f);
-  if (!got) f.reset();
-  return impl_->cache.emplace(vaddr, std::move(f)).first->second.get();
+  Impl& m = *impl_;
+  const std::uint32_t at = m.cache.find(vaddr);
+  if (at != FlatMap<std::uint64_t, Impl::AddrHash>::kNone)
+    return at == Impl::kNoFrame ? nullptr : &m.frames[at];
+  Frame f;
+  if (!rules_from(m.eh, vaddr, f) && !rules_from(m.lazy_debug_cfi(), vaddr, f)) {
+    m.cache.insert(vaddr, Impl::kNoFrame);
+    return nullptr;
+  }
+  f.plain = plain_rules(f);
+  m.cache.insert(vaddr, static_cast<std::uint32_t>(m.frames.size()));
+  return &m.frames.emplace_back(std::move(f));
 }
 
 namespace {
@@ -395,9 +487,102 @@ bool at_sigreturn(UnwindTarget& t, std::uint64_t ip) {
 
 enum class Step { kDone, kNext, kError };
 
-// One step of libunwind's unw_step on x86-64. `sp` is the current CFA
-// (libunwind's view of %rsp); `prev_instr` whether to look up ip - 1.
-Step step(UnwindRegs& regs, std::uint64_t& sp, bool& prev_instr, UnwindTarget& target) {
+// A frame's rules applied to `regs`: the caller's registers into `next`,
+// the CFA into `cfa`. kDone when the return address or %rbp is undefined
+// (the outermost frame), kError when the return address cannot be had.
+Step evaluated_rules_step(const UnwindTables::Frame& frame, const UnwindRegs& regs,
+                          std::uint64_t sp, UnwindTarget& target, UnwindRegs& next,
+                          std::uint64_t& cfa) {
+  Evaluator ev(regs, 0, target);
+  ev.cfa_sp_ = sp;
+  EvalResult c;
+  if (!ev.run(frame.cfa, c)) return Step::kError;
+  cfa = c.v;
+  if (c.kind == EvalResult::kRegister) {
+    if (!regs.has(static_cast<int>(c.v))) return Step::kError;
+    cfa = regs.value[c.v];
+  }
+  Evaluator rv(regs, cfa, target);
+  rv.cfa_sp_ = sp;
+  bool rbp_null = false, ra_null = false;
+  for (int r = 0; r < kRegCount; ++r) {
+    const auto& rule = frame.regs[r];
+    if (rule.kind == UnwindTables::Rule::kSame) {
+      if (regs.has(r)) next.set(r, regs.value[r]);
+      continue;
+    }
+    if (rule.kind == UnwindTables::Rule::kUndefined) {
+      if (r == kRegRbp) rbp_null = true;
+      if (r == frame.ra) ra_null = true;
+      continue;
+    }
+    EvalResult res;
+    if (!rv.run(rule.ops, res)) {
+      if (r == frame.ra) return Step::kError;
+      continue;
+    }
+    std::uint64_t v = res.v;
+    if (res.kind == EvalResult::kAddress) {
+      if (!target.read(res.v, v)) {
+        if (r == frame.ra) return Step::kError;
+        continue;
+      }
+    } else if (res.kind == EvalResult::kRegister) {
+      if (!regs.has(static_cast<int>(res.v))) continue;
+      v = regs.value[res.v];
+    }
+    next.set(r, v);
+  }
+  return ra_null || rbp_null ? Step::kDone : Step::kNext;
+}
+
+// The same for rules in their plain form, with the same outcome: the
+// expressions evaluated_rules_step would run, worked out directly (%rsp
+// read as `sp`, as the evaluator reads it). `next` need not be cleared.
+Step plain_rules_step(const PlainRules& p, int ra, const UnwindRegs& regs, std::uint64_t sp,
+                      UnwindTarget& target, UnwindRegs& next, std::uint64_t& cfa) {
+  if (p.cfa_reg != kRegRsp && !regs.has(p.cfa_reg)) return Step::kError;
+  cfa = (p.cfa_reg == kRegRsp ? sp : regs.value[p.cfa_reg]) + p.cfa_offset;
+  // The registers that keep their values, copied whole (a value counts
+  // only where its bit is set).
+  std::memcpy(next.value, regs.value, sizeof next.value);
+  next.known = regs.known & p.same;
+  bool rbp_null = false, ra_null = false;
+  for (int k = 0; k < p.n_others; ++k) {
+    const int r = p.others[k];
+    const PlainRules::Reg& rule = p.regs[r];
+    switch (rule.kind) {
+      case PlainRules::Reg::kSame:
+        break;
+      case PlainRules::Reg::kUndefined:
+        if (r == kRegRbp) rbp_null = true;
+        if (r == ra) ra_null = true;
+        break;
+      case PlainRules::Reg::kAtCfa: {
+        std::uint64_t v;
+        if (!target.read(cfa + rule.offset, v)) {
+          if (r == ra) return Step::kError;
+          break;
+        }
+        next.set(r, v);
+        break;
+      }
+      case PlainRules::Reg::kCfaPlus:
+        next.set(r, cfa + rule.offset);
+        break;
+      case PlainRules::Reg::kInReg:
+        if (regs.has(rule.reg)) next.set(r, regs.value[rule.reg]);
+        break;
+    }
+  }
+  return ra_null || rbp_null ? Step::kDone : Step::kNext;
+}
+
+// One step of libunwind's unw_step on x86-64: the caller's registers into
+// `next` (not `regs`). `sp` is the current CFA (libunwind's view of %rsp);
+// `prev_instr` whether to look up ip - 1.
+Step step(const UnwindRegs& regs, UnwindRegs& next, std::uint64_t& sp, bool& prev_instr,
+          UnwindTarget& target) {
   const std::uint64_t ip = regs.value[kRegRip];
   std::uint64_t bias = 0;
   UnwindTables* tables = target.tables_at(ip, bias);
@@ -407,54 +592,20 @@ Step step(UnwindRegs& regs, std::uint64_t& sp, bool& prev_instr, UnwindTarget& t
   const UnwindTables::Frame* frame = tables->frame_at(ip - bias - (prev_instr ? 1 : 0));
   const std::uint64_t prev_ip = ip, prev_sp = sp;
   if (frame) {
-    Evaluator ev(regs, 0, target);
-    ev.cfa_sp_ = sp;
-    EvalResult cfa;
-    if (!ev.run(frame->cfa, cfa)) return Step::kError;
-    std::uint64_t cfa_v = cfa.v;
-    if (cfa.kind == EvalResult::kRegister) {
-      if (!regs.has(static_cast<int>(cfa.v))) return Step::kError;
-      cfa_v = regs.value[cfa.v];
+    std::uint64_t cfa_v = 0;
+    Step rules;
+    if (frame->plain) {
+      rules = plain_rules_step(*frame->plain, frame->ra, regs, sp, target, next, cfa_v);
+    } else {
+      next = UnwindRegs{};
+      rules = evaluated_rules_step(*frame, regs, sp, target, next, cfa_v);
     }
-    UnwindRegs next;
-    Evaluator rv(regs, cfa_v, target);
-    rv.cfa_sp_ = sp;
-    bool rbp_null = false, ra_null = false;
-    for (int r = 0; r < kRegCount; ++r) {
-      const auto& rule = frame->regs[r];
-      if (rule.kind == UnwindTables::Rule::kSame) {
-        if (regs.has(r)) next.set(r, regs.value[r]);
-        continue;
-      }
-      if (rule.kind == UnwindTables::Rule::kUndefined) {
-        if (r == kRegRbp) rbp_null = true;
-        if (r == frame->ra) ra_null = true;
-        continue;
-      }
-      EvalResult res;
-      if (!rv.run(rule.ops, res)) {
-        if (r == frame->ra) return Step::kError;
-        continue;
-      }
-      std::uint64_t v = res.v;
-      if (res.kind == EvalResult::kAddress) {
-        if (!target.read(res.v, v)) {
-          if (r == frame->ra) return Step::kError;
-          continue;
-        }
-      } else if (res.kind == EvalResult::kRegister) {
-        if (!regs.has(static_cast<int>(res.v))) continue;
-        v = regs.value[res.v];
-      }
-      next.set(r, v);
-    }
-    if (ra_null || rbp_null) return Step::kDone;
+    if (rules != Step::kNext) return rules;
     if (!next.has(frame->ra)) return Step::kError;
     std::uint64_t new_ip = next.value[frame->ra];
     next.set(kRegRip, new_ip);
-    regs = next;
     sp = cfa_v;
-    regs.set(kRegRsp, sp);
+    next.set(kRegRsp, sp);
     prev_instr = !frame->signal;
     // A return address read as 0 is still a frame to libunwind (perf shows
     // it as ffffffffffffffff); the step after it finds no map and stops.
@@ -468,9 +619,10 @@ Step step(UnwindRegs& regs, std::uint64_t& sp, bool& prev_instr, UnwindTarget& t
     // A PLT stub: the return address is at the stack pointer.
     std::uint64_t ra;
     if (!target.read(sp, ra)) return Step::kError;
-    regs.set(kRegRip, ra);
+    next = regs;
+    next.set(kRegRip, ra);
     sp += 8;
-    regs.set(kRegRsp, sp);
+    next.set(kRegRsp, sp);
   } else {
     if (!regs.has(kRegRbp)) return Step::kDone;
     const std::uint64_t rbp = regs.value[kRegRbp];
@@ -480,16 +632,15 @@ Step step(UnwindRegs& regs, std::uint64_t& sp, bool& prev_instr, UnwindTarget& t
     std::uint64_t saved_rbp = 0, ra = 0;
     if (!target.read(rbp, saved_rbp) || rbp < sp || rbp - sp > 0x4000) return Step::kDone;
     if (!target.read(rbp + 8, ra)) return Step::kError;
-    UnwindRegs next;
+    next = UnwindRegs{};
     next.set(kRegRbp, saved_rbp);
     next.set(kRegRip, ra);
-    regs = next;
     sp += 16;
   }
   prev_instr = true;
   // A return address of 0 found this way is a frame to libunwind too (perf
   // shows it as ffffffffffffffff); the step after it finds no map.
-  if (regs.value[kRegRip] == prev_ip && sp == prev_sp) return Step::kError;
+  if (next.value[kRegRip] == prev_ip && sp == prev_sp) return Step::kError;
   return Step::kNext;
 }
 
@@ -500,12 +651,15 @@ void unwind_stack(const UnwindRegs& initial, UnwindTarget& target, int max,
   if (max <= 0 || !initial.has(kRegRip)) return;
   ips.push_back(initial.value[kRegRip]);
   if (!initial.has(kRegRsp)) return;
-  UnwindRegs regs = initial;
+  // Each step reads one set of registers and writes the other.
+  UnwindRegs regs[2] = {initial, {}};
+  int cur = 0;
   std::uint64_t sp = initial.value[kRegRsp];
   bool prev_instr = false;
   for (int i = 1; i < max; ++i) {
-    if (step(regs, sp, prev_instr, target) != Step::kNext) break;
-    std::uint64_t ip = regs.value[kRegRip];
+    if (step(regs[cur], regs[cur ^ 1], sp, prev_instr, target) != Step::kNext) break;
+    cur ^= 1;
+    std::uint64_t ip = regs[cur].value[kRegRip];
     if (!at_sigreturn(target, ip)) --ip;
     ips.push_back(ip);
   }

@@ -82,7 +82,9 @@ struct ScriptOptions {
 Status run_script(session::Session& session, ScriptOptions opts, FdWriter& out);
 
 // --jobs: run_script over several sessions of one recording, each printing
-// slices of `slice_samples` samples in turn (session/shards.h), on threads
+// slices of `slice_samples` samples in turn (session/shards.h; a slice of
+// DWARF samples ends early, once their stack copies reach `slice_bytes`:
+// each costs an unwinding, as much as many other samples), on threads
 // of their own; the text is run_script's on the first. Where a printed
 // sample depends on earlier ones (--reltime, --deltatime, side-band
 // records, -D, PERF_SAMPLE_READ's differences, ...) or the input is a pipe,
@@ -91,6 +93,7 @@ Status run_script(session::Session& session, ScriptOptions opts, FdWriter& out);
 bool can_shard(const ScriptOptions& opts);  // options that may run in shards
 Status run_script_shards(std::span<session::Session* const> sessions, ScriptOptions opts,
                          FdWriter& out, session::ShardWarnings& warnings,
-                         std::uint64_t slice_samples = 1024);
+                         std::uint64_t slice_samples = 1024,
+                         std::uint64_t slice_bytes = std::uint64_t{1} << 20);
 
 }  // namespace perfkit::script

@@ -46,7 +46,7 @@ class ShardVisitor : public session::SampleVisitor {
       : printer_(printer), text_(text), deal_(deal), shard_(shard), slices_(slices), pool_(pool) {}
 
   bool take_raw(const session::RawSample& r) override {
-    const session::SliceDeal::Step st = deal_.take();
+    const session::SliceDeal::Step st = deal_.take(r.sample->user_stack.size());
     if (st.ended && !hand_over(st.ended_slice, true)) cancelled_ = true;
     if (cancelled_) return false;  // on_sample stops the session
     return !st.mine || printer_.take_raw(r);
@@ -127,7 +127,7 @@ bool can_shard(const ScriptOptions& opts) { return options_allow(opts); }
 
 Status run_script_shards(std::span<session::Session* const> sessions, ScriptOptions opts,
                          FdWriter& out, session::ShardWarnings& warnings,
-                         std::uint64_t slice_samples) {
+                         std::uint64_t slice_samples, std::uint64_t slice_bytes) {
   const auto n = static_cast<unsigned>(sessions.size());
   if (n < 2 || !options_allow(opts) || !recording_allows(opts, sessions[0]->reader())) {
     for (unsigned k = 1; k < n; ++k) sessions[k]->reader().leave_shared();
@@ -155,8 +155,8 @@ Status run_script_shards(std::span<session::Session* const> sessions, ScriptOpti
   std::vector<std::thread> threads;
   for (unsigned k = 0; k < n; ++k) {
     threads.emplace_back([&, k] {
-      ShardVisitor v(*printers[k], texts[k], session::SliceDeal(k, n, slice_samples), k, slices,
-                     pool);
+      ShardVisitor v(*printers[k], texts[k], session::SliceDeal(k, n, slice_samples, slice_bytes),
+                     k, slices, pool);
       Status st = sessions[k]->run(v);
       sessions[k]->reader().leave_shared();
       printers[k]->resolve_pending();

@@ -29,19 +29,30 @@
 
 namespace perfkit::session {
 
-// Deals samples to one shard: call take() for each sample, in order.
+// Deals samples to one shard: call take() for each sample, in order. A
+// slice ends after `slice` samples, or once its samples' bytes (what each
+// costs: take's argument, a DWARF sample's stack copy) reach `slice_bytes`
+// (0: no such bound), so that slices of costly samples stay small enough
+// to share the work out evenly.
 class SliceDeal {
  public:
-  SliceDeal(unsigned shard, unsigned shards, std::uint64_t slice)
-      : shard_(shard), shards_(shards), slice_(slice ? slice : 1) {}
+  SliceDeal(unsigned shard, unsigned shards, std::uint64_t slice, std::uint64_t slice_bytes = 0)
+      : shard_(shard), shards_(shards), slice_(slice ? slice : 1), slice_bytes_(slice_bytes) {}
   struct Step {
     bool mine = false;   // the sample is this shard's
     bool ended = false;  // a slice of this shard's ended before it
     std::uint64_t ended_slice = 0;
   };
-  Step take() {
+  Step take(std::uint64_t bytes = 0) {
     Step st;
-    const std::uint64_t s = next_++ / slice_;
+    if (in_slice_ == slice_ || (slice_bytes_ && bytes_in_slice_ >= slice_bytes_)) {
+      ++last_;
+      in_slice_ = 0;
+      bytes_in_slice_ = 0;
+    }
+    ++in_slice_;
+    bytes_in_slice_ += bytes;
+    const std::uint64_t s = last_;
     st.mine = s % shards_ == shard_;
     if (open_ && s != current_) {
       st.ended = true;
@@ -52,7 +63,7 @@ class SliceDeal {
     return st;
   }
   // The slice of the last sample dealt (0 before any).
-  std::uint64_t last_slice() const { return next_ ? (next_ - 1) / slice_ : 0; }
+  std::uint64_t last_slice() const { return last_; }
   // The slice this shard is in (its samples not all taken), if any.
   std::optional<std::uint64_t> open_slice() const {
     return open_ ? std::optional<std::uint64_t>(current_) : std::nullopt;
@@ -60,8 +71,10 @@ class SliceDeal {
 
  private:
   unsigned shard_, shards_;
-  std::uint64_t slice_;
-  std::uint64_t next_ = 0;  // samples dealt
+  std::uint64_t slice_, slice_bytes_;
+  std::uint64_t last_ = 0;      // the slice of the last sample dealt
+  std::uint64_t in_slice_ = 0;  // samples dealt of it (0: none dealt yet)
+  std::uint64_t bytes_in_slice_ = 0;
   bool open_ = false;
   std::uint64_t current_ = 0;
 };

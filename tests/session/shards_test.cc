@@ -34,6 +34,22 @@ TEST(SliceDeal, DealsSlicesInTurnAndSaysWhenOneEnds) {
   EXPECT_EQ(*last.open_slice(), 0u);
 }
 
+// A slice of costly samples ends before its count: 2 shards, slices of at
+// most 4 samples or 100 bytes.
+TEST(SliceDeal, EndsASliceAtItsBytes) {
+  SliceDeal d(0, 2, 4, 100);
+  const std::uint64_t bytes[] = {0, 0, 0, 0, 0, 60, 60, 60, 10, 0, 0, 0, 0};
+  std::vector<std::uint64_t> slices;
+  std::vector<int> mine;
+  for (int i = 0; i < 13; ++i) {
+    if (d.take(bytes[i]).mine) mine.push_back(i);
+    slices.push_back(d.last_slice());
+  }
+  // 0-3 (4 samples), 4-6 (60 + 60 reach 100 after sample 6), 7-10, 11-12.
+  EXPECT_EQ(slices, (std::vector<std::uint64_t>{0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 3, 3}));
+  EXPECT_EQ(mine, (std::vector<int>{0, 1, 2, 3, 7, 8, 9, 10}));
+}
+
 // Shards that push their slices' parts from threads of their own, the
 // later slices first where they can: the text comes out in slice order.
 TEST(OrderedWrites, WritesInSliceOrderWhateverTheShardsPace) {

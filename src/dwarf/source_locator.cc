@@ -5,12 +5,14 @@
 #include <gelf.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "dwarf/debug_file.h"
+#include "dwarf/lazy_units.h"
 #include "dwarf/line_table.h"
 #include "elf/elf_file.h"
 
@@ -151,10 +153,18 @@ struct SourceLocator::Impl {
   LineSections sections;
   std::vector<ElfSym> exe_syms;  // addr2line's: .symtab, else .dynsym
   std::vector<ElfSym> dbg_syms;  // the debug file's .symtab
-  std::vector<Unit> units;
+  std::deque<Unit> units;        // in .debug_info's order (stays put as it grows)
   std::vector<std::size_t> without_ranges;
   std::vector<std::pair<std::uint64_t, std::size_t>> unit_starts;  // (low, unit) sorted
   std::int64_t text_offset = 0;
+  // A compressed .debug_info inflated as far as lookups reach (with
+  // .debug_aranges to say which unit an address needs): units are indexed
+  // in order up to there; everything at the first lookup that needs more.
+  elf::LazySection* lazy_info = nullptr;
+  std::vector<ArangeUnit> aranges;
+  Dwarf_CU* last_cu = nullptr;  // the last unit indexed
+  std::uint64_t next_unit = 0;  // the offset of the next one
+  bool indexed_all = false;
 
   ~Impl() {
     if (dw) dwarf_end(dw);
@@ -162,6 +172,11 @@ struct SourceLocator::Impl {
 
   void open_dwarf();
   void index_units();
+  void index_until(std::uint64_t stop);
+  void index_all();
+  void add_unit(Dwarf_Die cudie);
+  bool search(std::uint64_t addr, Unit*& unit, Func*& function, std::string_view& file,
+              bool& has_file, unsigned& line);
   void load(Unit& u);
   void walk(Unit& u, Dwarf_Die* die, std::vector<std::uint32_t>& stack);
   std::pair<std::string_view, bool> name_of(Dwarf_Die* die, int depth);
@@ -206,11 +221,19 @@ void SourceLocator::Impl::open_dwarf() {
       .hide_sections({".debug_loclists", ".debug_loc", ".debug_macro", ".debug_macinfo",
                       ".debug_frame", ".debug_pubnames", ".debug_pubtypes", ".debug_gnu_pubnames",
                       ".debug_gnu_pubtypes"});
-  dbg->decompress_debug_sections();
   auto data = [&](std::string_view name) -> Bytes {
     const elf::Section* s = dbg->section(name);
     return s ? dbg->section_data(*s) : Bytes();
   };
+  // .debug_info left compressed until lookups need its units, when
+  // .debug_aranges says which unit holds an address.
+  const elf::Section* info = dbg->section(".debug_info");
+  if (opts.lazy_debug_info && info && (info->flags & SHF_COMPRESSED)) {
+    aranges =
+        parse_aranges(data(".debug_aranges"), dbg->big_endian() != (kHostOrder == ByteOrder::kBig));
+    if (!aranges.empty()) lazy_info = dbg->inflate_lazily(*info);
+  }
+  dbg->decompress_debug_sections();
   sections.line = data(".debug_line");
   sections.line_str = data(".debug_line_str");
   sections.str = data(".debug_str");
@@ -219,7 +242,20 @@ void SourceLocator::Impl::open_dwarf() {
     dbg = nullptr;
     return;
   }
-  index_units();
+  if (!lazy_info) index_units();
+}
+
+void SourceLocator::Impl::add_unit(Dwarf_Die cudie) {
+  Unit u;
+  u.die = cudie;
+  Dwarf_Addr base, start, end;
+  ptrdiff_t off = 0;
+  while ((off = dwarf_ranges(&cudie, off, &base, &start, &end)) > 0)
+    if (end > start) u.ranges.emplace_back(start, end);
+  std::size_t idx = units.size();
+  if (u.ranges.empty()) without_ranges.push_back(idx);
+  for (auto& r : u.ranges) unit_starts.emplace_back(r.first, idx);
+  units.push_back(std::move(u));
 }
 
 void SourceLocator::Impl::index_units() {
@@ -227,21 +263,46 @@ void SourceLocator::Impl::index_units() {
   Dwarf_Half version;
   std::uint8_t unit_type;
   Dwarf_Die cudie, subdie;
-  while (dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0) {
-    if (unit_type != DW_UT_compile && unit_type != DW_UT_partial) continue;
-    Unit u;
-    u.die = cudie;
-    Dwarf_Addr base, start, end;
-    ptrdiff_t off = 0;
-    while ((off = dwarf_ranges(&cudie, off, &base, &start, &end)) > 0)
-      if (end > start) u.ranges.emplace_back(start, end);
-    std::size_t idx = units.size();
-    if (u.ranges.empty()) without_ranges.push_back(idx);
-    for (auto& r : u.ranges) unit_starts.emplace_back(r.first, idx);
-    units.push_back(std::move(u));
+  while (dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0)
+    if (unit_type == DW_UT_compile || unit_type == DW_UT_partial) add_unit(cudie);
+  std::stable_sort(unit_starts.begin(), unit_starts.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  indexed_all = true;
+}
+
+// The units that start before `stop`, indexed as index_units would (in the
+// same order: the sort is stable), each inflated whole before libdw reads
+// its header.
+void SourceLocator::Impl::index_until(std::uint64_t stop) {
+  constexpr std::uint64_t kMaxHeader = 64;  // more than any unit header
+  while (!indexed_all && next_unit < stop) {
+    Dwarf_Off next = 0;
+    const bool header = lazy_info->ensure(next_unit + kMaxHeader) &&
+                        dwarf_next_unit(dw, next_unit, &next, nullptr, nullptr, nullptr, nullptr,
+                                        nullptr, nullptr, nullptr) == 0;
+    // (the end, or a unit that does not read: everything, as index_units sees it)
+    if (!header || !lazy_info->ensure(next)) {
+      (void)lazy_info->ensure(lazy_info->size());
+      next = lazy_info->size();
+    }
+    Dwarf_Half version;
+    std::uint8_t unit_type;
+    Dwarf_Die cudie, subdie;
+    if (dwarf_get_units(dw, last_cu, &last_cu, &version, &unit_type, &cudie, &subdie) != 0) {
+      indexed_all = true;
+      break;
+    }
+    if (unit_type == DW_UT_compile || unit_type == DW_UT_partial) add_unit(cudie);
+    next_unit = next;
   }
   std::stable_sort(unit_starts.begin(), unit_starts.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
+void SourceLocator::Impl::index_all() {
+  if (indexed_all) return;
+  (void)lazy_info->ensure(lazy_info->size());
+  index_until(UINT64_MAX);
 }
 
 std::pair<std::string_view, bool> SourceLocator::Impl::name_of(Dwarf_Die* die, int depth) {
@@ -355,6 +416,9 @@ void SourceLocator::Impl::build_intervals(Unit& u) {
 
 void SourceLocator::Impl::load(Unit& u) {
   u.loaded = true;
+  // A unit that refers to others' DIEs may lead libdw past what is
+  // inflated: everything is, first.
+  if (!indexed_all && !self_contained(&u.die)) index_all();
   Dwarf_Attribute a;
   Dwarf_Word stmt;
   if (dwarf_attr(&u.die, DW_AT_stmt_list, &a) && dwarf_formudata(&a, &stmt) == 0) {
@@ -380,6 +444,49 @@ const Interval* SourceLocator::Impl::best_fit(const Unit& u, std::uint64_t addr)
   return addr < it->high ? &*it : nullptr;
 }
 
+// The unit that knows `addr` (by its lines or its functions' ranges): the
+// units whose ranges hold addr first, in order, then those without ranges.
+// With the units not all indexed, only the first: false then means "not
+// among those known".
+bool SourceLocator::Impl::search(std::uint64_t addr, Unit*& unit, Func*& function,
+                                 std::string_view& file, bool& has_file, unsigned& line) {
+  const bool all = indexed_all;
+  auto try_unit = [&](Unit& u) {
+    if (!u.loaded) load(u);
+    std::optional<LineHit> hit = u.lines ? u.lines->lookup(addr) : std::nullopt;
+    const Interval* fit = best_fit(u, addr);
+    if (!hit && !fit) return false;
+    unit = &u;
+    if (hit) {
+      has_file = hit->file != nullptr;
+      if (has_file) file = *hit->file;
+      line = hit->line;
+    }
+    function = fit ? &u.funcs[fit->func] : nullptr;
+    return true;
+  };
+  auto end = std::upper_bound(unit_starts.begin(), unit_starts.end(), addr,
+                              [](std::uint64_t a, const auto& p) { return a < p.first; });
+  // (a unit loaded below may index the rest: the candidates are taken first)
+  std::vector<std::size_t> candidates;
+  for (auto it = unit_starts.begin(); it != end; ++it) {
+    const Unit& u = units[it->second];
+    for (const auto& r : u.ranges)
+      if (addr >= r.first && addr < r.second) {
+        candidates.push_back(it->second);
+        break;
+      }
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  for (std::size_t i : candidates)
+    if (try_unit(units[i])) return true;
+  if (!all) return false;
+  for (std::size_t i : without_ranges)
+    if (try_unit(units[i])) return true;
+  return false;
+}
+
 bool SourceLocator::lookup(std::uint64_t addr, std::vector<SourceFrame>& out) {
   Impl& m = *impl_;
   out.clear();
@@ -399,39 +506,21 @@ bool SourceLocator::lookup(std::uint64_t addr, std::vector<SourceFrame>& out) {
   Unit* unit = nullptr;
   Func* function = nullptr;
   if (m.dbg) {
-    auto try_unit = [&](Unit& u) {
-      if (!u.loaded) m.load(u);
-      std::optional<LineHit> hit = u.lines ? u.lines->lookup(addr) : std::nullopt;
-      const Interval* fit = m.best_fit(u, addr);
-      if (!hit && !fit) return false;
-      unit = &u;
-      if (hit) {
-        has_file = hit->file != nullptr;
-        if (has_file) file = *hit->file;
-        line = hit->line;
-      }
-      function = fit ? &u.funcs[fit->func] : nullptr;
-      return true;
-    };
-    auto end = std::upper_bound(m.unit_starts.begin(), m.unit_starts.end(), addr,
-                                [](std::uint64_t a, const auto& p) { return a < p.first; });
-    std::vector<std::size_t> candidates;
-    for (auto it = m.unit_starts.begin(); it != end; ++it) {
-      const Unit& u = m.units[it->second];
-      for (const auto& r : u.ranges)
-        if (addr >= r.first && addr < r.second) {
-          candidates.push_back(it->second);
-          break;
-        }
+    // With .debug_info inflated as far as the unit .debug_aranges names
+    // for addr, the units before it are known, and so the candidates among
+    // them; if none fits, everything is inflated and searched again.
+    if (!m.indexed_all) {
+      if (auto u = arange_unit(m.aranges, addr))
+        m.index_until(*u + 1);
+      else
+        m.index_all();
     }
-    std::sort(candidates.begin(), candidates.end());
-    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-    for (std::size_t i : candidates)
-      if ((found = try_unit(m.units[i]))) break;
-    if (!found)
-      for (std::size_t i : m.without_ranges)
-        if ((found = try_unit(m.units[i]))) break;
-
+    const bool all = m.indexed_all;
+    found = m.search(addr, unit, function, file, has_file, line);
+    if (!found && !all) {
+      m.index_all();
+      found = m.search(addr, unit, function, file, has_file, line);
+    }
     if (function && function->linkage) {
       name = function->name;
     } else {

@@ -39,6 +39,10 @@ struct SourceFrame {
 
 struct LocatorOptions {
   std::string debug_dir = "/usr/lib/debug";  // binutils' DEBUGDIR
+  // A compressed .debug_info is inflated only as far as lookups reach,
+  // where .debug_aranges says which unit holds an address (dwarf/
+  // lazy_units.h); the answers are the same as with it whole.
+  bool lazy_debug_info = true;
 };
 
 class SourceLocator {

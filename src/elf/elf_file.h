@@ -39,6 +39,32 @@ struct Section {
   std::uint32_t link = 0;
 };
 
+// A compressed section inflated only as far as its reader asks
+// (ElfFile::inflate_lazily): to libelf, and so to libdw, its data is its
+// whole plain size from the start, of which the first ready() bytes hold
+// the section's bytes; the rest reads as zero until ensure() reaches it.
+class LazySection {
+ public:
+  ~LazySection();
+  LazySection(const LazySection&) = delete;
+  LazySection& operator=(const LazySection&) = delete;
+  // Inflates the section up to byte `end` (its size at most). False when
+  // the compressed bytes do not inflate that far (the rest stays zero).
+  bool ensure(std::uint64_t end);
+  std::uint64_t ready() const { return done_; }
+  std::uint64_t size() const { return size_; }
+  bool complete() const { return !failed_ && done_ == size_; }
+
+ private:
+  friend class ElfFile;
+  struct Stream;
+  LazySection() = default;
+  std::unique_ptr<Stream> stream_;
+  std::uint8_t* out_ = nullptr;  // size_ bytes, mapped anonymous (zero until written)
+  std::uint64_t size_ = 0, done_ = 0;
+  bool failed_ = false;
+};
+
 struct Debuglink {
   std::string name;
   std::uint32_t crc = 0;
@@ -70,6 +96,12 @@ class ElfFile {
   // Decompresses every compressed .debug_* section now, so that libdw
   // (dwarf_begin_elf on handle()) finds them plain.
   void decompress_debug_sections() const;
+  // Inflates compressed section `s` (zlib) only as far as asked from now
+  // on; nullptr when it is not such a section (or its header is bad).
+  // Valid while this ElfFile lives.
+  LazySection* inflate_lazily(const Section& s) const;
+  // The file's data is big-endian (its sections' raw bytes are).
+  bool big_endian() const { return big_endian_; }
   // Makes the named sections look empty (SHT_NOBITS) to whoever reads this
   // file through handle() from now on: libdw then neither inflates nor
   // keeps debug sections a reader has no use for.
@@ -99,8 +131,9 @@ class ElfFile {
   std::vector<std::uint8_t> image_;  // owned bytes for in-memory images
   // Sections decompressed by inflate(), which libelf's data points into.
   mutable std::vector<std::unique_ptr<std::uint8_t[]>> inflated_;
+  mutable std::vector<std::unique_ptr<LazySection>> lazy_;
   std::uint16_t type_ = 0, machine_ = 0;
-  bool is_64_ = false;
+  bool is_64_ = false, big_endian_ = false;
   std::vector<Segment> segments_;
   std::vector<Section> sections_;
   BuildId build_id_;

@@ -10,7 +10,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "elf/elf_file.h"
@@ -175,6 +178,134 @@ TEST(SourceLocator, MatchesAddr2lineOnSystemLibraries) {
     SCOPED_TRACE(f);
     compare(f, 97);
   }
+}
+
+// A compressed .debug_info inflated only as far as lookups reach answers
+// as the whole section does, in whatever order the addresses come: the
+// function starts of libc (its debug file: zlib sections, .debug_aranges)
+// and addresses every 509 bytes, ascending, descending and shuffled.
+TEST(SourceLocator, LazyDebugInfoAnswersAsTheWholeSection) {
+  const std::string libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  auto whole = SourceLocator::open(libc, LocatorOptions{.lazy_debug_info = false});
+  ASSERT_TRUE(whole) << whole.error().message();
+  if ((*whole)->dwarf_path().empty()) {
+    if (test::in_ci()) FAIL() << "libc's debug file (libc6-dbg) is not installed";
+    GTEST_SKIP() << "libc's debug file (libc6-dbg) is not installed";
+  }
+  auto f = elf::ElfFile::open((*whole)->dwarf_path());
+  ASSERT_TRUE(f);
+  const elf::Section* info = f->section(".debug_info");
+  ASSERT_TRUE(info && (info->flags & SHF_COMPRESSED) && f->section(".debug_aranges"));
+  std::vector<std::uint64_t> addrs = sample_addresses(libc, 509);
+  auto exe = elf::ElfFile::open(libc);
+  ASSERT_TRUE(exe);
+  for (const auto& s : exe->sections()) {
+    if (s.type != SHT_DYNSYM) continue;
+    Bytes b = exe->section_data(s);
+    for (std::size_t at = 0; at + sizeof(Elf64_Sym) <= b.size(); at += sizeof(Elf64_Sym)) {
+      Elf64_Sym sym;
+      std::memcpy(&sym, b.data() + at, sizeof sym);
+      if (ELF64_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_value) addrs.push_back(sym.st_value);
+    }
+  }
+  std::vector<std::string> expected;
+  std::vector<SourceFrame> frames;
+  for (std::uint64_t a : addrs) expected.push_back(format((*whole)->lookup(a, frames), frames));
+  std::vector<std::size_t> order(addrs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<std::vector<std::size_t>> orders{order, {order.rbegin(), order.rend()}, order};
+  std::uint64_t x = 88172645463325252ULL;  // xorshift: the same shuffle each run
+  for (std::size_t i = orders[2].size(); i > 1; --i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    std::swap(orders[2][i - 1], orders[2][x % i]);
+  }
+  for (const auto& o : orders) {
+    auto lazy = SourceLocator::open(libc);
+    ASSERT_TRUE(lazy);
+    int bad = 0;
+    for (std::size_t i : o) {
+      std::string got = format((*lazy)->lookup(addrs[i], frames), frames);
+      if (got != expected[i] && bad++ < 3)
+        ADD_FAILURE() << fmt::format("{:#x}: whole:\n{}lazy:\n{}", addrs[i], expected[i], got);
+    }
+    EXPECT_EQ(bad, 0) << "of " << addrs.size();
+  }
+}
+
+// The ELF layer's lazy inflation: each ensure() leaves the section's first
+// bytes as the whole inflation has them, the rest zero; a corrupt stream
+// fails (at the latest at its Adler-32) instead of reading as data.
+TEST(LazySection, InflatesAsFarAsAskedAndEndsAsTheWholeSection) {
+  auto whole = SourceLocator::open("/usr/lib/x86_64-linux-gnu/libc.so.6");
+  ASSERT_TRUE(whole);
+  if ((*whole)->dwarf_path().empty()) {
+    if (test::in_ci()) FAIL() << "libc's debug file (libc6-dbg) is not installed";
+    GTEST_SKIP() << "libc's debug file (libc6-dbg) is not installed";
+  }
+  const std::string path = (*whole)->dwarf_path();
+  auto a = elf::ElfFile::open(path), b = elf::ElfFile::open(path);
+  ASSERT_TRUE(a && b);
+  Bytes plain = a->section_data(*a->section(".debug_info"));
+  ASSERT_FALSE(plain.empty());
+  elf::LazySection* lz = b->inflate_lazily(*b->section(".debug_info"));
+  ASSERT_NE(lz, nullptr);
+  EXPECT_EQ(lz->size(), plain.size());
+  EXPECT_EQ(lz->ready(), 0u);
+  Bytes data = b->section_data(*b->section(".debug_info"));
+  ASSERT_EQ(data.size(), plain.size());
+  for (std::uint64_t end :
+       {std::uint64_t{1}, std::uint64_t{300000}, plain.size() / 2, std::uint64_t{plain.size()}}) {
+    ASSERT_TRUE(lz->ensure(end)) << end;
+    ASSERT_GE(lz->ready(), end);
+    EXPECT_TRUE(std::equal(data.begin(), data.begin() + lz->ready(), plain.begin())) << end;
+    EXPECT_TRUE(std::all_of(data.begin() + lz->ready(), data.end(), [](auto c) { return c == 0; }));
+  }
+  EXPECT_TRUE(lz->complete());
+
+  // The same bytes with some of the compressed stream overwritten.
+  const elf::Section* info = a->section(".debug_info");
+  std::ifstream in(path, std::ios::binary);
+  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (std::size_t k = 0; k < 64; ++k) file[info->offset + info->size / 2 + k] ^= 0x5a;
+  test::TempDir dir;
+  test::write_file(dir.path("corrupt"), file);
+  auto c = elf::ElfFile::open(dir.path("corrupt"));
+  ASSERT_TRUE(c);
+  elf::LazySection* bad = c->inflate_lazily(*c->section(".debug_info"));
+  ASSERT_NE(bad, nullptr);
+  EXPECT_TRUE(bad->ensure(1000));  // (the stream's start is intact)
+  EXPECT_FALSE(bad->ensure(bad->size()));
+  EXPECT_FALSE(bad->complete());
+}
+
+// With link-time optimization GCC's DWARF refers across units
+// (DW_FORM_ref_addr): a lazily inflated .debug_info is then inflated whole
+// before such a unit is read.
+TEST(SourceLocator, MatchesAddr2lineOnLtoCodeWithCompressedDebugSections) {
+  test::TempDir dir;
+  test::write_file(dir.path("a.c"), R"(
+static inline __attribute__((always_inline)) unsigned long leaf(unsigned long x) {
+  for (int i = 0; i < 100; i++) x = x * 3 + i;
+  return x;
+}
+unsigned long helper(unsigned long x);
+unsigned long outer(unsigned long x) { return leaf(x) + helper(x); }
+)");
+  test::write_file(dir.path("b.c"), R"(
+unsigned long outer(unsigned long x);
+__attribute__((noinline)) unsigned long helper(unsigned long x) { return x * 7; }
+int main(int argc, char** argv) {
+  unsigned long s = 0;
+  for (long i = 0; i < argc * 1000; i++) s += outer(i);
+  return (int)(s & 1);
+}
+)");
+  auto r = test::run("cc -O2 -g -flto -gz=zlib -o " + dir.path("lto") + " " + dir.path("a.c") +
+                     " " + dir.path("b.c"));
+  if (r.status != 0) GTEST_SKIP() << "no C compiler with -flto -gz=zlib: " << r.err;
+  auto abbrevs = test::run("readelf --debug-dump=abbrev " + dir.path("lto"));
+  ASSERT_NE(abbrevs.out.find("DW_FORM_ref_addr"), std::string::npos);
+  compare(dir.path("lto"), 1);
 }
 
 TEST(SourceLocator, OpenErrorsNameTheFile) {

@@ -89,7 +89,7 @@ void ChainArena::link_child(std::uint32_t parent, std::uint32_t child, std::uint
     p.kids_kind = kind;
   else if (p.kids_kind != kind)
     p.kids_kind = ChainNode::kMixedKinds;
-  if (p.kids_kind == ChainNode::kMixedKinds) nodes_[root_].mixed = true;
+  if (p.kids_kind == ChainNode::kMixedKinds) ++nodes_[root_].mixed_links;
 }
 
 void ChainArena::do_append(std::uint32_t root, std::span<const FrameId> path, std::uint64_t period,
@@ -99,18 +99,27 @@ void ChainArena::do_append(std::uint32_t root, std::span<const FrameId> path, st
   root_ = root;
   const bool cached = suffix != kNoSuffix && !counting_;
   const std::uint64_t key = (static_cast<std::uint64_t>(root) << 32) | suffix;
-  if (cached && !nodes_[root].mixed) {
-    std::uint32_t last = ends_.find(key);
-    if (last != decltype(ends_)::kNone) {
-      ChainNode& n = nodes_[last];
-      n.hit += period;
-      n.count += count;
-      ++found_by_suffix_;
-      return;
-    }
+  // A path's search ends where it did before while no sibling set of mixed
+  // kinds (where perf's comparison is no order) has changed since: in the
+  // others an equal child is always found.
+  const std::uint32_t links = nodes_[root].mixed_links;
+  std::uint32_t at = cached ? ends_.find(key) : decltype(ends_)::kNone;
+  if (at != decltype(ends_)::kNone && ends_at_[at].mixed_links == links) {
+    ChainNode& n = nodes_[ends_at_[at].node];
+    n.hit += period;
+    n.count += count;
+    ++found_by_suffix_;
+    return;
   }
   std::uint32_t last = append_children(root, path, 0, period, count);
-  if (cached && !nodes_[root].mixed) ends_.insert(key, last);
+  // (not where this append changed a mixed set: a search may not find it)
+  if (!cached || nodes_[root].mixed_links != links) return;
+  if (at == decltype(ends_)::kNone) {
+    ends_.insert(key, static_cast<std::uint32_t>(ends_at_.size()));
+    ends_at_.push_back({last, links});
+  } else {
+    ends_at_[at] = {last, links};
+  }
 }
 
 // perf's merge_chain_branch: a node's own path first (when it has hits),

@@ -69,8 +69,10 @@ struct ChainNode {
   // The kind (chain_kind) of its children's first frames; kMixedKinds when
   // they differ (perf's comparison may then not be an order among them).
   std::uint8_t kids_kind = kNoKind;
-  // A root: whether a sibling set of its tree has mixed kinds.
-  bool mixed = false;
+  // A root: how many times a sibling set of mixed kinds in its tree took a
+  // new child (its searches may then end elsewhere: the suffix cache's
+  // entries from before no longer hold).
+  std::uint32_t mixed_links = 0;
   // Sums below the node: kept by ChainArena::settle, read after it.
   std::uint64_t hit = 0, children_hit = 0;
   std::uint32_t count = 0, children_count = 0;
@@ -210,7 +212,13 @@ class ChainArena {
   std::vector<ChainEntry> frames_;
   FlatMap<FrameKey, FrameKeyHash> frame_ids_;
   FlatMap<std::uint64_t, U64Hash> suffix_ids_;  // (suffix after, frame) -> suffix
-  FlatMap<std::uint64_t, U64Hash> ends_;        // (root, suffix) -> the node it ends in
+  // (root, suffix) -> the node the path ends in, as of the root's
+  // mixed_links (an index into ends_at_)
+  FlatMap<std::uint64_t, U64Hash> ends_;
+  struct End {
+    std::uint32_t node = 0, mixed_links = 0;
+  };
+  std::vector<End> ends_at_;
   std::uint32_t next_suffix_ = 0;
   std::uint64_t found_by_suffix_ = 0;
   std::uint32_t root_ = 0;  // the tree being appended to

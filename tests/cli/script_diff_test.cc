@@ -453,18 +453,31 @@ TEST(ScriptDwarf, UnwindingAfterExecKeepsPerfsStaleMaps) {
   test::TempDir tmp;
   const std::string data = tmp.path("execlow.data");
   const std::string loop = test::workload("cpuloop");
-  auto rec = test::run("perf record -q --call-graph dwarf -F 2000 -o " + test::sh(data) + " -- " +
-                       test::sh(test::workload("execlow")) + " \"$(ldd " + test::sh(loop) +
-                       " | awk '/libc.so/ {print $3}')\" " + test::sh(loop) + " 300 2>&1");
-  ASSERT_EQ(rec.status, 0) << rec.out;
+  // The case is there when perf ends chains through libc at
+  // __libc_start_call_main; a recording where it unwinds them all further
+  // (it happens) is made again, at most three times.
+  auto ends_in_libc = [](const std::string& text) {
+    for (std::size_t at = text.find("__libc_start_call_main"); at != std::string::npos;
+         at = text.find("__libc_start_call_main", at + 1)) {
+      const std::size_t eol = text.find('\n', at);
+      if (eol != std::string::npos && text.compare(eol, 2, "\n\n") == 0) return true;
+    }
+    return false;
+  };
   const std::string script = " script -i " + test::sh(data) + " 2>/dev/null";
-  auto pair = test::run_pair("perf" + script, test::perfkit_bin() + script);
-  ASSERT_EQ(pair.theirs.status, 0);
-  // The case is there: chains through libc that perf ends in it.
-  EXPECT_NE(pair.theirs.out.find("__libc_start_call_main"), std::string::npos);
-  EXPECT_EQ(pair.theirs.out.find("__libc_start_main_impl"), std::string::npos);
-  EXPECT_TRUE(pair.ours.out == pair.theirs.out)
-      << test::first_difference(pair.ours.out, pair.theirs.out);
+  test::RunPair pair;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto rec = test::run("perf record -q --call-graph dwarf -F 2000 -o " + test::sh(data) + " -- " +
+                         test::sh(test::workload("execlow")) + " \"$(ldd " + test::sh(loop) +
+                         " | awk '/libc.so/ {print $3}')\" " + test::sh(loop) + " 300 2>&1");
+    ASSERT_EQ(rec.status, 0) << rec.out;
+    pair = test::run_pair("perf" + script, test::perfkit_bin() + script);
+    ASSERT_EQ(pair.theirs.status, 0);
+    EXPECT_TRUE(pair.ours.out == pair.theirs.out)
+        << test::first_difference(pair.ours.out, pair.theirs.out);
+    if (ends_in_libc(pair.theirs.out)) break;
+  }
+  ASSERT_TRUE(ends_in_libc(pair.theirs.out)) << pair.theirs.out.substr(0, 4000);
   auto no_tip = [](std::string text) {
     const auto at = text.find("# (Tip:");
     return at == std::string::npos ? text : text.substr(0, at);

@@ -161,6 +161,7 @@ struct SourceLocator::Impl {
   // .debug_aranges to say which unit an address needs): units are indexed
   // in order up to there; everything at the first lookup that needs more.
   elf::LazySection* lazy_info = nullptr;
+  elf::LazySection* lazy_line = nullptr;  // .debug_line, inflated a unit's program at a time
   std::vector<ArangeUnit> aranges;
   Dwarf_CU* last_cu = nullptr;  // the last unit indexed
   std::uint64_t next_unit = 0;  // the offset of the next one
@@ -175,6 +176,7 @@ struct SourceLocator::Impl {
   void index_until(std::uint64_t stop);
   void index_all();
   void add_unit(Dwarf_Die cudie);
+  void inflate_line_program(std::uint64_t offset);
   bool search(std::uint64_t addr, Unit*& unit, Func*& function, std::string_view& file,
               bool& has_file, unsigned& line);
   void load(Unit& u);
@@ -233,6 +235,11 @@ void SourceLocator::Impl::open_dwarf() {
         parse_aranges(data(".debug_aranges"), dbg->big_endian() != (kHostOrder == ByteOrder::kBig));
     if (!aranges.empty()) lazy_info = dbg->inflate_lazily(*info);
   }
+  // .debug_line too, read a unit's program at a time (LineTable reads
+  // nothing else of it).
+  const elf::Section* line = dbg->section(".debug_line");
+  if (opts.lazy_debug_info && line && (line->flags & SHF_COMPRESSED))
+    lazy_line = dbg->inflate_lazily(*line);
   dbg->decompress_debug_sections();
   sections.line = data(".debug_line");
   sections.line_str = data(".debug_line_str");
@@ -414,6 +421,21 @@ void SourceLocator::Impl::build_intervals(Unit& u) {
   }
 }
 
+// The line program at `offset` of a lazily inflated .debug_line, whole:
+// its unit_length first.
+void SourceLocator::Impl::inflate_line_program(std::uint64_t offset) {
+  if (!lazy_line->ensure(offset + 12) || offset + 4 > sections.line.size()) return;
+  const bool swap = dbg->big_endian() != (kHostOrder == ByteOrder::kBig);
+  const std::uint8_t* p = sections.line.data() + offset;
+  std::uint64_t length = perfkit::load<std::uint32_t>(p, swap), header = 4;
+  if (length == 0xffffffffULL && offset + 12 <= sections.line.size()) {
+    length = perfkit::load<std::uint64_t>(p + 4, swap);
+    header = 12;
+  }
+  const std::uint64_t end = offset + header;
+  (void)lazy_line->ensure(length > UINT64_MAX - end ? UINT64_MAX : end + length);
+}
+
 void SourceLocator::Impl::load(Unit& u) {
   u.loaded = true;
   // A unit that refers to others' DIEs may lead libdw past what is
@@ -428,6 +450,7 @@ void SourceLocator::Impl::load(Unit& u) {
     Dwarf_Die cu;
     std::uint8_t offset_size = 0;
     dwarf_diecu(&u.die, &cu, &addr_size, &offset_size);
+    if (lazy_line) inflate_line_program(stmt);
     auto t = LineTable::decode(sections, stmt, comp_dir ? comp_dir : "", addr_size);
     if (t) u.lines.emplace(std::move(*t));
   }

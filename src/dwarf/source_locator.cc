@@ -231,8 +231,7 @@ void SourceLocator::Impl::open_dwarf() {
   // .debug_aranges says which unit holds an address.
   const elf::Section* info = dbg->section(".debug_info");
   if (opts.lazy_debug_info && info && (info->flags & SHF_COMPRESSED)) {
-    aranges =
-        parse_aranges(data(".debug_aranges"), dbg->big_endian() != (kHostOrder == ByteOrder::kBig));
+    aranges = parse_aranges(data(".debug_aranges"), dbg->swapped());
     if (!aranges.empty()) lazy_info = dbg->inflate_lazily(*info);
   }
   // .debug_line too, read a unit's program at a time (LineTable reads
@@ -425,7 +424,7 @@ void SourceLocator::Impl::build_intervals(Unit& u) {
 // its unit_length first.
 void SourceLocator::Impl::inflate_line_program(std::uint64_t offset) {
   if (!lazy_line->ensure(offset + 12) || offset + 4 > sections.line.size()) return;
-  const bool swap = dbg->big_endian() != (kHostOrder == ByteOrder::kBig);
+  const bool swap = dbg->swapped();
   const std::uint8_t* p = sections.line.data() + offset;
   std::uint64_t length = perfkit::load<std::uint32_t>(p, swap), header = 4;
   if (length == 0xffffffffULL && offset + 12 <= sections.line.size()) {

@@ -37,7 +37,7 @@ ElfFile& ElfFile::operator=(ElfFile&& o) noexcept {
   type_ = o.type_;
   machine_ = o.machine_;
   is_64_ = o.is_64_;
-  big_endian_ = o.big_endian_;
+  swapped_ = o.swapped_;
   segments_ = std::move(o.segments_);
   sections_ = std::move(o.sections_);
   build_id_ = o.build_id_;
@@ -79,7 +79,7 @@ Status ElfFile::init() {
   type_ = eh.e_type;
   machine_ = eh.e_machine;
   is_64_ = gelf_getclass(elf_) == ELFCLASS64;
-  big_endian_ = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+  swapped_ = (eh.e_ident[EI_DATA] == ELFDATA2MSB) != (kHostOrder == ByteOrder::kBig);
   std::size_t nph = 0;
   if (elf_getphdrnum(elf_, &nph) == 0) {
     for (std::size_t i = 0; i < nph; ++i) {
@@ -196,47 +196,87 @@ void page_out(const void* bytes, std::size_t size) {
 // are the plain bytes, its header loses SHF_COMPRESSED and takes the plain
 // size and alignment. libdw reads the raw data; the buffer is ours (libelf
 // frees only what it allocated) and lives as long as the ELF handle.
-bool ElfFile::inflate(void* section) const {
-  auto* scn = static_cast<Elf_Scn*>(section);
+namespace {
+
+// A zlib section's compressed stream and what libelf holds of it.
+struct ZlibSection {
   GElf_Chdr ch;
   GElf_Shdr sh;
-  if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB || !gelf_getshdr(scn, &sh))
-    return false;
-  Elf_Data* data = elf_getdata(scn, nullptr);
-  Elf_Data* raw = elf_rawdata(scn, nullptr);
-  const std::size_t header = is_64_ ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
-  if (!data || !raw || !raw->d_buf || raw->d_size < header) return false;
-  // A size beyond what deflate can reach (1032:1) is a corrupt header.
-  if (ch.ch_size == 0 || ch.ch_size / 1032 > raw->d_size) return false;
-  std::unique_ptr<std::uint8_t[]> out(new (std::nothrow) std::uint8_t[ch.ch_size]);
-  if (!out) return false;
-  base::populate_for_write(out.get(), ch.ch_size);
-  const void* compressed = raw->d_buf;
-  const std::size_t compressed_size = raw->d_size;
-  if (raw->d_size - header > UINT32_MAX || ch.ch_size > UINT32_MAX) return false;
-  inflate_state z;
-  isal_inflate_init(&z);
-  z.next_in = static_cast<std::uint8_t*>(raw->d_buf) + header;
-  z.avail_in = static_cast<std::uint32_t>(raw->d_size - header);
-  z.next_out = out.get();
-  z.avail_out = static_cast<std::uint32_t>(ch.ch_size);
-  z.crc_flag = ISAL_ZLIB;
-  if (isal_inflate_stateless(&z) != ISAL_DECOMP_OK || z.total_out != ch.ch_size) return false;
-  sh.sh_flags &= ~static_cast<GElf_Xword>(SHF_COMPRESSED);
-  sh.sh_size = ch.ch_size;
-  sh.sh_addralign = ch.ch_addralign;
-  if (!gelf_update_shdr(scn, &sh)) return false;
-  for (Elf_Data* e : {raw, data}) {
-    e->d_buf = out.get();
-    e->d_size = ch.ch_size;
+  Elf_Data *data = nullptr, *raw = nullptr;
+  const std::uint8_t* bytes = nullptr;  // the raw data (hand_plain repoints raw)
+  std::size_t size = 0;
+  std::uint8_t* stream = nullptr;  // after the compression header
+  std::size_t stream_size = 0;
+};
+
+// `scn` as a ZlibSection, if it is one whose sizes are sound (a plain size
+// beyond what deflate can reach, 1032:1, is a corrupt header; both fit
+// ISA-L's 32-bit counts).
+std::optional<ZlibSection> zlib_section(Elf_Scn* scn, bool is_64) {
+  ZlibSection z;
+  if (!scn || !gelf_getchdr(scn, &z.ch) || z.ch.ch_type != ELFCOMPRESS_ZLIB ||
+      !gelf_getshdr(scn, &z.sh) || !(z.sh.sh_flags & SHF_COMPRESSED))
+    return std::nullopt;
+  z.data = elf_getdata(scn, nullptr);
+  z.raw = elf_rawdata(scn, nullptr);
+  const std::size_t header = is_64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
+  if (!z.data || !z.raw || !z.raw->d_buf || z.raw->d_size < header) return std::nullopt;
+  z.bytes = static_cast<const std::uint8_t*>(z.raw->d_buf);
+  z.size = z.raw->d_size;
+  z.stream = static_cast<std::uint8_t*>(z.raw->d_buf) + header;
+  z.stream_size = z.raw->d_size - header;
+  if (z.ch.ch_size == 0 || z.ch.ch_size / 1032 > z.raw->d_size || z.ch.ch_size > UINT32_MAX ||
+      z.stream_size > UINT32_MAX)
+    return std::nullopt;
+  return z;
+}
+
+// Hands libelf the plain bytes at `plain` as elf_compress(scn, 0, 0) leaves
+// a section: its raw and converted data are them, its header loses
+// SHF_COMPRESSED and takes the plain size and alignment.
+bool hand_plain(Elf_Scn* scn, ZlibSection& z, std::uint8_t* plain) {
+  z.sh.sh_flags &= ~static_cast<GElf_Xword>(SHF_COMPRESSED);
+  z.sh.sh_size = z.ch.ch_size;
+  z.sh.sh_addralign = z.ch.ch_addralign;
+  if (!gelf_update_shdr(scn, &z.sh)) return false;
+  for (Elf_Data* e : {z.raw, z.data}) {
+    e->d_buf = plain;
+    e->d_size = z.ch.ch_size;
     e->d_type = ELF_T_BYTE;
     e->d_off = 0;
-    e->d_align = ch.ch_addralign;
+    e->d_align = z.ch.ch_addralign;
   }
+  return true;
+}
+
+}  // namespace
+
+// A zlib-compressed section (ELFCOMPRESS_ZLIB) decompressed by ISA-L's
+// igzip, about 2.7x as fast as libelf's zlib (and 1.3x libdeflate: 11 ms
+// against 15 ms for a libc's line and unit sections here), its Adler-32
+// checked, and handed to libelf (hand_plain). libdw reads the raw data; the
+// buffer is ours (libelf frees only what it allocated) and lives as long
+// as the ELF handle.
+bool ElfFile::inflate(void* section) const {
+  auto* scn = static_cast<Elf_Scn*>(section);
+  std::optional<ZlibSection> z = zlib_section(scn, is_64_);
+  if (!z) return false;
+  std::unique_ptr<std::uint8_t[]> out(new (std::nothrow) std::uint8_t[z->ch.ch_size]);
+  if (!out) return false;
+  base::populate_for_write(out.get(), z->ch.ch_size);
+  inflate_state st;
+  isal_inflate_init(&st);
+  st.next_in = z->stream;
+  st.avail_in = static_cast<std::uint32_t>(z->stream_size);
+  st.next_out = out.get();
+  st.avail_out = static_cast<std::uint32_t>(z->ch.ch_size);
+  st.crc_flag = ISAL_ZLIB;
+  if (isal_inflate_stateless(&st) != ISAL_DECOMP_OK || st.total_out != z->ch.ch_size) return false;
+  if (!hand_plain(scn, *z, out.get())) return false;
   inflated_.push_back(std::move(out));
   // The compressed bytes are read no more (an image held in memory is
   // left as it is).
-  if (image_.empty()) page_out(compressed, compressed_size);
+  if (image_.empty()) page_out(z->bytes, z->size);
   return true;
 }
 
@@ -277,46 +317,25 @@ bool LazySection::ensure(std::uint64_t end) {
 
 LazySection* ElfFile::inflate_lazily(const Section& s) const {
   Elf_Scn* scn = elf_getscn(elf_, s.index);
-  GElf_Chdr ch;
-  GElf_Shdr sh;
-  if (!scn || !(s.flags & SHF_COMPRESSED) || !gelf_getshdr(scn, &sh) ||
-      !(sh.sh_flags & SHF_COMPRESSED) || !gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB)
-    return nullptr;
-  Elf_Data* data = elf_getdata(scn, nullptr);
-  Elf_Data* raw = elf_rawdata(scn, nullptr);
-  const std::size_t header = is_64_ ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
-  if (!data || !raw || !raw->d_buf || raw->d_size < header) return nullptr;
-  // (a size beyond deflate's reach, 1032:1, is a corrupt header)
-  if (ch.ch_size == 0 || ch.ch_size / 1032 > raw->d_size || ch.ch_size > UINT32_MAX ||
-      raw->d_size - header > UINT32_MAX)
-    return nullptr;
+  std::optional<ZlibSection> z =
+      s.flags & SHF_COMPRESSED ? zlib_section(scn, is_64_) : std::nullopt;
+  if (!z) return nullptr;
   void* out =
-      ::mmap(nullptr, ch.ch_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      ::mmap(nullptr, z->ch.ch_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (out == MAP_FAILED) return nullptr;
   std::unique_ptr<LazySection> lz(new LazySection());
   lz->out_ = static_cast<std::uint8_t*>(out);
-  lz->size_ = ch.ch_size;
+  lz->size_ = z->ch.ch_size;
   lz->stream_ = std::make_unique<LazySection::Stream>();
   LazySection::Stream& st = *lz->stream_;
   isal_inflate_init(&st.z);
-  st.compressed = static_cast<const std::uint8_t*>(raw->d_buf) + header;
-  st.compressed_size = raw->d_size - header;
+  st.compressed = z->bytes;
+  st.compressed_size = z->size;
   st.release = image_.empty();
-  st.z.next_in = const_cast<std::uint8_t*>(st.compressed);
-  st.z.avail_in = static_cast<std::uint32_t>(st.compressed_size);
+  st.z.next_in = z->stream;
+  st.z.avail_in = static_cast<std::uint32_t>(z->stream_size);
   st.z.crc_flag = ISAL_ZLIB;
-  // libelf sees the plain section from now on, as inflate() leaves it.
-  sh.sh_flags &= ~static_cast<GElf_Xword>(SHF_COMPRESSED);
-  sh.sh_size = ch.ch_size;
-  sh.sh_addralign = ch.ch_addralign;
-  if (!gelf_update_shdr(scn, &sh)) return nullptr;
-  for (Elf_Data* e : {raw, data}) {
-    e->d_buf = lz->out_;
-    e->d_size = ch.ch_size;
-    e->d_type = ELF_T_BYTE;
-    e->d_off = 0;
-    e->d_align = ch.ch_addralign;
-  }
+  if (!hand_plain(scn, *z, lz->out_)) return nullptr;
   return lazy_.emplace_back(std::move(lz)).get();
 }
 
@@ -330,10 +349,7 @@ std::optional<Debuglink> ElfFile::debuglink() const {
   link.name = std::string(name);
   std::size_t at = align_up(name.size() + 1, 4);
   if (at + 4 <= b.size()) {
-    GElf_Ehdr eh;
-    gelf_getehdr(elf_, &eh);
-    bool swap = (eh.e_ident[EI_DATA] == ELFDATA2MSB) != (kHostOrder == ByteOrder::kBig);
-    link.crc = load<std::uint32_t>(b.data() + at, swap);
+    link.crc = load<std::uint32_t>(b.data() + at, swapped_);
   }
   return link;
 }

@@ -100,8 +100,9 @@ class ElfFile {
   // on; nullptr when it is not such a section (or its header is bad).
   // Valid while this ElfFile lives.
   LazySection* inflate_lazily(const Section& s) const;
-  // The file's data is big-endian (its sections' raw bytes are).
-  bool big_endian() const { return big_endian_; }
+  // The file's byte order is not this machine's (its sections' raw bytes
+  // read swapped).
+  bool swapped() const { return swapped_; }
   // Makes the named sections look empty (SHT_NOBITS) to whoever reads this
   // file through handle() from now on: libdw then neither inflates nor
   // keeps debug sections a reader has no use for.
@@ -133,7 +134,7 @@ class ElfFile {
   mutable std::vector<std::unique_ptr<std::uint8_t[]>> inflated_;
   mutable std::vector<std::unique_ptr<LazySection>> lazy_;
   std::uint16_t type_ = 0, machine_ = 0;
-  bool is_64_ = false, big_endian_ = false;
+  bool is_64_ = false, swapped_ = false;
   std::vector<Segment> segments_;
   std::vector<Section> sections_;
   BuildId build_id_;

@@ -52,6 +52,7 @@ Status write_diff_page(const profile::Profile& before, std::size_t before_event,
   buf.append(std::string_view("]}"));
   out.write(std::string_view(buf.data(), buf.size()));
   at = web::emit_until(page, at, "@JS@", out);
+  out.write(web::kFixedJs);
   out.write(web::kDiffJs);
   out.write(page.substr(at));
   return out.flush();

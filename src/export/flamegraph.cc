@@ -82,6 +82,7 @@ Status write_flamegraph_html(const FlameTree& tree, const FlamegraphHtmlOptions&
   at = web::emit_until(page, at, "@DATA@", out);
   tree_json(tree, JsonStyle::kScript, out);
   at = web::emit_until(page, at, "@JS@", out);
+  out.write(web::kFixedJs);
   out.write(web::kFlamegraphJs);
   out.write(page.substr(at));
   return out.flush();

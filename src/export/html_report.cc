@@ -259,6 +259,7 @@ Status write_html_report(const profile::Profile& p, const HtmlReportOptions& o, 
   at = web::emit_until(page, at, "@DATA@", out);
   DataWriter(p, o, out).write();
   at = web::emit_until(page, at, "@JS@", out);
+  out.write(web::kFixedJs);
   out.write(web::kReportJs);
   out.write(page.substr(at));
   return out.flush();

@@ -115,6 +115,7 @@ void write_head(const SvgOptions& o, int height, std::uint64_t total, FdWriter& 
       ".hide {{ display: none; }}\n.faded {{ opacity: 0.5; }}\n"
       "</style>\n<script type=\"text/ecmascript\"><![CDATA[\n",
       o.width, height, kFontSize, kFontSize + 5);
+  out.write(web::kFixedJs);
   out.write(web::kFlamegraphSvgJs);
   fmt::format_to(std::back_inserter(buf),
                  "]]></script>\n<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" "

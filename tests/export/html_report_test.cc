@@ -4,6 +4,8 @@
 // are perfkit report's, and searching, zooming and selecting a time range
 // change what it shows. Screenshots of each view are kept under
 // build/screenshots for people to look at.
+#include <fmt/format.h>
+#include <fmt/printf.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -190,6 +192,45 @@ TEST(HtmlReport, TreesEqualPerfkitReport) {
     EXPECT_EQ(percentages(page_children), percentages(report_children)) << d.values[6 * i + 5];
     EXPECT_EQ(above_last(page_children), above_last(report_children)) << d.values[6 * i + 5];
   }
+}
+
+// The page's numbers are printf's: a value exactly halfway between two
+// shown decimals (36.625% is 586 of 1600 samples) rounds to the even digit,
+// as perf report prints it, where JavaScript's toFixed rounds it up.
+TEST(HtmlReport, NumbersRoundAsPrintfDoes) {
+  PK_TOOL_OR_SKIP(chromium, "chromium");
+  PK_FIXTURE_OR_SKIP(f, "fp.data");
+  TempDir tmp;
+  std::vector<std::pair<double, int>> values;  // value, digits
+  for (int n : {1600, 800, 1000, 7, 1234})
+    for (int i = 0; i <= n; ++i) values.emplace_back(100.0 * i / n, 2);
+  for (int i = -64; i <= 64; ++i) {
+    values.emplace_back(i / 8.0, 2);
+    values.emplace_back(i / 32.0, 3);
+    values.emplace_back(i / 2.0, 0);
+    values.emplace_back(i * 1.0e-6 / 16, 3);  // below every shown digit
+  }
+  std::string list = "[", expected;
+  for (const auto& [v, digits] : values) {
+    list += fmt::format("{}[{:.17g}, {}]", list.size() > 1 ? ", " : "", v, digits);
+    expected += fmt::format("{}{}", expected.empty() ? "" : " ", fmt::sprintf("%.*f", digits, v));
+  }
+  list += "]";
+  const std::string page = write_page(f, tmp.dir(), "r.html");
+  const std::string js = list + ".map(([v, d]) => pkFixed(v, d)).join(' ')";
+  const Drive d = drive(chromium,
+                        "[{\"open\": " + json_quote(page_url(page)) +
+                            "}, {\"wait\": \"document.body && document.body.dataset.ready === "
+                            "'1'\"}, {\"eval\": " +
+                            json_quote(js) + "}]",
+                        tmp.dir());
+  ASSERT_TRUE(d.failed.empty()) << d.failed << "\n" << d.out;
+  ASSERT_EQ(d.values.size(), 3u) << d.out;
+  const auto page_numbers = split_lines(d.values[2], ' ');
+  const auto printf_numbers = split_lines(expected, ' ');
+  ASSERT_EQ(page_numbers.size(), printf_numbers.size());
+  for (std::size_t i = 0; i < values.size(); ++i)
+    EXPECT_EQ(page_numbers[i], printf_numbers[i]) << fmt::format("{:.17g}", values[i].first);
 }
 
 // An output that cannot be written, an input that is not a recording: one

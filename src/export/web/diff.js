@@ -13,8 +13,8 @@
     if (text !== undefined) e.textContent = text;
     return e;
   };
-  const pct = (v) => v.toFixed(2) + '%';
-  const points = (v) => (v >= 0 ? '+' : '') + v.toFixed(2);
+  const pct = (v) => pkFixed(v, 2) + '%';
+  const points = (v) => (v >= 0 ? '+' : '') + pkFixed(v, 2);
 
   // The merged tree of both recordings' stacks (comm first, callers first).
   const names = [], parent = [], children = [], before = [], after = [], depth = [];

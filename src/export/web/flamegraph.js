@@ -48,7 +48,7 @@
     return kernel ? `hsl(${(95 + 40 * r).toFixed(1)},45%,58%)`
                   : `hsl(${(180 + 45 * r).toFixed(1)},55%,${(62 + 10 * r).toFixed(1)}%)`;
   }
-  function percent(x) { return (data.t ? 100 * x / data.t : 0).toFixed(2) + '%'; }
+  function percent(x) { return pkFixed(data.t ? 100 * x / data.t : 0, 2) + '%'; }
   function describe(n) {
     const s = n.t === 1 ? 'sample' : 'samples';
     return `${n.n} (${n.t.toLocaleString('en')} ${s}, ${percent(n.t)})`;

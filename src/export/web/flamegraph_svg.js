@@ -107,6 +107,6 @@ var fg = {
       }
     });
     fg.matched.textContent =
-        pattern ? 'Matched: ' + (fg.total ? 100 * sum / fg.total : 0).toFixed(2) + '%' : '';
+        pattern ? 'Matched: ' + pkFixed(fg.total ? 100 * sum / fg.total : 0, 2) + '%' : '';
   }
 };

@@ -223,7 +223,7 @@
   }
 
   // ---- formatting ----
-  const pct = (v) => (agg.total ? (100 * v / agg.total).toFixed(2) : '0.00') + '%';
+  const pct = (v) => (agg.total ? pkFixed(100 * v / agg.total, 2) : '0.00') + '%';
   const num = (v) => Math.round(v).toLocaleString('en-US');
   function describe(func, weight, count, frame) {
     if (func < 0) return 'all: ' + num(count) + ' samples, ' + num(weight) + ' ' + eventName() + ' (100.00%)';
@@ -531,7 +531,7 @@
   }
   function showSelection() {
     const sel = $('selection'), r = range(), a = trackArea();
-    const ms = (ns) => (ns / 1e6).toFixed(3) + ' ms';
+    const ms = (ns) => pkFixed(ns / 1e6, 3) + ' ms';
     $('range').textContent = r ? 'Selected ' + ms(r[0]) + ' to ' + ms(r[1]) + ' (' + ms(r[1] - r[0]) + ')'
       : 'Whole recording: ' + ms(D.summary.lastTime - first) + ' (drag on the timeline to select a range)';
     if (!sel || !r || !a) { if (sel) sel.style.display = 'none'; return; }
@@ -570,7 +570,7 @@
     const s = D.summary;
     $('title').textContent = s.title;
     const dl = $('summary');
-    const ms = ((s.lastTime - s.firstTime) / 1e6).toFixed(3) + ' ms';
+    const ms = pkFixed((s.lastTime - s.firstTime) / 1e6, 3) + ' ms';
     const rows = [['Command', s.cmdline], ['Host', s.hostname], ['OS', s.osRelease], ['perf', s.perfVersion],
       ['Arch', s.arch], ['CPU', s.cpuDesc + (s.nrCpus ? ' (' + s.nrCpus + ' online)' : '')],
       ['Events', D.events.map((e) => S[e.name] + ' (' + num(e.samples) + ')').join(', ')],
@@ -607,7 +607,7 @@
   }
   function totalsLine(totals) {
     const parts = [num(agg.count) + ' samples', num(agg.total) + ' ' + eventName() +
-      ' (' + (agg.eventTotal ? (100 * agg.total / agg.eventTotal).toFixed(2) : '0.00') + '% of the event)'];
+      ' (' + (agg.eventTotal ? pkFixed(100 * agg.total / agg.eventTotal, 2) : '0.00') + '% of the event)'];
     if (agg.truncated) parts.push(num(agg.truncated) + ' samples with stacks cut at ' + D.summary.maxStack + ' frames');
     if (agg.noStack) parts.push(num(agg.noStack) + ' ' + eventName() + ' in samples without frames');
     if (D.summary.lostSamples) parts.push(num(D.summary.lostSamples) + ' samples lost');

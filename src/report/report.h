@@ -175,9 +175,9 @@ struct ReportOptions {
   // (report_fold.h), at most this many distinct ones at a time; 0: each
   // sample on its own. The output is the same either way.
   std::size_t fold_max_kept = 1 << 14;
-  // Grow the call graphs on a thread of their own (--jobs above 1); the
-  // output is the same.
-  bool chain_thread = false;
+  // Grow the call graphs on this many threads of their own (--jobs above
+  // 1; 0: on the aggregating thread); the output is the same.
+  unsigned chain_threads = 0;
   // --hide-unresolved: samples in no symbol left out, and the frames in
   // none from call chains (perf's symbol_conf.hide_unresolved).
   bool hide_unresolved = false;

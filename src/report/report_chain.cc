@@ -36,7 +36,7 @@ FrameId ChainArena::intern(const ChainEntry& e) {
   std::uint32_t id = frame_ids_.find(k);
   if (id != decltype(frame_ids_)::kNone) return id;
   id = next_frame_++;
-  if (deferred_)
+  if (deferred())
     defer_frame(e);
   else
     add_frame(e);

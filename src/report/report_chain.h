@@ -121,15 +121,17 @@ class ChainArena {
   // The id of frame `e` (made on first sight).
   FrameId intern(const ChainEntry& e);
 
-  // --jobs: the trees grow on a thread of their own. From now on new_root,
-  // intern, suffixes and append record what to do, and that thread does
-  // it, in the same order: the arena ends as the calls would have made it
-  // here. new_root then returns a handle (root_node() names its node once
-  // finished); suffixes() gives positions in the path (append takes them
-  // back). Not with branch counts.
-  void defer();
-  bool deferred() const { return deferred_ != nullptr; }
-  // Waits for what was recorded; the arena is then read (and grown) here.
+  // --jobs: the trees grow on `lanes` threads of their own, each tree on
+  // one (its root's lane: roots dealt in turn). From now on new_root,
+  // intern, suffixes and append record what to do, and each lane does
+  // what concerns its trees, in the same order: every tree ends as the
+  // calls would have made it here. new_root then returns a handle
+  // (root_node() names its node once finished); suffixes() gives positions
+  // in the path (append takes them back). Not with branch counts.
+  void defer(unsigned lanes = 1);
+  bool deferred() const { return !deferred_.empty(); }
+  // Waits for what was recorded (the lanes' trees summed there, then
+  // moved into this arena); the arena is then read (and grown) here.
   void finish_deferred();
   // The node of a root made while deferred, by the handle new_root gave.
   std::uint32_t root_node(std::uint32_t handle) const { return root_nodes_[handle]; }
@@ -227,11 +229,20 @@ class ChainArena {
   // (report_chain_defer.cc). The recording side keeps its own frame ids
   // (frame_ids_, next_frame_) and root handles; the other thread owns the
   // rest of the arena meanwhile.
+  // Lane 0 grows this arena, lane k > 0 lanes_[k - 1]; every lane takes
+  // every frame, and the paths its appends name (path_gen_: the path
+  // suffixes() was last given, recorded in a lane when it first needs it).
   struct Deferred;
-  std::unique_ptr<Deferred> deferred_;
+  std::vector<std::unique_ptr<Deferred>> deferred_;
+  std::vector<std::unique_ptr<ChainArena>> lanes_;
   std::vector<std::uint32_t> root_nodes_;  // handle -> node
   FrameId next_frame_ = 0;
   std::uint32_t next_handle_ = 0;
+  std::span<const FrameId> pending_path_;
+  std::uint64_t path_gen_ = 0;
+  Deferred& lane_of(std::uint32_t handle) { return *deferred_[handle % deferred_.size()]; }
+  // Moves the lanes' trees into this arena (after their threads end).
+  void take_lanes();
   std::uint32_t make_root();
   void add_frame(const ChainEntry& e) { frames_.push_back(e); }
   void defer_frame(const ChainEntry& e);

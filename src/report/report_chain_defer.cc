@@ -1,13 +1,16 @@
-// ChainArena::defer: the call graphs grown on a thread of their own. The
-// aggregating thread records each call (a root made, a frame interned, a
-// sample's path, an append) in batches; the arena's thread carries them
-// out in order, so that nodes, suffix ids and sums come out as the calls
-// would have made them on one thread.
+// ChainArena::defer: the call graphs grown on threads of their own (lanes),
+// each tree on one. The aggregating thread records each call (a root made,
+// a frame interned, a sample's path, an append) in batches, one stream per
+// lane: every lane takes every frame, its own roots, and the paths its
+// appends name. Each lane carries its calls out in order, so that a tree's
+// nodes, suffix ids and sums come out as the calls would have made them on
+// one thread; the lanes' trees are then moved into the one arena.
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
 
+#include "base/rbtree.h"
 #include "report/report_chain.h"
 
 namespace perfkit::report {
@@ -84,14 +87,14 @@ struct ChainArena::Deferred {
     worker.join();
   }
 
-  // The arena's side.
+  // The arena's side; its trees summed at the end, there too.
   void work() {
     for (;;) {
       std::unique_ptr<Batch> b;
       {
         std::unique_lock lock(m);
         cv.wait(lock, [this] { return !full.empty() || done; });
-        if (full.empty()) return;
+        if (full.empty()) break;
         b = std::move(full.front());
         full.pop_front();
         cv.notify_all();
@@ -101,6 +104,7 @@ struct ChainArena::Deferred {
       std::lock_guard lock(m);
       free.push_back(std::move(b));
     }
+    arena.settle();
   }
   void run(const Batch& b) {
     for (const Op& op : b.ops) {
@@ -132,6 +136,7 @@ struct ChainArena::Deferred {
   // their paths as its suffixes).
   const FrameId* last_path = nullptr;
   std::size_t last_size = 0;
+  std::uint64_t path_gen = 0;  // the arena's path_gen_ last recorded here (0: none)
   std::mutex m;
   std::condition_variable cv;
   std::deque<std::unique_ptr<Batch>> full, free;
@@ -144,36 +149,79 @@ struct ChainArena::Deferred {
 ChainArena::ChainArena() = default;
 
 ChainArena::~ChainArena() {
-  if (deferred_) deferred_->finish();
+  for (auto& d : deferred_) d->finish();
 }
 
-void ChainArena::defer() {
-  if (!deferred_ && !counting_) deferred_ = std::make_unique<Deferred>(*this);
+void ChainArena::defer(unsigned lanes) {
+  if (!deferred_.empty() || counting_) return;
+  deferred_.push_back(std::make_unique<Deferred>(*this));
+  for (unsigned k = 1; k < lanes; ++k) {
+    lanes_.push_back(std::make_unique<ChainArena>());
+    deferred_.push_back(std::make_unique<Deferred>(*lanes_.back()));
+  }
 }
 
 void ChainArena::finish_deferred() {
-  if (!deferred_) return;
-  deferred_->finish();
-  deferred_.reset();
+  if (deferred_.empty()) return;
+  for (auto& d : deferred_) d->finish();
+  take_lanes();
+  deferred_.clear();
+  lanes_.clear();
+}
+
+// Lane k's handles are k, k + lanes, ...: its j-th root is handle
+// k + j * lanes. Its nodes and frame ranges follow this arena's; the frame
+// table is every lane's alike. Its caches (suffix ids, path ends) stay
+// behind: this arena's name only its own nodes.
+void ChainArena::take_lanes() {
+  const std::size_t n = deferred_.size();
+  std::vector<std::uint32_t> nodes(next_handle_);
+  for (std::size_t k = 0; k < n; ++k) {
+    const ChainArena& lane = k ? *lanes_[k - 1] : *this;
+    const auto node_at = static_cast<std::uint32_t>(k ? nodes_.size() : 0);
+    const auto pool_at = static_cast<std::uint32_t>(k ? pool_.size() : 0);
+    for (std::size_t j = 0; j < lane.root_nodes_.size(); ++j)
+      nodes[k + j * n] = lane.root_nodes_[j] + node_at;
+    if (!k) continue;
+    const auto moved = [node_at](std::uint32_t i) { return i == base::kRbNil ? i : i + node_at; };
+    nodes_.reserve(nodes_.size() + lane.nodes_.size());
+    for (ChainNode c : lane.nodes_) {
+      c.left = moved(c.left);
+      c.right = moved(c.right);
+      c.parent = moved(c.parent);
+      c.kids = moved(c.kids);
+      c.val_begin += pool_at;
+      nodes_.push_back(c);
+    }
+    pool_.insert(pool_.end(), lane.pool_.begin(), lane.pool_.end());
+    for (std::uint32_t r : lane.roots_) roots_.push_back(r + node_at);
+    found_by_suffix_ += lane.found_by_suffix_;
+    settled_ = settled_ && lane.settled_;
+  }
+  root_nodes_ = std::move(nodes);
 }
 
 std::uint32_t ChainArena::new_root() {
-  if (!deferred_) return make_root();
-  deferred_->push({Deferred::Op::kRoot});
+  if (deferred_.empty()) return make_root();
+  lane_of(next_handle_).push({Deferred::Op::kRoot});
   return next_handle_++;
 }
 
 void ChainArena::defer_frame(const ChainEntry& e) {
-  Deferred::Batch& b = deferred_->batch();
-  Deferred::Op op{Deferred::Op::kFrame};
-  op.a = static_cast<std::uint32_t>(b.frames.size());
-  b.frames.push_back(e);
-  deferred_->push(op);
+  for (auto& d : deferred_) {
+    Deferred::Batch& b = d->batch();
+    Deferred::Op op{Deferred::Op::kFrame};
+    op.a = static_cast<std::uint32_t>(b.frames.size());
+    b.frames.push_back(e);
+    d->push(op);
+  }
 }
 
 void ChainArena::suffixes(std::span<const FrameId> path, std::vector<std::uint32_t>& out) {
-  if (!deferred_) return make_suffixes(path, out);
-  deferred_->record_path(path, true);
+  if (deferred_.empty()) return make_suffixes(path, out);
+  // Recorded in a lane when an append there first names it.
+  pending_path_ = path;
+  ++path_gen_;
   // Positions stand for the ids: append() hands them back.
   out.resize(path.size());
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::uint32_t>(i);
@@ -181,21 +229,28 @@ void ChainArena::suffixes(std::span<const FrameId> path, std::vector<std::uint32
 
 void ChainArena::append(std::uint32_t root, std::span<const FrameId> path, std::uint64_t period,
                         std::uint32_t count, std::uint32_t suffix) {
-  if (!deferred_) return do_append(root, path, period, count, suffix);
-  Deferred& d = *deferred_;
+  if (deferred_.empty()) return do_append(root, path, period, count, suffix);
+  Deferred& d = lane_of(root);
+  const auto ends_path = [&path](const FrameId* data, std::size_t size) {
+    return data && path.size() <= size && path.data() + path.size() == data + size;
+  };
+  if (d.path_gen != path_gen_ && ends_path(pending_path_.data(), pending_path_.size())) {
+    d.record_path(pending_path_, true);
+    d.path_gen = path_gen_;
+  }
   Deferred::Op op{Deferred::Op::kAppend, suffix != kNoSuffix};
   // A suffix of the last path recorded (as the report appends), else a
   // path of its own (without suffix ids).
-  const bool within = d.last_path && path.size() <= d.last_size &&
-                      path.data() + path.size() == d.last_path + d.last_size;
+  const bool within = ends_path(d.last_path, d.last_size);
   if (!within) {
     d.record_path(path, false);
     d.last_path = nullptr;
+    d.path_gen = 0;
     op.suffix = false;
   }
   op.a = within ? static_cast<std::uint32_t>(d.last_size - path.size()) : 0;
   op.n = count;
-  op.root = root;
+  op.root = root / static_cast<std::uint32_t>(deferred_.size());
   op.period = period;
   d.push(op);
 }

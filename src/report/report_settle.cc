@@ -71,7 +71,7 @@ void Report::settle_from_events() {
       (has_cg || branch_history_) && !branch_mode_ && opts_.chain_mode != ChainMode::kNone;
   // --jobs: the call graphs grow on a thread of their own (not with
   // branch counts, which the arena keeps per frame as it goes).
-  if (use_callchain_ && opts_.chain_thread && !branch_counts_) arena_.defer();
+  if (use_callchain_ && opts_.chain_threads && !branch_counts_) arena_.defer(opts_.chain_threads);
   no_callchains_for_parent_ = !has_cg && has_key_[static_cast<int>(SortKey::kParent)] &&
                               opts_.parent_refused_without_callchains &&
                               !session_->reader().is_pipe();

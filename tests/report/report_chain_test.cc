@@ -191,68 +191,87 @@ TEST(ChainArena, SuffixCacheGivesTheSearchedTree) {
 }
 
 // Deferred (--jobs): the calls recorded and carried out on the arena's own
-// thread give the arena the calls make here: the same nodes (roots at the
-// same indices), the same trees, the suffix cache used alike; across many
-// batches, several roots, mixed frame kinds and a path of its own.
+// threads give the arena the calls make here: the same trees (on one lane
+// the same nodes, roots at the same indices), the suffix cache used alike;
+// across many batches, several roots, mixed frame kinds and a path of its
+// own. With several lanes each tree grows on its root's, and the trees
+// moved into one arena merge as the ones grown here.
 TEST(ChainArena, DeferredGrowsTheSameArena) {
   static const char* const kNames[] = {"next", "step", "spin"};
-  std::mt19937 rng(11);
-  auto random_frame = [&](bool mixed) {
-    const std::uint64_t f = rng() % 8, ip = 0x100 * (f + 1) + rng() % 3;
-    switch (mixed ? rng() % 3 : 2) {
-      case 0:
-        return frame(ip, 0);
-      case 1:
-        return inlined(ip, kNames[f % 3]);
-      default:
-        return frame(ip, 0x100 * (f + 1));
+  for (unsigned lanes : {1u, 2u, 3u}) {
+    SCOPED_TRACE(lanes);
+    std::mt19937 rng(11);
+    auto random_frame = [&](bool mixed) {
+      const std::uint64_t f = rng() % 8, ip = 0x100 * (f + 1) + rng() % 3;
+      switch (mixed ? rng() % 3 : 2) {
+        case 0:
+          return frame(ip, 0);
+        case 1:
+          return inlined(ip, kNames[f % 3]);
+        default:
+          return frame(ip, 0x100 * (f + 1));
+      }
+    };
+    ChainArena here, there;
+    there.defer(lanes);
+    ASSERT_TRUE(there.deferred());
+    std::vector<std::uint32_t> roots_here, handles;
+    std::vector<std::uint32_t> suffixes_here, suffixes_there;
+    // Paths that repeat (the suffix cache finds them), some of mixed kinds
+    // (the roots they reach search every time).
+    std::vector<Path> paths;
+    for (int i = 0; i < 60; ++i) {
+      Path p;
+      for (std::uint32_t n = 1 + rng() % 12; n-- > 0;) p.push_back(random_frame(i < 3));
+      paths.push_back(p);
     }
-  };
-  ChainArena here, there;
-  there.defer();
-  ASSERT_TRUE(there.deferred());
-  std::vector<std::uint32_t> roots_here, handles;
-  std::vector<std::uint32_t> suffixes_here, suffixes_there;
-  // Paths that repeat (the suffix cache finds them), some of mixed kinds
-  // (the roots they reach search every time).
-  std::vector<Path> paths;
-  for (int i = 0; i < 60; ++i) {
-    Path p;
-    for (std::uint32_t n = 1 + rng() % 12; n-- > 0;) p.push_back(random_frame(i < 3));
-    paths.push_back(p);
-  }
-  for (int i = 0; i < 6000; ++i) {
-    if (i % 500 == 0) {
-      roots_here.push_back(here.new_root());
-      handles.push_back(there.new_root());
+    for (int i = 0; i < 6000; ++i) {
+      if (i % 500 == 0) {
+        roots_here.push_back(here.new_root());
+        handles.push_back(there.new_root());
+      }
+      const Path& p = paths[rng() % paths.size()];
+      std::vector<FrameId> one = ids(here, p), two = ids(there, p);
+      ASSERT_EQ(one, two);
+      here.suffixes(one, suffixes_here);
+      there.suffixes(two, suffixes_there);
+      // A sample's path appended to several roots (as --children does),
+      // which may be on different lanes.
+      for (std::size_t r = rng() % roots_here.size(), k = 1 + rng() % 3; k-- > 0;
+           r = (r + 1) % roots_here.size()) {
+        for (std::size_t from = rng() % 2; from < p.size(); ++from) {
+          const std::uint64_t period = 1 + rng() % 5;
+          here.append(roots_here[r], std::span<const FrameId>(one).subspan(from), period, 1,
+                      suffixes_here[from]);
+          there.append(handles[r], std::span<const FrameId>(two).subspan(from), period, 1,
+                       suffixes_there[from]);
+        }
+        if (i % 97 == 0) {  // a path that is not the last one's suffix
+          std::vector<FrameId> other(one.begin(), one.end() - 1);
+          here.append(roots_here[r], other, 3);
+          there.append(handles[r], other, 3);
+        }
+      }
     }
-    const Path& p = paths[rng() % paths.size()];
-    std::vector<FrameId> one = ids(here, p), two = ids(there, p);
-    ASSERT_EQ(one, two);
-    here.suffixes(one, suffixes_here);
-    there.suffixes(two, suffixes_there);
-    const std::size_t r = rng() % roots_here.size();
-    for (std::size_t from = 0; from < p.size(); ++from) {
-      const std::uint64_t period = 1 + rng() % 5;
-      here.append(roots_here[r], std::span<const FrameId>(one).subspan(from), period, 1,
-                  suffixes_here[from]);
-      there.append(handles[r], std::span<const FrameId>(two).subspan(from), period, 1,
-                   suffixes_there[from]);
+    there.finish_deferred();
+    EXPECT_FALSE(there.deferred());
+    ASSERT_EQ(here.size(), there.size());
+    EXPECT_EQ(here.found_by_suffix(), there.found_by_suffix());
+    EXPECT_GT(there.found_by_suffix(), 100u);  // the cache was used
+    for (std::size_t r = 0; r < roots_here.size(); ++r) {
+      if (lanes == 1) {
+        EXPECT_EQ(there.root_node(handles[r]), roots_here[r]);
+      }
+      EXPECT_EQ(tree(here, roots_here[r]), tree(there, there.root_node(handles[r]))) << r;
     }
-    if (i % 97 == 0) {  // a path that is not the last one's suffix
-      std::vector<FrameId> other(one.begin(), one.end() - 1);
-      here.append(roots_here[r], other, 3);
-      there.append(handles[r], other, 3);
-    }
-  }
-  there.finish_deferred();
-  EXPECT_FALSE(there.deferred());
-  ASSERT_EQ(here.size(), there.size());
-  EXPECT_EQ(here.found_by_suffix(), there.found_by_suffix());
-  EXPECT_GT(there.found_by_suffix(), 100u);  // the cache was used
-  for (std::size_t r = 0; r < roots_here.size(); ++r) {
-    EXPECT_EQ(there.root_node(handles[r]), roots_here[r]);
-    EXPECT_EQ(tree(here, roots_here[r]), tree(there, there.root_node(handles[r]))) << r;
+    // Trees of different lanes merged (perf's collapse), then grown on.
+    here.merge(roots_here[0], roots_here[1]);
+    there.merge(there.root_node(handles[0]), there.root_node(handles[1]));
+    const std::vector<FrameId> last = ids(here, paths[0]);
+    here.append(roots_here[1], last, 9);
+    there.append(there.root_node(handles[1]), last, 9);
+    for (std::size_t r : {0, 1})
+      EXPECT_EQ(tree(here, roots_here[r]), tree(there, there.root_node(handles[r]))) << r;
   }
 }
 

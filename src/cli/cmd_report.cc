@@ -508,10 +508,7 @@ int cmd_report(int argc, char** argv) {
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
   a.callgraph_given = app.count("-g") > 0;
-  // The call graphs on the jobs but the aggregating thread's (on two cores
-  // the one other: a second lane there slows DWARF reports, whose
-  // aggregating thread is the busiest).
-  if (const unsigned jobs = jobs_to_use(a.jobs); jobs > 1) opts.chain_threads = jobs - 1;
+  if (const unsigned jobs = jobs_to_use(a.jobs); jobs > 1) opts.chain_threads = jobs;
   if (a.sort.empty() && !config_sort.empty()) {
     auto keys = report::parse_sort_keys(config_sort);
     if (!keys) {

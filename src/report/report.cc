@@ -661,6 +661,8 @@ Status ReportBuilder::build(session::Session& session) {
         "Selected -g or --branch-history, but no callchain or branch data. Did you call "
         "'perf record' without -g or -b?");
   PK_TRY(session.run(*impl_));
+  // What the fold still holds makes its entries' trees now: on every lane.
+  impl_->arena_.spread_roots();
   PK_TRY(impl_->drain_fold());
   impl_->finish();
   return ok();

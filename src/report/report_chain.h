@@ -122,7 +122,8 @@ class ChainArena {
   FrameId intern(const ChainEntry& e);
 
   // --jobs: the trees grow on `lanes` threads of their own, each tree on
-  // one (its root's lane: roots dealt in turn). From now on new_root,
+  // one (its root's lane: the first, or after spread_roots() the lanes in
+  // turn). From now on new_root,
   // intern, suffixes and append record what to do, and each lane does
   // what concerns its trees, in the same order: every tree ends as the
   // calls would have made it here. new_root then returns a handle
@@ -130,6 +131,12 @@ class ChainArena {
   // in the path (append takes them back). Not with branch counts.
   void defer(unsigned lanes = 1);
   bool deferred() const { return !deferred_.empty(); }
+  // From now on new roots are dealt to the lanes in turn. Before, all grow
+  // on the first: a lane's thread that takes part while the samples are
+  // read competes with the reading (on two cores a second slows a DWARF
+  // report); where the trees are made at the end, as the samples folded
+  // whole are drained, the lanes share the work.
+  void spread_roots() { spread_ = true; }
   // Waits for what was recorded (the lanes' trees summed there, then
   // moved into this arena); the arena is then read (and grown) here.
   void finish_deferred();
@@ -240,7 +247,12 @@ class ChainArena {
   std::uint32_t next_handle_ = 0;
   std::span<const FrameId> pending_path_;
   std::uint64_t path_gen_ = 0;
-  Deferred& lane_of(std::uint32_t handle) { return *deferred_[handle % deferred_.size()]; }
+  bool spread_ = false;
+  std::uint32_t next_lane_ = 0;
+  // Each handle's lane and its index among the lane's roots.
+  std::vector<std::uint8_t> handle_lane_;
+  std::vector<std::uint32_t> handle_local_, lane_roots_;
+  Deferred& lane_of(std::uint32_t handle) { return *deferred_[handle_lane_[handle]]; }
   // Moves the lanes' trees into this arena (after their threads end).
   void take_lanes();
   std::uint32_t make_root();

@@ -5,6 +5,7 @@
 // appends name. Each lane carries its calls out in order, so that a tree's
 // nodes, suffix ids and sums come out as the calls would have made them on
 // one thread; the lanes' trees are then moved into the one arena.
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -155,6 +156,8 @@ ChainArena::~ChainArena() {
 void ChainArena::defer(unsigned lanes) {
   if (!deferred_.empty() || counting_) return;
   deferred_.push_back(std::make_unique<Deferred>(*this));
+  lanes = std::min(lanes, 255u);
+  lane_roots_.assign(std::max(lanes, 1u), 0);
   for (unsigned k = 1; k < lanes; ++k) {
     lanes_.push_back(std::make_unique<ChainArena>());
     deferred_.push_back(std::make_unique<Deferred>(*lanes_.back()));
@@ -167,23 +170,23 @@ void ChainArena::finish_deferred() {
   take_lanes();
   deferred_.clear();
   lanes_.clear();
+  handle_lane_ = {};
+  handle_local_ = {};
 }
 
-// Lane k's handles are k, k + lanes, ...: its j-th root is handle
-// k + j * lanes. Its nodes and frame ranges follow this arena's; the frame
-// table is every lane's alike. Its caches (suffix ids, path ends) stay
-// behind: this arena's name only its own nodes.
+// A lane's nodes and frame ranges follow this arena's; the frame table is
+// every lane's alike. Its caches (suffix ids, path ends) stay behind: this
+// arena's name only its own nodes.
 void ChainArena::take_lanes() {
   const std::size_t n = deferred_.size();
-  std::vector<std::uint32_t> nodes(next_handle_);
-  for (std::size_t k = 0; k < n; ++k) {
-    const ChainArena& lane = k ? *lanes_[k - 1] : *this;
-    const auto node_at = static_cast<std::uint32_t>(k ? nodes_.size() : 0);
-    const auto pool_at = static_cast<std::uint32_t>(k ? pool_.size() : 0);
-    for (std::size_t j = 0; j < lane.root_nodes_.size(); ++j)
-      nodes[k + j * n] = lane.root_nodes_[j] + node_at;
-    if (!k) continue;
-    const auto moved = [node_at](std::uint32_t i) { return i == base::kRbNil ? i : i + node_at; };
+  std::vector<std::uint32_t> node_at(n, 0);
+  for (std::size_t k = 1; k < n; ++k) {
+    const ChainArena& lane = *lanes_[k - 1];
+    node_at[k] = static_cast<std::uint32_t>(nodes_.size());
+    const auto pool_at = static_cast<std::uint32_t>(pool_.size());
+    const auto moved = [at = node_at[k]](std::uint32_t i) {
+      return i == base::kRbNil ? i : i + at;
+    };
     nodes_.reserve(nodes_.size() + lane.nodes_.size());
     for (ChainNode c : lane.nodes_) {
       c.left = moved(c.left);
@@ -194,16 +197,24 @@ void ChainArena::take_lanes() {
       nodes_.push_back(c);
     }
     pool_.insert(pool_.end(), lane.pool_.begin(), lane.pool_.end());
-    for (std::uint32_t r : lane.roots_) roots_.push_back(r + node_at);
+    for (std::uint32_t r : lane.roots_) roots_.push_back(r + node_at[k]);
     found_by_suffix_ += lane.found_by_suffix_;
     settled_ = settled_ && lane.settled_;
+  }
+  std::vector<std::uint32_t> nodes(next_handle_);
+  for (std::uint32_t h = 0; h < next_handle_; ++h) {
+    const std::uint8_t k = handle_lane_[h];
+    nodes[h] = (k ? lanes_[k - 1]->root_nodes_ : root_nodes_)[handle_local_[h]] + node_at[k];
   }
   root_nodes_ = std::move(nodes);
 }
 
 std::uint32_t ChainArena::new_root() {
   if (deferred_.empty()) return make_root();
-  lane_of(next_handle_).push({Deferred::Op::kRoot});
+  const std::uint32_t k = spread_ ? next_lane_++ % deferred_.size() : 0;
+  handle_lane_.push_back(static_cast<std::uint8_t>(k));
+  handle_local_.push_back(lane_roots_[k]++);
+  deferred_[k]->push({Deferred::Op::kRoot});
   return next_handle_++;
 }
 
@@ -250,7 +261,7 @@ void ChainArena::append(std::uint32_t root, std::span<const FrameId> path, std::
   }
   op.a = within ? static_cast<std::uint32_t>(d.last_size - path.size()) : 0;
   op.n = count;
-  op.root = root / static_cast<std::uint32_t>(deferred_.size());
+  op.root = handle_local_[root];
   op.period = period;
   d.push(op);
 }

@@ -194,8 +194,9 @@ TEST(ChainArena, SuffixCacheGivesTheSearchedTree) {
 // threads give the arena the calls make here: the same trees (on one lane
 // the same nodes, roots at the same indices), the suffix cache used alike;
 // across many batches, several roots, mixed frame kinds and a path of its
-// own. With several lanes each tree grows on its root's, and the trees
-// moved into one arena merge as the ones grown here.
+// own. With several lanes each tree grows on its root's (all on the first
+// until spread_roots, then in turn), and the trees moved into one arena
+// merge as the ones grown here.
 TEST(ChainArena, DeferredGrowsTheSameArena) {
   static const char* const kNames[] = {"next", "step", "spin"};
   for (unsigned lanes : {1u, 2u, 3u}) {
@@ -226,6 +227,7 @@ TEST(ChainArena, DeferredGrowsTheSameArena) {
       paths.push_back(p);
     }
     for (int i = 0; i < 6000; ++i) {
+      if (i == 2000) there.spread_roots();  // the roots before on the first lane
       if (i % 500 == 0) {
         roots_here.push_back(here.new_root());
         handles.push_back(there.new_root());

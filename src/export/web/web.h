@@ -23,6 +23,7 @@ extern const std::string_view kReportCss;
 extern const std::string_view kReportJs;
 extern const std::string_view kDiffHtml;  // diff.html: @TITLE@ @CSS@ (report's) @DATA@ @JS@
 extern const std::string_view kDiffJs;
-extern const std::string_view kFixedJs;  // fixed.js: pkFixed, printf's %.Nf; before each page's script
+// fixed.js: pkFixed, printf's %.Nf, written before each page's script.
+extern const std::string_view kFixedJs;
 
 }  // namespace perfkit::exports::web

@@ -123,12 +123,12 @@ class ChainArena {
 
   // --jobs: the trees grow on `lanes` threads of their own, each tree on
   // one (its root's lane: the first, or after spread_roots() the lanes in
-  // turn). From now on new_root,
-  // intern, suffixes and append record what to do, and each lane does
-  // what concerns its trees, in the same order: every tree ends as the
-  // calls would have made it here. new_root then returns a handle
-  // (root_node() names its node once finished); suffixes() gives positions
-  // in the path (append takes them back). Not with branch counts.
+  // turn). From now on new_root, intern, suffixes and append record what
+  // to do, and each lane does what concerns its trees, in the same order:
+  // every tree ends as the calls would have made it here. new_root then
+  // returns a handle (root_node() names its node once finished);
+  // suffixes() gives positions in the path (append takes them back). Not
+  // with branch counts.
   void defer(unsigned lanes = 1);
   bool deferred() const { return !deferred_.empty(); }
   // From now on new roots are dealt to the lanes in turn. Before, all grow
@@ -234,11 +234,11 @@ class ChainArena {
   bool settled_ = true;
   // Deferred (defer()): what the calls recorded, and the thread doing it
   // (report_chain_defer.cc). The recording side keeps its own frame ids
-  // (frame_ids_, next_frame_) and root handles; the other thread owns the
-  // rest of the arena meanwhile.
-  // Lane 0 grows this arena, lane k > 0 lanes_[k - 1]; every lane takes
-  // every frame, and the paths its appends name (path_gen_: the path
-  // suffixes() was last given, recorded in a lane when it first needs it).
+  // (frame_ids_, next_frame_) and root handles; the lanes' threads own the
+  // rest of the arenas meanwhile. Lane 0 grows this arena, lane k > 0
+  // lanes_[k - 1]; every lane takes every frame, and the paths its appends
+  // name (path_gen_ counts the paths suffixes() is given; a lane records
+  // the last one when an append there first names it).
   struct Deferred;
   std::vector<std::unique_ptr<Deferred>> deferred_;
   std::vector<std::unique_ptr<ChainArena>> lanes_;

@@ -250,9 +250,11 @@ void ChainArena::append(std::uint32_t root, std::span<const FrameId> path, std::
     d.path_gen = path_gen_;
   }
   Deferred::Op op{Deferred::Op::kAppend, suffix != kNoSuffix};
-  // A suffix of the last path recorded (as the report appends), else a
-  // path of its own (without suffix ids).
-  const bool within = ends_path(d.last_path, d.last_size);
+  // A suffix of the path recorded for this generation (as the report
+  // appends), else a path of its own (without suffix ids). (A lane's path
+  // of an earlier generation may lie where the caller's buffer now holds
+  // another.)
+  const bool within = d.path_gen == path_gen_ && ends_path(d.last_path, d.last_size);
   if (!within) {
     d.record_path(path, false);
     d.last_path = nullptr;

@@ -253,6 +253,10 @@ TEST(ChainArena, DeferredGrowsTheSameArena) {
           here.append(roots_here[r], other, 3);
           there.append(handles[r], other, 3);
         }
+        if (i % 89 == 0 && p.size() > 1) {  // the same, in the path's own buffer
+          here.append(roots_here[r], std::span<const FrameId>(one).first(p.size() - 1), 2);
+          there.append(handles[r], std::span<const FrameId>(two).first(p.size() - 1), 2);
+        }
       }
     }
     there.finish_deferred();

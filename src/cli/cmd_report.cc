@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <set>
@@ -508,7 +509,10 @@ int cmd_report(int argc, char** argv) {
   int code = 0;
   if (!parse_options(app, argc, argv, code)) return code;
   a.callgraph_given = app.count("-g") > 0;
-  if (const unsigned jobs = jobs_to_use(a.jobs); jobs > 1) opts.chain_threads = jobs;
+  // The call graphs' lanes: the drain that feeds them at the end runs on
+  // one thread, at some 2/5 of their work (deep stacks), so that lanes
+  // beyond 4 would wait for it.
+  if (const unsigned jobs = jobs_to_use(a.jobs); jobs > 1) opts.chain_threads = std::min(jobs, 4u);
   if (a.sort.empty() && !config_sort.empty()) {
     auto keys = report::parse_sort_keys(config_sort);
     if (!keys) {

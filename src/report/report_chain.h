@@ -255,6 +255,8 @@ class ChainArena {
   Deferred& lane_of(std::uint32_t handle) { return *deferred_[handle_lane_[handle]]; }
   // Moves the lanes' trees into this arena (after their threads end).
   void take_lanes();
+  // A lane's frame table and caches, freed before its nodes are moved.
+  void release_caches();
   std::uint32_t make_root();
   void add_frame(const ChainEntry& e) { frames_.push_back(e); }
   void defer_frame(const ChainEntry& e);

@@ -167,8 +167,8 @@ void ChainArena::defer(unsigned lanes) {
 void ChainArena::finish_deferred() {
   if (deferred_.empty()) return;
   for (auto& d : deferred_) d->finish();
+  deferred_.clear();  // (their batches freed before the nodes are moved)
   take_lanes();
-  deferred_.clear();
   lanes_.clear();
   handle_lane_ = {};
   handle_local_ = {};
@@ -178,16 +178,19 @@ void ChainArena::finish_deferred() {
 // every lane's alike. Its caches (suffix ids, path ends) stay behind: this
 // arena's name only its own nodes.
 void ChainArena::take_lanes() {
-  const std::size_t n = deferred_.size();
+  const std::size_t n = lanes_.size() + 1;
   std::vector<std::uint32_t> node_at(n, 0);
+  std::size_t all = nodes_.size();
+  for (const auto& lane : lanes_) all += lane->nodes_.size();
+  nodes_.reserve(all);  // (grown once)
   for (std::size_t k = 1; k < n; ++k) {
-    const ChainArena& lane = *lanes_[k - 1];
+    ChainArena& lane = *lanes_[k - 1];
+    lane.release_caches();
     node_at[k] = static_cast<std::uint32_t>(nodes_.size());
     const auto pool_at = static_cast<std::uint32_t>(pool_.size());
     const auto moved = [at = node_at[k]](std::uint32_t i) {
       return i == base::kRbNil ? i : i + at;
     };
-    nodes_.reserve(nodes_.size() + lane.nodes_.size());
     for (ChainNode c : lane.nodes_) {
       c.left = moved(c.left);
       c.right = moved(c.right);
@@ -200,6 +203,8 @@ void ChainArena::take_lanes() {
     for (std::uint32_t r : lane.roots_) roots_.push_back(r + node_at[k]);
     found_by_suffix_ += lane.found_by_suffix_;
     settled_ = settled_ && lane.settled_;
+    lane.nodes_ = {};
+    lane.pool_ = {};
   }
   std::vector<std::uint32_t> nodes(next_handle_);
   for (std::uint32_t h = 0; h < next_handle_; ++h) {
@@ -207,6 +212,14 @@ void ChainArena::take_lanes() {
     nodes[h] = (k ? lanes_[k - 1]->root_nodes_ : root_nodes_)[handle_local_[h]] + node_at[k];
   }
   root_nodes_ = std::move(nodes);
+}
+
+void ChainArena::release_caches() {
+  frames_ = {};
+  frame_ids_ = {};
+  suffix_ids_ = {};
+  ends_ = {};
+  ends_at_ = {};
 }
 
 std::uint32_t ChainArena::new_root() {

@@ -133,6 +133,10 @@ const Section* ElfFile::section(std::string_view name) const {
 }
 
 const Section* ElfFile::section_at(std::size_t index) const {
+  // Sections are listed from index 1 (elf_nextscn skips the null one), so
+  // the index finds its section directly unless one failed to read.
+  if (index >= 1 && index <= sections_.size() && sections_[index - 1].index == index)
+    return &sections_[index - 1];
   for (const auto& s : sections_)
     if (s.index == index) return &s;
   return nullptr;

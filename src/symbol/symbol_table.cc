@@ -17,13 +17,27 @@ Symbol& SymbolTable::add_symbol(std::uint64_t start, std::uint64_t size, std::ui
   s.type = type;
   s.flags = flags;
   if (track_) {
-    // perf's symbols__insert: by start, equal starts to the right.
+    // (inserted into perf's tree only if a look-up will walk it)
     s.node = static_cast<std::uint32_t>(tree_.size());
     tree_.push_back(TreeNode{.start = start});
-    base::rb_insert(tree_, root_, s.node,
-                    [](const TreeNode& at, const TreeNode& n) { return n.start < at.start; });
+    tree_log_.push_back(s.node);
   }
   return s;
+}
+
+// Applies the tree operations logged since the last call, in their order:
+// the tree is the one perf's inserts and erases made.
+void SymbolTable::build_tree() {
+  for (; tree_applied_ < tree_log_.size(); ++tree_applied_) {
+    const std::uint32_t op = tree_log_[tree_applied_];
+    if (op & kEraseOp) {
+      base::rb_erase(tree_, root_, op & ~kEraseOp);
+    } else {
+      // perf's symbols__insert: by start, equal starts to the right.
+      base::rb_insert(tree_, root_, op,
+                      [](const TreeNode& at, const TreeNode& n) { return n.start < at.start; });
+    }
+  }
 }
 
 void SymbolTable::add(std::uint64_t start, std::uint64_t size, std::uint8_t binding,
@@ -62,10 +76,12 @@ void SymbolTable::fixup(bool kallsyms) {
 void SymbolTable::index_tree() {
   if (!track_) return;
   overlaps_ = false;
-  for (std::size_t i = 0; i < symbols_.size(); ++i) {
+  for (std::size_t i = 1; i < symbols_.size() && !overlaps_; ++i)
+    overlaps_ = symbols_[i].start < symbols_[i - 1].end;
+  if (!overlaps_) return;
+  build_tree();
+  for (std::size_t i = 0; i < symbols_.size(); ++i)
     tree_[symbols_[i].node].index = static_cast<std::uint32_t>(i);
-    if (i && symbols_[i].start < symbols_[i - 1].end) overlaps_ = true;
-  }
 }
 
 void SymbolTable::fixup_end(bool kallsyms) {
@@ -129,9 +145,9 @@ void SymbolTable::fixup_duplicate() {
     if (kept && symbols_[kept - 1].start == s.start) {
       // perf erases the loser from its tree.
       if (keep_first(symbols_[kept - 1], s)) {
-        if (track_) base::rb_erase(tree_, root_, s.node);
+        if (track_) tree_log_.push_back(s.node | kEraseOp);
       } else {
-        if (track_) base::rb_erase(tree_, root_, symbols_[kept - 1].node);
+        if (track_) tree_log_.push_back(symbols_[kept - 1].node | kEraseOp);
         symbols_[kept - 1] = s;
       }
       continue;

@@ -109,6 +109,7 @@ class SymbolTable {
   void fixup_end(bool kallsyms);
   void fixup_duplicate();
   void index_tree();
+  void build_tree();
   int find_in_tree(std::uint64_t addr) const;
 
   // A node of the simulated perf tree: insertion key and links.
@@ -125,6 +126,13 @@ class SymbolTable {
   std::shared_ptr<const void> outside_owner_;
   std::vector<TreeNode> tree_;
   std::uint32_t root_ = UINT32_MAX;
+  // perf's inserts (a node) and erases (kEraseOp | node) in their order,
+  // applied by build_tree() up to tree_applied_: the tree is only built
+  // when some symbols overlap (otherwise a binary search finds what perf's
+  // walk would).
+  static constexpr std::uint32_t kEraseOp = 1u << 31;
+  std::vector<std::uint32_t> tree_log_;
+  std::size_t tree_applied_ = 0;
   bool track_ = false;
   bool overlaps_ = false;  // some address is in two symbols: look up in the tree
 };

@@ -140,12 +140,15 @@ void Printer::print_headers() {
     if (!first) out_.write(gap), dots += "  ";
     first = false;
     const int w = static_cast<int>(c.width);
-    // perf's hpp columns are right-aligned, sort keys left-aligned.
+    // perf's hpp columns are right-aligned, sort keys left-aligned; perf
+    // formats each header in a buffer of kPerfNameBuf bytes (a column as
+    // wide as a long C++ name has its header cut there).
     const char* name = column_name(c.key);
+    const int cut = static_cast<int>(kPerfNameBuf - 1);
     if (is_hpp_key(c.key))
-      outf(out_, "%*s", w, name);
+      outf(out_, "%*.*s", std::min(w, cut), cut, name);
     else
-      outf(out_, "%-*.*s", w, w, name);
+      outf(out_, "%-*.*s", std::min(w, cut), w, name);
     dots.append(c.width, '.');
   }
   out_.write("\n");

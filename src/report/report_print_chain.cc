@@ -27,15 +27,21 @@ std::vector<std::uint32_t> Printer::sorted_children(std::uint32_t node,
   return kids;
 }
 
+// perf formats a frame's name in a buffer of kPerfNameBuf bytes: a longer
+// one (a C++ template's) is cut there.
 std::string_view Printer::entry_name(const ChainEntry& c, char* buf, std::size_t n) const {
+  std::string_view name;
   if (c.inlined) {
     inline_name_.assign(c.name);
     inline_name_ += " (inlined)";
-    return inline_name_;
+    name = inline_name_;
+  } else if (c.has_sym) {
+    name = c.name;
+  } else {
+    int k = std::snprintf(buf, n, "%#" PRIx64, c.ip);
+    name = std::string_view(buf, static_cast<std::size_t>(std::max(k, 0)));
   }
-  if (c.has_sym) return c.name;
-  int k = std::snprintf(buf, n, "%#" PRIx64, c.ip);
-  return std::string_view(buf, static_cast<std::size_t>(std::max(k, 0)));
+  return name.substr(0, kPerfNameBuf - 1);
 }
 
 void Printer::branch_counts(std::uint32_t node, std::size_t v) {

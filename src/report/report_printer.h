@@ -14,6 +14,10 @@
 
 namespace perfkit::report {
 
+// perf's buffer for one column header or one call-graph frame's name
+// (char bf[1024]): what is longer is cut to its size less one.
+inline constexpr std::size_t kPerfNameBuf = 1024;
+
 class Printer {
  public:
   Printer(Report& r, Hists& h, FdWriter& out) : r_(r), h_(h), out_(out) {

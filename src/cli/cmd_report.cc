@@ -115,7 +115,8 @@ void add_view_options(CLI::App& app, Args& a, report::ReportOptions& opts) {
   app.add_flag("--children", a.children, "Accumulate callchains of children into parent entries");
   app.add_flag("--no-children", a.no_children, "Do not accumulate callchains of children");
   app.add_option("-g,--call-graph", a.callgraph,
-                 "Call graph: graph|flat|fractal|folded|none,min_percent[,limit],caller|callee")
+                 "Call graph: graph|flat|fractal|folded|none,min_percent[,limit],caller|callee,"
+                 "function|address|srcline,percent|period|count")
       ->expected(0, 1);
   app.add_flag("-G,--inverted", a.inverted, "Alias for the 'caller' call-graph order");
   app.add_option("--max-stack", opts.max_stack, "Callchain frames to use at most");

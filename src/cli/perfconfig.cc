@@ -75,7 +75,9 @@ bool check_call_graph(const std::string& name, const std::string& v) {
     return false;
   }
   if (name == "sort-key") {
-    if (v == "function" || v == "address") return true;
+    // (perf's words match as prefixes)
+    for (std::string_view w : {"function", "address", "srcline", "branch"})
+      if (!v.empty() && w.starts_with(v)) return true;
     fmt::print(stderr, "Invalid callchain sort key: {}\n", v);
     return false;
   }
@@ -161,6 +163,11 @@ void apply_report_config(const config::ConfigSet& set, report::ReportOptions& op
     } else if (key == "call-graph.print-type") {
       (void)report::parse_callchain_arg(v, opts);
       opts.chain_mode_given = false;
+    } else if (key == "call-graph.sort-key") {
+      // (one of -g's key words: function, address, srcline)
+      const bool given = opts.chain_mode_given;
+      (void)report::parse_callchain_arg(v, opts);
+      opts.chain_mode_given = given;
     } else if (key == "call-graph.order") {
       opts.caller_order = v == "caller";
       opts.order_given = true;

@@ -177,7 +177,7 @@ void Report::decide_fold() {
   // Keys of the sample itself (time, srcline...) and unwound user stacks
   // make each sample its own.
   if (opts_.fold_max_kept == 0 || ext_->active() || sym_without_dso() || branch_mode_ ||
-      mem_mode_ || branch_history_ || evswitch_.active())
+      mem_mode_ || branch_history_ || line_keys_ || evswitch_.active())
     return;
   // READ samples are split among the events by their counter values; the
   // chains of unwound user stacks and LBR call stacks are not in the key.
@@ -357,6 +357,29 @@ void Report::add_branches(Hists& h, const session::ResolvedSample& s) {
   if (total_cycles_) blocks_.account(block_stack_, any_branch_);
 }
 
+// -g srcline: a frame's source line (an inline record's own, else perf's
+// callchain_srcline) tells it apart; it is named "name line" where known.
+void Report::line_frame(const session::Frame& f, ChainEntry& c) {
+  c.by_line = true;
+  const std::string* known = f.srcline ? nullptr : ext_->chain_line(f.loc);
+  c.line = f.srcline ? std::string_view(f.srcline)
+           : known   ? std::string_view(*known)
+                     : std::string_view();
+  if (!c.has_sym) {
+    c.key = f.ip;
+    return;
+  }
+  c.key = f.loc.dso->symbols->at(static_cast<std::size_t>(f.loc.symbol)).start;
+  machine::Machine& m = session_->machine();
+  const std::string_view name = f.inlined ? std::string_view(f.inlined) : m.symbol_name(f.loc);
+  if (c.line.data()) {
+    c.name = *m.intern(fmt::format("{} {}{}", name, c.line, f.inlined ? " (inlined)" : ""));
+  } else {
+    c.name = name;
+    c.inlined = f.inlined != nullptr;
+  }
+}
+
 Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t period,
                           std::uint32_t count) {
   const session::ResolvedSample& s =
@@ -407,12 +430,14 @@ Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t p
       c.ip = f.ip;
       c.dso_rank = f.loc.dso ? f.loc.dso->index + 1 : 0;
       c.has_sym = f.loc.symbol >= 0;
-      if (branch_history_) {
+      if (address_keys_) {
         // perf's address keys: frames told apart by address, named with
         // their source lines
         c.key = f.ip;
-        c.branch = history_.branch_of(i);
+        if (branch_history_) c.branch = history_.branch_of(i);
         if (c.has_sym) c.name = ext_->history_name(f.loc, f.inlined, f.srcline);
+      } else if (line_keys_) {
+        line_frame(f, c);
       } else if (c.has_sym) {
         c.key = f.loc.dso->symbols->at(static_cast<std::size_t>(f.loc.symbol)).start;
         c.name = f.inlined ? std::string_view(f.inlined) : session_->machine().symbol_name(f.loc);
@@ -422,7 +447,7 @@ Status Report::add_sample(const session::ResolvedSample& sample, std::uint64_t p
       }
       path_.push_back(arena_.intern(c));
     }
-    if (!branch_history_) arena_.suffixes(path_, suffixes_);
+    if (!address_keys_ && !line_keys_) arena_.suffixes(path_, suffixes_);
   }
   std::uint32_t idx =
       add_entry(h, make_key(s, s.loc), s, s.loc, s.loc.level, filtered, true, period, count);
@@ -505,8 +530,10 @@ void Report::add_children(Hists& h, const session::ResolvedSample& s,
     // perf resolves a callchain entry's source line twice: for its
     // duplicate check and for its insertion.
     // (--branch-history: the frame's source line, perf's callchain_srcline)
-    const std::string* history =
-        branch_history_ && !f.srcline ? ext_->history_srcline(f.loc) : nullptr;
+    const std::string* history = f.srcline       ? nullptr
+                                 : address_keys_ ? ext_->history_srcline(f.loc)
+                                 : line_keys_    ? ext_->chain_line(f.loc)
+                                                 : nullptr;
     EntryKey key = make_key(s, loc, f.inlined, 2, history ? history->c_str() : f.srcline);
     // perf's duplicate check compares a template without time and socket:
     // with those keys a frame is (almost) never a duplicate.

@@ -102,6 +102,10 @@ constexpr bool is_hpp_key(SortKey k) {
 }
 enum class ChainMode : std::uint8_t { kNone, kGraphAbs, kGraphRel, kFlat, kFolded };
 enum class ChainValue : std::uint8_t { kPercent, kPeriod, kCount };
+// What tells call-graph frames apart (perf's callchain_param.key): the
+// function, the address (frames named with their source lines), or the
+// source line (where both frames have one; else the function).
+enum class ChainKey : std::uint8_t { kFunction, kAddress, kSrcline };
 
 struct ReportOptions {
   // --sort, or the default: entries are told apart by its keys (and those
@@ -126,6 +130,7 @@ struct ReportOptions {
   double chain_min_percent = 0.5;
   std::uint32_t chain_print_limit = 0;  // 0: no limit
   ChainValue chain_value = ChainValue::kPercent;
+  ChainKey chain_key = ChainKey::kFunction;  // -g's function/address/srcline
   int max_stack = 127;
   double percent_limit = 0;
   // --percentage relative: percentages of what the filters keep. perf's

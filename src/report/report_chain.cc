@@ -32,7 +32,9 @@ FrameId ChainArena::intern(const ChainEntry& e) {
   k.name_size = static_cast<std::uint32_t>(e.name.size());
   k.dso_rank = e.dso_rank;
   k.branch = e.branch;
-  k.flags = (e.has_sym ? 1u : 0u) | (e.inlined ? 2u : 0u);
+  k.flags = (e.has_sym ? 1u : 0u) | (e.inlined ? 2u : 0u) | (e.by_line ? 4u : 0u);
+  k.line = e.line.data();
+  k.line_size = static_cast<std::uint32_t>(e.line.size());
   std::uint32_t id = frame_ids_.find(k);
   if (id != decltype(frame_ids_)::kNone) return id;
   id = next_frame_++;

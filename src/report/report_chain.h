@@ -48,6 +48,11 @@ struct ChainEntry {
   // A function inlined at ip (DWARF unwinding): `name` is its interned name
   // and it matches other frames by name, as perf's inline symbols do.
   bool inlined = false;
+  // -g srcline (perf's CCKEY_SRCLINE): frames are told apart by their
+  // source line `line` (stable text; null data: unknown) where both have
+  // one, else as functions; `name` then reads "name line".
+  bool by_line = false;
+  std::string_view line;
 };
 
 // A frame of the arena's table (ChainArena::intern): equal ids are equal
@@ -205,7 +210,8 @@ class ChainArena {
   struct FrameKey {
     std::uint64_t ip = 0, key = 0;
     const char* name = nullptr;
-    std::uint32_t name_size = 0, dso_rank = 0, branch = 0, flags = 0;
+    const char* line = nullptr;
+    std::uint32_t name_size = 0, dso_rank = 0, branch = 0, flags = 0, line_size = 0;
     bool operator==(const FrameKey&) const = default;
   };
   struct FrameKeyHash {
@@ -270,10 +276,25 @@ class ChainArena {
 
 // The kind of comparison a frame takes part in: by address (no symbol),
 // by DSO and symbol start, or by name (inlined).
-inline std::uint8_t chain_kind(const ChainEntry& e) { return !e.has_sym ? 0 : (e.inlined ? 2 : 1); }
+inline std::uint8_t chain_kind(const ChainEntry& e) {
+  if (e.by_line && e.line.data()) return 3;
+  return !e.has_sym ? 0 : (e.inlined ? 2 : 1);
+}
 
 // perf's match_chain: <0 when `existing` sorts before `incoming`.
 inline int chain_cmp(const ChainEntry& existing, const ChainEntry& incoming) {
+  if (existing.by_line) {
+    // (a frame with a line sorts before one without; neither: functions)
+    const bool l = existing.line.data() != nullptr, r = incoming.line.data() != nullptr;
+    if (l && r) {
+      if (existing.line.data() == incoming.line.data() &&
+          existing.line.size() == incoming.line.size())
+        return 0;
+      int c = existing.line.compare(incoming.line);
+      return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    }
+    if (l != r) return l ? -1 : 1;
+  }
   if (existing.has_sym && incoming.has_sym && (existing.inlined || incoming.inlined)) {
     // (names are interned: the same one is the same text)
     if (existing.name.data() == incoming.name.data() &&

@@ -341,6 +341,7 @@ class Report : public session::SampleVisitor {
   // where it has not paid.
   Status drain_fold(bool judge = true);
   bool mixes_chain_kinds(const session::ResolvedSample& s);
+  void line_frame(const session::Frame& f, ChainEntry& c);
   void settle(session::Session& session);
   void settle_from_events();
   void setup_groups();
@@ -399,6 +400,12 @@ class Report : public session::SampleVisitor {
   // --branch-history; with branch stacks in the samples its frames count
   // their branches (perf's show_branchflag_count).
   bool branch_history_ = false, branch_counts_ = false, has_br_ = false;
+  // Call-graph frames told apart by address and named with their source
+  // lines: -g address, and --branch-history (perf's CCKEY_ADDRESS).
+  bool address_keys_ = false;
+  // -g srcline: frames told apart by their source lines (perf's
+  // CCKEY_SRCLINE), as functions where either has none.
+  bool line_keys_ = false;
   BranchHistory history_;
   Status settle_mem_mode();
   Status settle_branch_mode(session::Session& session);
@@ -501,7 +508,8 @@ class Report : public session::SampleVisitor {
   std::vector<FrameId> path_;
   std::vector<std::uint32_t> suffixes_;  // path_'s suffix ids
   std::uint32_t suffix_of(std::size_t i) const {
-    return branch_history_ || i >= suffixes_.size() ? ChainArena::kNoSuffix : suffixes_[i];
+    return address_keys_ || line_keys_ || i >= suffixes_.size() ? ChainArena::kNoSuffix
+                                                                : suffixes_[i];
   }
   std::vector<std::uint32_t> seen_;
   std::vector<const std::string*> dso_names_;

@@ -239,7 +239,8 @@ std::uint32_t ExtKeys::history_of(const machine::Location& loc) {
   machine::Machine& m = session_->machine();
   const Answer& a = answer(loc, nullptr);
   const std::string* line = a.fallback;
-  if (lookup(loc, a)) {
+  const bool found = lookup(loc, a);
+  if (found) {
     line = a.found;
   } else if (loc.symbol >= 0) {
     const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
@@ -247,14 +248,20 @@ std::uint32_t ExtKeys::history_of(const machine::Location& loc) {
   }
   const std::string* name = nullptr;
   if (loc.symbol >= 0) name = m.intern(fmt::format("{} {}", m.symbol_name(loc), *line));
-  history_.emplace_back(line, name);
+  history_.push_back(History{line, name, found});
   history_index_.insert(k, static_cast<std::uint32_t>(history_.size() - 1));
   return static_cast<std::uint32_t>(history_.size() - 1);
 }
 
 const std::string* ExtKeys::history_srcline(const machine::Location& loc) {
   if (!loc.map || !loc.dso) return nullptr;
-  return history_[history_of(loc)].first;
+  return history_[history_of(loc)].line;
+}
+
+const std::string* ExtKeys::chain_line(const machine::Location& loc) {
+  if (!loc.map || !loc.dso) return nullptr;
+  const History& h = history_[history_of(loc)];
+  return h.found ? h.line : nullptr;
 }
 
 std::string_view ExtKeys::history_name(const machine::Location& loc, const char* inlined,
@@ -279,7 +286,7 @@ std::string_view ExtKeys::history_name(const machine::Location& loc, const char*
   }
   // (a symbol without a map has no source line: its name alone)
   if (!loc.map) return session_->machine().symbol_name(loc);
-  return *history_[history_of(loc)].second;
+  return *history_[history_of(loc)].name;
 }
 
 std::string ExtKeys::block_range(const machine::Location& loc, std::uint64_t sym_start,

@@ -100,6 +100,9 @@ class ExtKeys {
   // The source line of that frame (perf's callchain_srcline, which its
   // children entries take as theirs); nullptr without a map.
   const std::string* history_srcline(const machine::Location& loc);
+  // -g srcline: perf's callchain_srcline without addresses, the frame's
+  // source line where it is known, else nullptr (the same look-up).
+  const std::string* chain_line(const machine::Location& loc);
   // --total-cycles: perf's text for the block [start, end] (offsets into
   // the symbol at `loc`, which starts at `sym_start`): "[a.c:3 -> a.c:5]"
   // from map__srcline's lines (or "sym+OFF"), "[    off ->     off]" where
@@ -177,7 +180,12 @@ class ExtKeys {
   FlatMap<AddrKey, AddrKeyHash> answer_index_;
   // By DSO and address: the frame's source line and name.
   FlatMap<AddrKey, AddrKeyHash> history_index_;
-  std::vector<std::pair<const std::string*, const std::string*>> history_;
+  struct History {
+    const std::string* line = nullptr;  // the source line, or its fallback
+    const std::string* name = nullptr;  // "name line"
+    bool found = false;                 // the line is known
+  };
+  std::vector<History> history_;
   std::uint32_t history_of(const machine::Location& loc);
   // Frames with their own line or an inlined function's: their names.
   struct FrameKey {

@@ -1,6 +1,9 @@
 // perf report's option values: --sort/--fields key lists and -g/--call-graph.
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <string>
 
 #include "report/report.h"
 #include "report/report_branch.h"
@@ -126,6 +129,21 @@ Expected<std::vector<SortKey>> parse_sort_keys(std::string_view list, std::strin
   return keys;
 }
 
+namespace {
+
+// perf's -g words match as prefixes ("addr", "fol"), tried in its order:
+// print types, orders, keys, values; the first word `t` begins is taken.
+int prefix_of(std::string_view t, std::initializer_list<std::string_view> words) {
+  int i = 0;
+  for (std::string_view w : words) {
+    if (w.starts_with(t)) return i;
+    ++i;
+  }
+  return -1;
+}
+
+}  // namespace
+
 Status parse_callchain_arg(std::string_view arg, ReportOptions& o) {
   int numbers = 0;
   o.chain_mode_given = true;
@@ -134,37 +152,30 @@ Status parse_callchain_arg(std::string_view arg, ReportOptions& o) {
     std::string_view t = arg.substr(0, comma);
     arg = comma == std::string_view::npos ? std::string_view() : arg.substr(comma + 1);
     if (t.empty()) continue;
-    if (t == "graph")
-      o.chain_mode = ChainMode::kGraphAbs;
-    else if (t == "fractal")
-      o.chain_mode = ChainMode::kGraphRel;
-    else if (t == "flat")
-      o.chain_mode = ChainMode::kFlat;
-    else if (t == "folded")
-      o.chain_mode = ChainMode::kFolded;
-    else if (t == "none")
-      o.chain_mode = ChainMode::kNone;
-    else if (t == "caller")
-      o.caller_order = true, o.order_given = true;
-    else if (t == "callee")
-      o.caller_order = false, o.order_given = true;
-    else if (t == "function" || t == "address" || t == "branch")
-      continue;
-    else if (t == "percent")
-      o.chain_value = ChainValue::kPercent;
-    else if (t == "period")
-      o.chain_value = ChainValue::kPeriod;
-    else if (t == "count")
-      o.chain_value = ChainValue::kCount;
-    else {
+    static constexpr ChainMode kModes[] = {ChainMode::kGraphAbs, ChainMode::kFlat,
+                                           ChainMode::kGraphRel, ChainMode::kFolded,
+                                           ChainMode::kNone};
+    static constexpr ChainKey kKeys[] = {ChainKey::kFunction, ChainKey::kAddress,
+                                         ChainKey::kSrcline};
+    static constexpr ChainValue kValues[] = {ChainValue::kPercent, ChainValue::kPeriod,
+                                             ChainValue::kCount};
+    if (int m = prefix_of(t, {"graph", "flat", "fractal", "folded", "none"}); m >= 0) {
+      o.chain_mode = kModes[m];
+    } else if (int r = prefix_of(t, {"caller", "callee"}); r >= 0) {
+      o.caller_order = r == 0, o.order_given = true;
+    } else if (int k = prefix_of(t, {"function", "address", "srcline", "branch"}); k >= 0) {
+      if (k < 3) o.chain_key = kKeys[k];  // ("branch": the LBR call stack, taken as recorded)
+    } else if (int v = prefix_of(t, {"percent", "period", "count"}); v >= 0) {
+      o.chain_value = kValues[v];
+    } else {
       std::string s(t);
       char* end = nullptr;
-      double v = std::strtod(s.c_str(), &end);
+      double x = std::strtod(s.c_str(), &end);
       if (end == s.c_str() || *end) return make_error("-g: unknown callchain option '{}'", t);
       if (numbers++ == 0)
-        o.chain_min_percent = v;
+        o.chain_min_percent = x;
       else
-        o.chain_print_limit = static_cast<std::uint32_t>(v);
+        o.chain_print_limit = static_cast<std::uint32_t>(x);
     }
   }
   return ok();

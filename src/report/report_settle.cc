@@ -98,6 +98,8 @@ Status Report::settle_branch_mode(session::Session& session) {
   has_br_ = has_br;
   // perf's branch call mode (--branch-history) keeps sample entries.
   branch_history_ = opts_.branch_history;
+  address_keys_ = branch_history_ || opts_.chain_key == ChainKey::kAddress;
+  line_keys_ = !address_keys_ && opts_.chain_key == ChainKey::kSrcline;
   branch_counts_ = branch_history_ && has_br;
   if (branch_counts_) arena_.count_branches();
   branch_mode_ =

@@ -41,5 +41,38 @@ TEST(ReportNames, LongNamesCutAsPerfCutsThem) {
   EXPECT_TRUE(cut) << k.out.substr(0, 2000);
 }
 
+// -g address (perf's CCKEY_ADDRESS): frames told apart by DSO and address,
+// named "name file:line" (or "name +offset" where the line is unknown, as in
+// the kernel without a vmlinux); -g srcline (CCKEY_SRCLINE): told apart by
+// the line where both frames have one, else as functions, named with the
+// line where it is known. perf's -g words match as prefixes ("addr",
+// "srcl"). (A recording with a deleted memfd mapping is not among them: perf
+// stops printing once its addr2line fails on it.)
+TEST(ReportChainKeys, AddressAndSrclineKeysAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* fx :
+       {"longnames.data", "fp.data", "dwarf.data", "deep_dwarf.data", "syswide_g.data"}) {
+    PK_FIXTURE_OR_SKIP(f, fx);
+    for (const char* mode :
+         {"-g address", "--no-children -g address,0", "-g addr,0,caller", "-g folded,address",
+          "-g srcline", "--no-children -g srcline,0", "-g srcl,0,caller", "-g flat,srcline,0",
+          "--sort srcline,sym -g srcline"}) {
+      std::string d = diff_with_perf(f, mode);
+      EXPECT_TRUE(d.empty()) << fx << " [" << mode << "]:\n" << d;
+    }
+  }
+  // (the keys change the graph: spin's frames split by address, merge by line)
+  PK_FIXTURE_OR_SKIP(f, "fp.data");
+  auto by = [&](const char* key) {
+    return test::run(test::perfkit_bin() + " report --stdio --no-children -g " + key + ",0 -i " +
+                     test::sh(f))
+        .out;
+  };
+  const std::string fn = by("function"), addr = by("address"), line = by("srcline");
+  EXPECT_NE(fn, addr);
+  EXPECT_NE(addr, line);
+  EXPECT_NE(line.find("cpuloop.c:"), std::string::npos) << line.substr(0, 2000);
+}
+
 }  // namespace
 }  // namespace perfkit

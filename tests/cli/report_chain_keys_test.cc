@@ -41,6 +41,20 @@ TEST(ReportNames, LongNamesCutAsPerfCutsThem) {
   EXPECT_TRUE(cut) << k.out.substr(0, 2000);
 }
 
+// perf report -v names DSOs by path and prefixes each symbol with its
+// address and origin: perfkit refuses that table rather than print another,
+// and keeps -v for the outputs it does not change (--stats).
+TEST(ReportNames, VerboseTableIsRefusedNotPretended) {
+  PK_FIXTURE_OR_SKIP(f, "fp.data");
+  auto k = test::run(test::perfkit_bin() + " report --stdio -v -i " + test::sh(f));
+  EXPECT_NE(k.status, 0);
+  EXPECT_TRUE(k.out.empty()) << k.out.substr(0, 500);
+  EXPECT_NE(k.err.find("-v: the verbose columns"), std::string::npos) << k.err;
+  auto s = test::run(test::perfkit_bin() + " report --stdio -v --stats -i " + test::sh(f));
+  EXPECT_EQ(s.status, 0) << s.err;
+  EXPECT_NE(s.out.find("Aggregated stats:"), std::string::npos) << s.out;
+}
+
 // -g address (perf's CCKEY_ADDRESS): frames told apart by DSO and address,
 // named "name file:line" (or "name +offset" where the line is unknown, as in
 // the kernel without a vmlinux); -g srcline (CCKEY_SRCLINE): told apart by

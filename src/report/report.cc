@@ -664,6 +664,14 @@ std::uint64_t Report::prefix_signature(const Entry& e) const {
 bool Report::srcline_sized(const Hists& h, const Entry& e) const {
   std::uint64_t hits = children_ ? e.acc_nr_events : e.nr_events;
   if (hits >= 2 || e.srcline_known) return true;
+  // An event group's members are matched with the leader's entries (perf's
+  // hists__match): an entry of the leader that a member has too was found,
+  // so compared.
+  if (h.members.size() > 1 && !h.group_values.empty()) {
+    const auto events = h.group_events(e);
+    for (std::size_t i = 1; i < events.size() && events[0]; ++i)
+      if (events[i]) return true;
+  }
   if (sized_for_ != &h) {
     sized_for_ = &h;
     prefix_counts_.clear();

@@ -612,6 +612,23 @@ TEST(ReportGroupSortIdx, SameAsPerf) {
   EXPECT_NE(k.out.find("[.] spin\n"), std::string::npos) << k.out;
 }
 
+// The srcline and srcfile columns of event groups: perf sizes them by the
+// entries whose source line it has made, and matching a member's entries
+// with the leader's makes those of the entries both have.
+TEST(ReportGroupSrcline, SameAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  for (const char* fx : {"group.data", "multi.data"}) {
+    std::string f = test::fixture(fx);
+    PK_FAIL_IN_CI_OR_SKIP_IF_MISSING(f);
+    for (const char* args :
+         {"--group --sort sym,srcline", "--sort sym,srcline", "--sort srcline,sym",
+          "--group --sort srcfile,sym", "--no-children --sort dso,srcline"}) {
+      std::string d = diff_report(f, args);
+      EXPECT_TRUE(d.empty()) << fx << " " << args << ":\n" << d;
+    }
+  }
+}
+
 // --mem-mode on perf record -d recordings: an entry per data address,
 // data_src part and weight; perf's default mem sort, its header lines
 // ("Total weight", "Sort order"), the data symbols ("+0x" offsets into

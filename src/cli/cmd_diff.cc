@@ -114,9 +114,10 @@ Status apply(const Args& a, report::DiffOptions& o) {
   if (!a.compute.empty()) PK_TRY(report::parse_diff_compute(a.compute, o));
   PK_ASSIGN(o.report.sort, report::parse_sort_keys(a.sort));
   for (report::SortKey k : o.report.sort)
-    if (k != report::SortKey::kComm && k != report::SortKey::kPid && k != report::SortKey::kDso &&
-        k != report::SortKey::kSym && k != report::SortKey::kCpu)
-      return make_error("--sort: perfkit diff sorts by comm, pid, dso, sym and cpu only");
+    if (!report::diff_sorts_by(k))
+      return make_error(
+          "--sort: perfkit diff sorts by comm, pid, dso, sym, cpu, srcline, srcfile, parent, "
+          "symbol_size, dso_size and socket");
   o.report.sort_given = true;
   o.report.comms = split_list(a.comms);
   o.report.dsos = split_list(a.dsos);
@@ -217,8 +218,8 @@ std::string verdict_json(const Inputs& in, const report::GateLimits& lim,
     s += fmt::format("{}{{\"kind\":\"{}\",\"event\":{},\"new\":{},", i ? "," : "",
                      x.total ? "total" : "entry", json_text(x.event), x.new_set);
     if (!x.total)
-      s += fmt::format("\"comm\":{},\"dso\":{},\"symbol\":{},", json_text(x.row->comm),
-                       json_text(x.row->dso), json_text(x.row->symbol));
+      s += fmt::format("\"comm\":{},\"dso\":{},\"symbol\":{},\"keys\":{},", json_text(x.row->comm),
+                       json_text(x.row->dso), json_text(x.row->symbol), json_text(x.row->keys));
     s += fmt::format(
         "\"baseline\":{},\"value\":{},\"baseline_min\":{},\"baseline_max\":{},\"value_min\":{},"
         "\"value_max\":{},\"change\":{}}}",

@@ -44,6 +44,9 @@ struct DiffOptions {
   bool cycles = false;
 };
 
+// Whether perfkit diff pairs and orders entries by sort key `k`.
+bool diff_sorts_by(SortKey k);
+
 // Parses -c's argument ("delta", "delta-abs", "ratio", "wdiff:w1,w2") into
 // `o`. Errors: perf's texts.
 Status parse_diff_compute(std::string_view arg, DiffOptions& o);
@@ -54,6 +57,9 @@ struct DiffRow {
   // "" (0) where not a sort key; symbol: its name, or its address in hex
   std::string comm, dso, symbol;
   std::int32_t pid = 0;
+  // The other sort keys' values (cpu, srcline, srcfile, parent,
+  // symbol_size, dso_size, socket) as "key=value", space-separated.
+  std::string keys;
   std::vector<std::uint64_t> period;  // by file
   std::vector<bool> present;          // by file
 };

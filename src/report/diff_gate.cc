@@ -94,6 +94,7 @@ std::string row_label(const DiffRow& r) {
   if (r.pid) add(fmt::format("{}", r.pid));
   add(r.dso);
   add(r.symbol);
+  add(r.keys);
   return s;
 }
 

@@ -4,6 +4,7 @@
 // columns before the sort keys'.
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 
 #include "report/diff.h"
 #include "report/report_impl.h"
+#include "report/report_keys.h"
 
 namespace perfkit::report {
 
@@ -51,10 +53,34 @@ void appendf(std::string& s, const char* fmt, A... a) {
 // diff's collapse: the sort keys' values by content, symbols by name (perf
 // diff compares names, the files may come from different builds; every
 // unresolved address of a DSO is one entry).
-std::string match_key(const std::vector<SortKey>& keys, const Entry& e) {
+// (the text of an interned name, "\x01" for none)
+void add_name(std::string& k, const std::string* s) {
+  k += s ? *s : std::string("\x01");
+  k.push_back('\0');
+}
+
+std::string match_key(const std::vector<SortKey>& keys, const Entry& e, const ExtKey& x) {
   std::string k;
   for (SortKey s : keys) {
     switch (s) {
+      case SortKey::kSrcline:
+        add_name(k, x.srcline);
+        break;
+      case SortKey::kSrcfile:
+        add_name(k, x.srcfile);
+        break;
+      case SortKey::kParent:
+        add_name(k, x.parent);
+        break;
+      case SortKey::kSymSize:
+        appendf(k, "%d:%" PRIu64 "|", x.has_sym ? 1 : 0, x.sym_size);
+        break;
+      case SortKey::kDsoSize:
+        appendf(k, "%d:%" PRIu64 "|", x.has_map ? 1 : 0, x.dso_size);
+        break;
+      case SortKey::kSocket:
+        appendf(k, "%d|", x.socket);
+        break;
       case SortKey::kComm:
         if (e.key.comm) k += *e.key.comm;
         k.push_back('\0');
@@ -91,10 +117,29 @@ int cmp_name(const std::string* a, const std::string* b) {
 
 // perf diff's collapse order by the sort keys: names ascending (none
 // last), named symbols before unresolved addresses.
-int collapse_cmp(const std::vector<SortKey>& keys, const Entry& a, const Entry& b) {
+int collapse_cmp(const std::vector<SortKey>& keys, const Entry& a, const ExtKey& xa, const Entry& b,
+                 const ExtKey& xb) {
   for (SortKey s : keys) {
     int c = 0;
     switch (s) {
+      case SortKey::kSrcline:
+        c = cmp_name(xa.srcline, xb.srcline);
+        break;
+      case SortKey::kSrcfile:
+        c = cmp_name(xa.srcfile, xb.srcfile);
+        break;
+      case SortKey::kParent:
+        c = cmp_name(xa.parent, xb.parent);
+        break;
+      case SortKey::kSymSize:
+        c = cmp3(xa.sym_size, xb.sym_size);
+        break;
+      case SortKey::kDsoSize:
+        c = cmp3(xa.dso_size, xb.dso_size);
+        break;
+      case SortKey::kSocket:
+        c = cmp3(xa.socket, xb.socket);
+        break;
       case SortKey::kComm:
         c = cmp_name(a.key.comm, b.key.comm);
         break;
@@ -120,6 +165,25 @@ int collapse_cmp(const std::vector<SortKey>& keys, const Entry& a, const Entry& 
 }
 
 }  // namespace
+
+bool diff_sorts_by(SortKey k) {
+  switch (k) {
+    case SortKey::kComm:
+    case SortKey::kPid:
+    case SortKey::kDso:
+    case SortKey::kSym:
+    case SortKey::kCpu:
+    case SortKey::kSrcline:
+    case SortKey::kSrcfile:
+    case SortKey::kParent:
+    case SortKey::kSymSize:
+    case SortKey::kDsoSize:
+    case SortKey::kSocket:
+      return true;
+    default:
+      return false;
+  }
+}
 
 Status parse_diff_compute(std::string_view arg, DiffOptions& o) {
   std::string_view name = arg, opt;
@@ -172,6 +236,7 @@ struct Diff::Impl {
     std::uint32_t file = 0, entry = 0;  // where it lives: file, Collapsed index
     bool dummy = false;
     std::vector<std::uint32_t> pair;  // by file; kNoPair
+    std::uint32_t ext0 = 0;           // its ExtKey's id in the baseline's report (for printing)
   };
   struct Block {
     std::size_t event = 0;
@@ -191,7 +256,11 @@ struct Diff::Impl {
   const Entry& entry(const Block& b, const Row& r) const {
     return hists(r.file, b.hists[r.file]).entries[b.files[r.file].kept[r.entry]];
   }
-  Collapsed collapse(const Hists& h) const;
+  const ExtKey& ext_key(const Block& b, const Row& r) const {
+    return reports[r.file]->ext_->at(entry(b, r).key.ext);
+  }
+  Collapsed collapse(std::size_t file, const Hists& h) const;
+  std::string key_text(const Block& b, const Row& r, SortKey k) const;
   std::uint64_t total(std::size_t file, std::int64_t h) const {
     const Hists& hs = hists(file, h);
     return o.report.relative ? hs.total_non_filtered_period : hs.total_period;
@@ -278,11 +347,13 @@ Status Diff::add_all(const std::vector<session::Session*>& sessions, unsigned jo
   return ok();
 }
 
-Diff::Impl::Collapsed Diff::Impl::collapse(const Hists& h) const {
+Diff::Impl::Collapsed Diff::Impl::collapse(std::size_t file, const Hists& h) const {
   const std::vector<SortKey>& keys = o.report.sort;
+  const ExtKeys& ext = *reports[file]->ext_;
+  auto x = [&](std::uint32_t i) -> const ExtKey& { return ext.at(h.entries[i].key.ext); };
   Collapsed c;
   for (std::uint32_t i : h.collapsed) {
-    auto [it, fresh] = c.index.emplace(match_key(keys, h.entries[i]), c.kept.size());
+    auto [it, fresh] = c.index.emplace(match_key(keys, h.entries[i], x(i)), c.kept.size());
     if (fresh) {
       c.kept.push_back(i);
       c.period.push_back(0);
@@ -291,14 +362,17 @@ Diff::Impl::Collapsed Diff::Impl::collapse(const Hists& h) const {
   }
   std::vector<std::uint32_t> order(c.kept.size());
   for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto ext_of = [&](std::uint32_t i) -> const ExtKey& { return x(i); };
   std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-    return collapse_cmp(keys, h.entries[c.kept[x]], h.entries[c.kept[y]]) < 0;
+    const std::uint32_t a = c.kept[x], b = c.kept[y];
+    return collapse_cmp(keys, h.entries[a], ext_of(a), h.entries[b], ext_of(b)) < 0;
   });
   Collapsed out;
-  for (std::uint32_t x : order) {
-    out.index.emplace(match_key(keys, h.entries[c.kept[x]]), out.kept.size());
-    out.kept.push_back(c.kept[x]);
-    out.period.push_back(c.period[x]);
+  for (std::uint32_t k : order) {
+    const std::uint32_t i = c.kept[k];
+    out.index.emplace(match_key(keys, h.entries[i], x(i)), out.kept.size());
+    out.kept.push_back(i);
+    out.period.push_back(c.period[k]);
   }
   return out;
 }
@@ -311,7 +385,7 @@ void Diff::Impl::pair_block(Block& b) {
   const std::vector<SortKey>& keys = o.report.sort;
   b.files.assign(files, {});
   for (std::size_t f = 0; f < files; ++f)
-    if (b.hists[f] >= 0) b.files[f] = collapse(hists(f, b.hists[f]));
+    if (b.hists[f] >= 0) b.files[f] = collapse(f, hists(f, b.hists[f]));
   std::vector<Row> rows;
   for (std::uint32_t i = 0; i < b.files[0].kept.size(); ++i)
     rows.push_back({0, i, false, std::vector(files, kNoPair)});
@@ -320,7 +394,7 @@ void Diff::Impl::pair_block(Block& b) {
     const Collapsed& other = b.files[f];
     std::vector<bool> paired(other.kept.size(), false);
     for (Row& r : rows) {
-      auto it = other.index.find(match_key(keys, entry(b, r)));
+      auto it = other.index.find(match_key(keys, entry(b, r), ext_key(b, r)));
       if (it == other.index.end()) continue;
       r.pair[f] = it->second;
       paired[it->second] = true;
@@ -338,7 +412,8 @@ void Diff::Impl::pair_block(Block& b) {
     std::merge(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()),
                std::make_move_iterator(dummies.begin()), std::make_move_iterator(dummies.end()),
                std::back_inserter(merged), [&](const Row& x, const Row& y) {
-                 return collapse_cmp(keys, entry(b, x), entry(b, y)) < 0;
+                 return collapse_cmp(keys, entry(b, x), ext_key(b, x), entry(b, y), ext_key(b, y)) <
+                        0;
                });
     rows = std::move(merged);
   }
@@ -394,17 +469,49 @@ int Diff::Impl::sort_cmp(const Block& b, const Row& x, const Row& y) const {
     if (!paired(x, f)) continue;
     if (int c = value_cmp(b, x, y, f)) return c;
   }
-  return compare_keys(*reports[0], o.report.sort, entry(b, x), entry(b, y));
+  // (compared as the baseline's report prints them: their keys there)
+  Entry ex = entry(b, x), ey = entry(b, y);
+  ex.key.ext = x.ext0;
+  ey.key.ext = y.ext0;
+  return compare_keys(*reports[0], o.report.sort, ex, ey);
 }
 
 void Diff::Impl::order_block(Block& b) {
+  for (Row& r : b.rows)
+    r.ext0 = r.file == 0 ? entry(b, r).key.ext : reports[0]->ext_->adopt(ext_key(b, r));
   std::stable_sort(b.rows.begin(), b.rows.end(),
                    [&](const Row& x, const Row& y) { return sort_cmp(b, x, y) < 0; });
+  // perf makes an entry's source line when a comparison reaches that key:
+  // matching a file's entry with the baseline's compares it with those that
+  // agree on the keys before (the prefix), in any file.
+  const std::vector<SortKey>& keys = o.report.sort;
+  std::vector<SortKey> prefix;
+  for (SortKey k : keys) {
+    if (k == SortKey::kSrcline || k == SortKey::kSrcfile) break;
+    prefix.push_back(k);
+  }
+  std::unordered_map<std::string, std::uint64_t> files_of;  // prefix -> files (bits)
+  std::vector<std::string> prefix_of(b.rows.size());
+  if (prefix.size() < keys.size()) {
+    for (std::size_t i = 0; i < b.rows.size(); ++i) {
+      prefix_of[i] = match_key(prefix, entry(b, b.rows[i]), ext_key(b, b.rows[i]));
+      files_of[prefix_of[i]] |= std::uint64_t{1} << std::min<std::size_t>(b.rows[i].file, 63);
+    }
+  }
   b.view = Hists{};
+  std::size_t at = 0;
   for (const Row& r : b.rows) {
+    const std::size_t i = at++;
     Entry e = entry(b, r);
     e.period = base_period(b, r);
     if (e.filtered) continue;
+    e.key.ext = r.ext0;
+    // (an entry matched with another file's was compared whole; so were
+    // those of a prefix that two files have)
+    const std::size_t pairs = static_cast<std::size_t>(
+        std::count_if(r.pair.begin(), r.pair.end(), [](std::uint32_t p) { return p != kNoPair; }));
+    if (pairs >= (r.dummy ? 2u : 1u)) e.srcline_known = true;
+    if (!prefix_of[i].empty() && std::popcount(files_of[prefix_of[i]]) >= 2) e.srcline_known = true;
     b.view.sorted.push_back(static_cast<std::uint32_t>(b.view.entries.size()));
     b.view.entries.push_back(e);
   }
@@ -561,6 +668,30 @@ void Diff::print(const std::vector<std::string>& paths, FdWriter& out) {
   }
 }
 
+// "key=value" for the sort keys a DiffRow has no field of; "" for the rest.
+std::string Diff::Impl::key_text(const Block& b, const Row& r, SortKey k) const {
+  const ExtKey& x = ext_key(b, r);
+  auto name = [](const std::string* s, const char* none) { return s ? *s : std::string(none); };
+  switch (k) {
+    case SortKey::kCpu:
+      return fmt::format("cpu={}", entry(b, r).key.cpu);
+    case SortKey::kSrcline:
+      return "srcline=" + name(x.srcline, "??:0");
+    case SortKey::kSrcfile:
+      return "srcfile=" + name(x.srcfile, "");
+    case SortKey::kParent:
+      return "parent=" + name(x.parent, "[other]");
+    case SortKey::kSymSize:
+      return x.has_sym ? fmt::format("symbol_size={}", x.sym_size) : "symbol_size=unknown";
+    case SortKey::kDsoSize:
+      return x.has_map ? fmt::format("dso_size={}", x.dso_size) : "dso_size=unknown";
+    case SortKey::kSocket:
+      return fmt::format("socket={}", x.socket);
+    default:
+      return "";
+  }
+}
+
 std::vector<DiffEvent> Diff::events() const {
   const Impl& d = *impl_;
   std::vector<DiffEvent> out;
@@ -580,6 +711,8 @@ std::vector<DiffEvent> Diff::events() const {
         if (k == SortKey::kSym)
           row.symbol = e.sym_name.empty() ? fmt::format("{:#018x}", e.ip) : std::string(e.sym_name);
         if (k == SortKey::kPid) row.pid = e.tid;
+        if (std::string v = d.key_text(b, r, k); !v.empty())
+          row.keys += (row.keys.empty() ? "" : " ") + v;
       }
       row.period.push_back(d.base_period(b, r));
       row.present.push_back(!r.dummy);

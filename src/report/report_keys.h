@@ -78,6 +78,9 @@ class ExtKeys {
   std::uint32_t key(const machine::Location& loc, const char* inlined, int lookups,
                     const char* srcline = nullptr);
   const ExtKey& at(std::uint32_t id) const { return keys_[id]; }
+  // The id here of a key another report made (perfkit diff prints the other
+  // files' entries through the baseline's report); its names stay theirs.
+  std::uint32_t adopt(const ExtKey& k) { return intern(k); }
   // perf's cgroup column: the path CGROUP records gave `id`, "unknown"
   // where none did.
   std::string_view cgroup_name(std::uint64_t id) const;

@@ -97,6 +97,30 @@ TEST(Diff, TextMatchesPerfOnSeveralFilesAndRecordings) {
   EXPECT_EQ(compared, 6 + 6 * 3 + 1);
 }
 
+// perf's other sort keys: source lines and files (made, and so sized, as
+// perf's comparisons make them), parent, symbol and DSO sizes, socket; the
+// gate names an entry by them.
+TEST(Diff, OtherSortKeysAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (auto names : {files({"shares_base1.data", "shares_hot1.data"}),
+                     files({"shares_base1.data", "shares_base2.data", "shares_hot1.data"}),
+                     files({"syswide.data", "fp.data"}), files({"multi.data", "fp.data"})}) {
+    if (names.empty()) continue;
+    for (const char* opts :
+         {"-s srcline", "-s dso,sym,srcline", "-s srcline,sym -p", "-c ratio -s sym,srcline",
+          "-c delta -s parent", "-s symbol_size", "-s sym,symbol_size", "-s dso_size", "-s socket",
+          "-s sym,srcfile", "-b -s comm,srcline"})
+      compared += compare(std::string(" ") + opts + names);
+  }
+  EXPECT_EQ(compared, 4 * 11);
+  const std::string pair = files({"shares_base1.data", "shares_hot1.data"});
+  auto gate = run(perfkit_bin() + " diff -s sym,srcline --fail-above 5 --json" + pair);
+  EXPECT_EQ(gate.status, 2) << gate.err;
+  EXPECT_NE(gate.out.find("\"symbol\":\"hot\",\"keys\":\"srcline=shares.c:"), std::string::npos)
+      << gate.out;
+}
+
 // -D: each file's records as perf diff's tool dumps them (ID_INDEX
 // unhandled, no stats), then the table.
 TEST(Diff, DumpRawTraceAsPerf) {

@@ -117,7 +117,8 @@ Status apply(const Args& a, report::DiffOptions& o) {
     if (!report::diff_sorts_by(k))
       return make_error(
           "--sort: perfkit diff sorts by comm, pid, dso, sym, cpu, srcline, srcfile, parent, "
-          "symbol_size, dso_size and socket");
+          "symbol_size, dso_size, socket, time, trace, addr, weight, local_weight, ins_lat, "
+          "local_ins_lat, transaction, code_page_size, cgroup and cgroup_id");
   o.report.sort_given = true;
   o.report.comms = split_list(a.comms);
   o.report.dsos = split_list(a.dsos);

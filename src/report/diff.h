@@ -58,7 +58,8 @@ struct DiffRow {
   std::string comm, dso, symbol;
   std::int32_t pid = 0;
   // The other sort keys' values (cpu, srcline, srcfile, parent,
-  // symbol_size, dso_size, socket) as "key=value", space-separated.
+  // symbol_size, dso_size, socket, time, trace, addr, weight, ...) as
+  // "key=value", space-separated.
   std::string keys;
   std::vector<std::uint64_t> period;  // by file
   std::vector<bool> present;          // by file

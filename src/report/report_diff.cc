@@ -12,10 +12,13 @@
 #include <unordered_map>
 
 #include "report/diff.h"
+#include "report/diff_keys.h"
 #include "report/report_impl.h"
 #include "report/report_keys.h"
 
 namespace perfkit::report {
+
+using namespace diff_keys;
 
 namespace {
 
@@ -42,148 +45,7 @@ int compute_width(DiffCompute c) {
   return c == DiffCompute::kDelta || c == DiffCompute::kDeltaAbs ? 7 : 14;
 }
 
-template <class... A>
-void appendf(std::string& s, const char* fmt, A... a) {
-  char buf[128];
-  int n = std::snprintf(buf, sizeof buf, fmt, a...);
-  if (n > 0) s.append(buf, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buf - 1));
-}
-
-// What identifies an entry across files, and within a file after perf
-// diff's collapse: the sort keys' values by content, symbols by name (perf
-// diff compares names, the files may come from different builds; every
-// unresolved address of a DSO is one entry).
-// (the text of an interned name, "\x01" for none)
-void add_name(std::string& k, const std::string* s) {
-  k += s ? *s : std::string("\x01");
-  k.push_back('\0');
-}
-
-std::string match_key(const std::vector<SortKey>& keys, const Entry& e, const ExtKey& x) {
-  std::string k;
-  for (SortKey s : keys) {
-    switch (s) {
-      case SortKey::kSrcline:
-        add_name(k, x.srcline);
-        break;
-      case SortKey::kSrcfile:
-        add_name(k, x.srcfile);
-        break;
-      case SortKey::kParent:
-        add_name(k, x.parent);
-        break;
-      case SortKey::kSymSize:
-        appendf(k, "%d:%" PRIu64 "|", x.has_sym ? 1 : 0, x.sym_size);
-        break;
-      case SortKey::kDsoSize:
-        appendf(k, "%d:%" PRIu64 "|", x.has_map ? 1 : 0, x.dso_size);
-        break;
-      case SortKey::kSocket:
-        appendf(k, "%d|", x.socket);
-        break;
-      case SortKey::kComm:
-        if (e.key.comm) k += *e.key.comm;
-        k.push_back('\0');
-        break;
-      case SortKey::kPid:
-        appendf(k, "%d|", e.key.tid);
-        break;
-      case SortKey::kDso:
-        k += e.key.dso ? *e.key.dso : std::string("\x01");
-        k.push_back('\0');
-        break;
-      case SortKey::kSym:
-        k += e.key.has_sym ? "s" : "-";
-        if (e.key.has_sym) k += e.sym_name;
-        k.push_back('\0');
-        break;
-      case SortKey::kCpu:
-        appendf(k, "%u|", e.key.cpu);
-        break;
-      default:
-        break;
-    }
-  }
-  return k;
-}
-
-int cmp3(auto a, auto b) { return a < b ? -1 : (a > b ? 1 : 0); }
-
-int cmp_name(const std::string* a, const std::string* b) {
-  if (a == b) return 0;
-  if (!a || !b) return !a ? 1 : -1;  // none last
-  return cmp3(a->compare(*b), 0);
-}
-
-// perf diff's collapse order by the sort keys: names ascending (none
-// last), named symbols before unresolved addresses.
-int collapse_cmp(const std::vector<SortKey>& keys, const Entry& a, const ExtKey& xa, const Entry& b,
-                 const ExtKey& xb) {
-  for (SortKey s : keys) {
-    int c = 0;
-    switch (s) {
-      case SortKey::kSrcline:
-        c = cmp_name(xa.srcline, xb.srcline);
-        break;
-      case SortKey::kSrcfile:
-        c = cmp_name(xa.srcfile, xb.srcfile);
-        break;
-      case SortKey::kParent:
-        c = cmp_name(xa.parent, xb.parent);
-        break;
-      case SortKey::kSymSize:
-        c = cmp3(xa.sym_size, xb.sym_size);
-        break;
-      case SortKey::kDsoSize:
-        c = cmp3(xa.dso_size, xb.dso_size);
-        break;
-      case SortKey::kSocket:
-        c = cmp3(xa.socket, xb.socket);
-        break;
-      case SortKey::kComm:
-        c = cmp_name(a.key.comm, b.key.comm);
-        break;
-      case SortKey::kPid:
-        c = cmp3(a.key.tid, b.key.tid);
-        break;
-      case SortKey::kDso:
-        c = cmp_name(a.key.dso, b.key.dso);
-        break;
-      case SortKey::kSym:
-        if (a.key.has_sym != b.key.has_sym) c = a.key.has_sym ? -1 : 1;
-        if (!c && a.key.has_sym) c = cmp3(a.sym_name.compare(b.sym_name), 0);
-        break;
-      case SortKey::kCpu:
-        c = cmp3(a.key.cpu, b.key.cpu);
-        break;
-      default:
-        break;
-    }
-    if (c) return c;
-  }
-  return 0;
-}
-
 }  // namespace
-
-bool diff_sorts_by(SortKey k) {
-  switch (k) {
-    case SortKey::kComm:
-    case SortKey::kPid:
-    case SortKey::kDso:
-    case SortKey::kSym:
-    case SortKey::kCpu:
-    case SortKey::kSrcline:
-    case SortKey::kSrcfile:
-    case SortKey::kParent:
-    case SortKey::kSymSize:
-    case SortKey::kDsoSize:
-    case SortKey::kSocket:
-      return true;
-    default:
-      return false;
-  }
-}
 
 Status parse_diff_compute(std::string_view arg, DiffOptions& o) {
   std::string_view name = arg, opt;
@@ -687,6 +549,22 @@ std::string Diff::Impl::key_text(const Block& b, const Row& r, SortKey k) const 
       return x.has_map ? fmt::format("dso_size={}", x.dso_size) : "dso_size=unknown";
     case SortKey::kSocket:
       return fmt::format("socket={}", x.socket);
+    case SortKey::kTrace:
+      return "trace=" + name(x.trace, "N/A");
+    case SortKey::kAddr:
+      return fmt::format("addr={:#x}", x.addr);
+    case SortKey::kTime:
+      return fmt::format("time={}.{:06}", x.time / 1'000'000'000, x.time % 1'000'000'000 / 1000);
+    case SortKey::kWeight:
+    case SortKey::kLocalWeight:
+    case SortKey::kInsLat:
+    case SortKey::kLocalInsLat:
+    case SortKey::kTransaction:
+    case SortKey::kCodePageSize:
+    case SortKey::kCgroup:
+      return fmt::format("{}={}", value_key_name(k), ext_value(k, x));
+    case SortKey::kCgroupId:
+      return fmt::format("cgroup_id={}/{:#x}", x.cgroup_dev, x.cgroup_ino);
     default:
       return "";
   }

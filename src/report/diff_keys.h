@@ -1,0 +1,34 @@
+// perfkit diff's sort keys (report_diff.cc): what pairs an entry with the
+// other files' (by value: files come from different sessions), the collapse
+// order perf diff inserts entries in, and the keys' text. Internal to report/.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "report/report_impl.h"
+
+namespace perfkit::report::diff_keys {
+
+template <class... A>
+void appendf(std::string& s, const char* fmt, A... a) {
+  char buf[128];
+  int n = std::snprintf(buf, sizeof buf, fmt, a...);
+  if (n > 0) s.append(buf, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buf - 1));
+}
+
+inline int cmp3(auto a, auto b) { return a < b ? -1 : (a > b ? 1 : 0); }
+
+// The number a value sort key compares (cgroup_id: its device; then its inode).
+std::uint64_t ext_value(SortKey k, const ExtKey& x);
+// The --sort name of a value key (time, weight, ...).
+const char* value_key_name(SortKey k);
+// What identifies an entry across files by `keys`.
+std::string match_key(const std::vector<SortKey>& keys, const Entry& e, const ExtKey& x);
+// perf diff's collapse order by `keys`.
+int collapse_cmp(const std::vector<SortKey>& keys, const Entry& a, const ExtKey& xa, const Entry& b,
+                 const ExtKey& xb);
+
+}  // namespace perfkit::report::diff_keys

@@ -1,6 +1,7 @@
 #include "report/diff_keys.h"
 
 #include <cinttypes>
+#include <optional>
 
 #include "report/diff.h"
 
@@ -8,29 +9,49 @@ namespace perfkit::report {
 
 namespace diff_keys {
 
-// The number a value sort key compares (cgroup_id: its device; then its inode).
-std::uint64_t ext_value(SortKey k, const ExtKey& x) {
+std::optional<KeyValue> ext_values(SortKey k, const ExtKey& x) {
   switch (k) {
     case SortKey::kTime:
-      return x.time;
+      return KeyValue{x.time, 0};
     case SortKey::kAddr:
-      return x.addr;
+      return KeyValue{x.addr, 0};
     case SortKey::kWeight:
     case SortKey::kLocalWeight:
-      return x.weight;
+      return KeyValue{x.weight, 0};
     case SortKey::kInsLat:
     case SortKey::kLocalInsLat:
-      return x.ins_lat;
+      return KeyValue{x.ins_lat, 0};
     case SortKey::kTransaction:
-      return x.transaction;
+      return KeyValue{x.transaction, 0};
     case SortKey::kCodePageSize:
-      return x.code_page_size;
+      return KeyValue{x.code_page_size, 0};
     case SortKey::kCgroup:
-      return x.cgroup;
+      return KeyValue{x.cgroup, 0};
     case SortKey::kCgroupId:
-      return x.cgroup_dev;
+      return KeyValue{x.cgroup_dev, x.cgroup_ino};
+    case SortKey::kSymSize:
+      return KeyValue{x.sym_size, x.has_sym};
+    case SortKey::kDsoSize:
+      return KeyValue{x.dso_size, x.has_map};
+    case SortKey::kSocket:
+      return KeyValue{static_cast<std::uint64_t>(std::int64_t{x.socket} + 1), 0};
     default:
-      return 0;
+      return std::nullopt;
+  }
+}
+
+const std::string* const* ext_name(SortKey k, const ExtKey& x) {
+  switch (k) {
+    case SortKey::kSrcline:
+      return &x.srcline;
+    case SortKey::kSrcfile:
+      return &x.srcfile;
+    case SortKey::kParent:
+      return &x.parent;
+    case SortKey::kTrace:
+      return &x.trace;
+    default:
+      return nullptr;
   }
 }
 
@@ -72,40 +93,6 @@ std::string match_key(const std::vector<SortKey>& keys, const Entry& e, const Ex
   std::string k;
   for (SortKey s : keys) {
     switch (s) {
-      case SortKey::kSrcline:
-        add_name(k, x.srcline);
-        break;
-      case SortKey::kSrcfile:
-        add_name(k, x.srcfile);
-        break;
-      case SortKey::kParent:
-        add_name(k, x.parent);
-        break;
-      case SortKey::kSymSize:
-        appendf(k, "%d:%" PRIu64 "|", x.has_sym ? 1 : 0, x.sym_size);
-        break;
-      case SortKey::kDsoSize:
-        appendf(k, "%d:%" PRIu64 "|", x.has_map ? 1 : 0, x.dso_size);
-        break;
-      case SortKey::kSocket:
-        appendf(k, "%d|", x.socket);
-        break;
-      case SortKey::kTrace:
-        add_name(k, x.trace);
-        break;
-      case SortKey::kTime:
-      case SortKey::kAddr:
-      case SortKey::kWeight:
-      case SortKey::kLocalWeight:
-      case SortKey::kInsLat:
-      case SortKey::kLocalInsLat:
-      case SortKey::kTransaction:
-      case SortKey::kCodePageSize:
-      case SortKey::kCgroup:
-      case SortKey::kCgroupId:
-        appendf(k, "%" PRIu64 "|", ext_value(s, x));
-        if (s == SortKey::kCgroupId) appendf(k, "%" PRIu64 "|", x.cgroup_ino);
-        break;
       case SortKey::kComm:
         if (e.key.comm) k += *e.key.comm;
         k.push_back('\0');
@@ -126,6 +113,10 @@ std::string match_key(const std::vector<SortKey>& keys, const Entry& e, const Ex
         appendf(k, "%u|", e.key.cpu);
         break;
       default:
+        if (auto v = ext_values(s, x))
+          appendf(k, "%" PRIu64 ":%" PRIu64 "|", v->first, v->second);
+        else if (const std::string* const* n = ext_name(s, x))
+          add_name(k, *n);
         break;
     }
   }
@@ -145,40 +136,6 @@ int collapse_cmp(const std::vector<SortKey>& keys, const Entry& a, const ExtKey&
   for (SortKey s : keys) {
     int c = 0;
     switch (s) {
-      case SortKey::kSrcline:
-        c = cmp_name(xa.srcline, xb.srcline);
-        break;
-      case SortKey::kSrcfile:
-        c = cmp_name(xa.srcfile, xb.srcfile);
-        break;
-      case SortKey::kParent:
-        c = cmp_name(xa.parent, xb.parent);
-        break;
-      case SortKey::kSymSize:
-        c = cmp3(xa.sym_size, xb.sym_size);
-        break;
-      case SortKey::kDsoSize:
-        c = cmp3(xa.dso_size, xb.dso_size);
-        break;
-      case SortKey::kSocket:
-        c = cmp3(xa.socket, xb.socket);
-        break;
-      case SortKey::kTrace:
-        c = cmp_name(xa.trace, xb.trace);
-        break;
-      case SortKey::kTime:
-      case SortKey::kAddr:
-      case SortKey::kWeight:
-      case SortKey::kLocalWeight:
-      case SortKey::kInsLat:
-      case SortKey::kLocalInsLat:
-      case SortKey::kTransaction:
-      case SortKey::kCodePageSize:
-      case SortKey::kCgroup:
-      case SortKey::kCgroupId:
-        c = cmp3(ext_value(s, xa), ext_value(s, xb));
-        if (!c && s == SortKey::kCgroupId) c = cmp3(xa.cgroup_ino, xb.cgroup_ino);
-        break;
       case SortKey::kComm:
         c = cmp_name(a.key.comm, b.key.comm);
         break;
@@ -196,6 +153,10 @@ int collapse_cmp(const std::vector<SortKey>& keys, const Entry& a, const ExtKey&
         c = cmp3(a.key.cpu, b.key.cpu);
         break;
       default:
+        if (auto va = ext_values(s, xa))
+          c = cmp3(*va, *ext_values(s, xb));
+        else if (const std::string* const* n = ext_name(s, xa))
+          c = cmp_name(*n, *ext_name(s, xb));
         break;
     }
     if (c) return c;
@@ -212,26 +173,9 @@ bool diff_sorts_by(SortKey k) {
     case SortKey::kDso:
     case SortKey::kSym:
     case SortKey::kCpu:
-    case SortKey::kSrcline:
-    case SortKey::kSrcfile:
-    case SortKey::kParent:
-    case SortKey::kSymSize:
-    case SortKey::kDsoSize:
-    case SortKey::kSocket:
-    case SortKey::kTrace:
-    case SortKey::kTime:
-    case SortKey::kAddr:
-    case SortKey::kWeight:
-    case SortKey::kLocalWeight:
-    case SortKey::kInsLat:
-    case SortKey::kLocalInsLat:
-    case SortKey::kTransaction:
-    case SortKey::kCodePageSize:
-    case SortKey::kCgroup:
-    case SortKey::kCgroupId:
       return true;
     default:
-      return false;
+      return diff_keys::ext_values(k, ExtKey{}) || diff_keys::ext_name(k, ExtKey{});
   }
 }
 

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "report/report_impl.h"
@@ -21,8 +23,14 @@ void appendf(std::string& s, const char* fmt, A... a) {
 
 inline int cmp3(auto a, auto b) { return a < b ? -1 : (a > b ? 1 : 0); }
 
-// The number a value sort key compares (cgroup_id: its device; then its inode).
-std::uint64_t ext_value(SortKey k, const ExtKey& x);
+// What a value sort key compares: its number, then a second one (cgroup_id's
+// inode; whether symbol_size and dso_size know a symbol, a map); nullopt
+// for the keys that are no value keys.
+using KeyValue = std::pair<std::uint64_t, std::uint64_t>;
+std::optional<KeyValue> ext_values(SortKey k, const ExtKey& x);
+// Where a text sort key's interned name is (srcline, srcfile, parent,
+// trace), or nullptr for the others.
+const std::string* const* ext_name(SortKey k, const ExtKey& x);
 // The --sort name of a value key (time, weight, ...).
 const char* value_key_name(SortKey k);
 // What identifies an entry across files by `keys`.

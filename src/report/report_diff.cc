@@ -562,7 +562,7 @@ std::string Diff::Impl::key_text(const Block& b, const Row& r, SortKey k) const 
     case SortKey::kTransaction:
     case SortKey::kCodePageSize:
     case SortKey::kCgroup:
-      return fmt::format("{}={}", value_key_name(k), ext_value(k, x));
+      return fmt::format("{}={}", value_key_name(k), ext_values(k, x)->first);
     case SortKey::kCgroupId:
       return fmt::format("cgroup_id={}/{:#x}", x.cgroup_dev, x.cgroup_ino);
     default:

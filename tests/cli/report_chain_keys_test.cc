@@ -24,11 +24,14 @@ std::string diff_with_perf(const std::string& file, const std::string& args) {
 TEST(ReportNames, LongNamesCutAsPerfCutsThem) {
   PK_SKIP_WITHOUT_PERF();
   PK_FIXTURE_OR_SKIP(f, "longnames.data");
+  int compared = 0;
   for (const char* mode : {"", "--no-children", "-g flat", "-g folded", "-g caller",
                            "--no-children -g fractal,0,callee", "--sort sym", "-g none"}) {
     std::string d = diff_with_perf(f, mode);
     EXPECT_TRUE(d.empty()) << "[" << mode << "]:\n" << d;
+    ++compared;
   }
+  EXPECT_EQ(compared, 8);
   // (the cut is there to see: a frame line of exactly 1023 name characters)
   auto k = test::run(test::perfkit_bin() + " report --stdio -g flat -i " + test::sh(f));
   bool cut = false;
@@ -64,6 +67,7 @@ TEST(ReportNames, VerboseTableIsRefusedNotPretended) {
 // stops printing once its addr2line fails on it.)
 TEST(ReportChainKeys, AddressAndSrclineKeysAsPerf) {
   PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
   for (const char* fx :
        {"longnames.data", "fp.data", "dwarf.data", "deep_dwarf.data", "syswide_g.data"}) {
     PK_FIXTURE_OR_SKIP(f, fx);
@@ -73,8 +77,10 @@ TEST(ReportChainKeys, AddressAndSrclineKeysAsPerf) {
           "--sort srcline,sym -g srcline"}) {
       std::string d = diff_with_perf(f, mode);
       EXPECT_TRUE(d.empty()) << fx << " [" << mode << "]:\n" << d;
+      ++compared;
     }
   }
+  EXPECT_EQ(compared, 5 * 9);
   // (the keys change the graph: spin's frames split by address, merge by line)
   PK_FIXTURE_OR_SKIP(f, "fp.data");
   auto by = [&](const char* key) {

@@ -120,15 +120,13 @@ void remap_tables(Profile& into, const Profile& from, Remap& m) {
 }  // namespace
 
 Status merge(Profile& into, const Profile& from) {
-  if (into.events.empty()) {
-    for (const Event& e : from.events)
-      into.events.push_back({into.strings.intern(from.strings.at(e.name)), e.type, e.callchains});
-  }
-  if (from.events.size() > into.events.size())
-    return make_error("merging profiles: {} events into {}", from.events.size(),
-                      into.events.size());
   Remap m;
   remap_tables(into, from, m);
+  // (A later chunk may have met samples of events the earlier ones had not.)
+  for (std::size_t e = into.events.size(); e < from.events.size(); ++e) {
+    const Event& ev = from.events[e];
+    into.events.push_back({m.str(ev.name), ev.type, ev.callchains});
+  }
   for (std::size_t e = 0; e < from.events.size(); ++e) {
     into.events[e].samples += from.events[e].samples;
     into.events[e].period += from.events[e].period;

@@ -177,7 +177,7 @@ class Profile {
 // Appends `from` to `into`: its strings, libs, functions, frames and stacks
 // interned into `into`'s tables, its threads' samples after those `into`
 // has, its events' counts added (events are matched by position: chunks of
-// one recording share them). Errors: `from` names an event `into` lacks.
+// one recording share them; those past `into`'s are added).
 Status merge(Profile& into, const Profile& from);
 
 }  // namespace perfkit::profile

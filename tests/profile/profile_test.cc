@@ -111,13 +111,17 @@ TEST(Profile, MergeIsDeterministic) {
   EXPECT_EQ(x.threads[0].stack, y.threads[0].stack);
 }
 
-TEST(Profile, MergeRefusesMoreEvents) {
+TEST(Profile, MergeAddsTheEventsOfLaterChunks) {
   Profile a = make(1, {{"main"}});
   Profile b = make(1, {{"main"}});
-  b.events.push_back({b.strings.intern("task-clock"), 1, false, 0, 0});
-  auto st = merge(a, b);
-  ASSERT_FALSE(st);
-  EXPECT_EQ(st.error().message(), "merging profiles: 2 events into 1");
+  b.events.push_back({b.strings.intern("task-clock"), 1, false, 2, 9});
+  ASSERT_TRUE(merge(a, b));
+  ASSERT_EQ(a.events.size(), 2u);
+  EXPECT_EQ(a.strings.at(a.events[1].name), "task-clock");
+  EXPECT_EQ(a.events[1].samples, 2u);
+  EXPECT_EQ(a.events[1].period, 9u);
+  EXPECT_FALSE(a.events[1].callchains);
+  EXPECT_EQ(a.events[0].samples, 2u);
 }
 
 // A column grows from the heap into a mapping of its own (past 1 MiB) and

@@ -31,12 +31,15 @@ std::string tidy_name(std::string_view sym, bool kernel_lib, const Stackcollapse
   return s;
 }
 
-// Folds samples into "prefix;frames" -> weight. Samples are first summed by
-// (prefix, stack) ids; the text of each distinct pair is made once at the
-// end, and equal texts (the same stack of two threads) are summed then.
+// Folds samples into "prefix;frames" -> weight. Each stack is first mapped
+// to its path of tidied names (a prefix tree of name ids, so that stacks of
+// other addresses in the same functions are one path), samples are summed
+// by (prefix, path), and the text of each distinct pair is made once at the
+// end; equal texts (the same path of two threads) are summed then.
 class Folder {
  public:
-  Folder(const profile::Profile& p, const StackcollapseOptions& names) : p_(p), names_(names) {
+  Folder(const profile::Profile& p, const StackcollapseOptions& names)
+      : p_(p), names_(names), name_of_(p.funcs.size(), kUnset) {
     kernel_name_ = kNone;
     for (Index i = 0; i < p.strings.size(); ++i)
       if (p.strings.at(i) == "[kernel.kallsyms]") kernel_name_ = i;
@@ -47,23 +50,52 @@ class Folder {
     prefixes_.push_back(std::move(text));
     return static_cast<Index>(prefixes_.size() - 1);
   }
+  // Sums by stack while the prefix stays (a dense array, no hashing per
+  // sample), then by (prefix, path of names).
   void add(Index prefix, Index stack, std::uint64_t weight) {
-    const std::uint64_t key = (std::uint64_t{prefix} << 32) | stack;
+    if (prefix != run_prefix_) flush_run(prefix);
+    const std::size_t slot = stack == kNone ? p_.stacks.size() : stack;
+    if (!run_seen_[slot]) {
+      run_seen_[slot] = true;
+      touched_.push_back(static_cast<Index>(slot));
+    }
+    run_[slot] += weight;
+  }
+  void flush_run(Index next_prefix) {
+    if (run_.empty()) {
+      run_.assign(p_.stacks.size() + 1, 0);
+      run_seen_.assign(p_.stacks.size() + 1, false);
+    }
+    for (Index slot : touched_) {
+      const Index stack = slot == p_.stacks.size() ? kNone : slot;
+      sum(run_prefix_, stack, run_[slot]);
+      run_[slot] = 0;
+      run_seen_[slot] = false;
+    }
+    touched_.clear();
+    run_prefix_ = next_prefix;
+  }
+  void sum(Index prefix, Index stack, std::uint64_t weight) {
+    const Index path = path_of(stack);
+    const std::uint64_t key = (std::uint64_t{prefix} << 32) | path;
     Index i = index_.find(key);
     if (i == kNone) {
       i = static_cast<Index>(sums_.size());
       index_.insert(key, i);
-      sums_.push_back({prefix, stack, 0});
+      sums_.push_back({prefix, path, 0});
     }
     sums_[i].weight += weight;
   }
 
   // Each distinct line's text and weight.
   std::unordered_map<std::string, std::uint64_t> lines() {
+    flush_run(kNone);
     std::unordered_map<std::string, std::uint64_t> lines;
+    lines.reserve(sums_.size());
+    std::string frames;
     for (const Sum& s : sums_) {
       std::string line = prefixes_[s.prefix];
-      const std::string& frames = stack_text(s.stack);
+      path_text(s.path, frames);
       if (!frames.empty()) {
         if (!line.empty()) line.push_back(';');
         line += frames;
@@ -86,30 +118,64 @@ class Folder {
   }
 
  private:
+  static constexpr Index kUnset = kNone - 1;
   struct Sum {
-    Index prefix, stack;
+    Index prefix, path;
     std::uint64_t weight;
   };
   struct KeyHash {
     std::size_t operator()(std::uint64_t k) const { return mix64(k); }
   };
+  struct Path {
+    Index parent, name;
+  };
 
-  const std::string& stack_text(Index stack) {
-    static const std::string kEmpty;
-    if (stack == kNone) return kEmpty;
-    if (stack >= texts_.size()) {
-      texts_.resize(p_.stacks.size());
-      done_.resize(p_.stacks.size());
-    }
-    if (done_[stack]) return texts_[stack];
-    done_[stack] = true;
-    const profile::Stack& s = p_.stacks[stack];
-    std::string text = stack_text(s.prefix);
-    const profile::Func& f = p_.funcs[p_.frames[s.frame].func];
+  // The tidied name of `frame`'s function, as an id into names_text_.
+  Index name_id(Index frame) {
+    const Index func = p_.frames[frame].func;
+    if (name_of_[func] != kUnset) return name_of_[func];
+    const profile::Func& f = p_.funcs[func];
     const bool kernel = f.lib != kNone && p_.libs[f.lib].name == kernel_name_;
-    if (!text.empty()) text.push_back(';');
-    text += tidy_name(p_.strings.at(f.name), kernel, names_);
-    return texts_[stack] = std::move(text);
+    std::string name = tidy_name(p_.strings.at(f.name), kernel, names_);
+    auto [it, fresh] = name_ids_.try_emplace(std::move(name), names_text_.size());
+    if (fresh) names_text_.push_back(&it->first);
+    return name_of_[func] = it->second;
+  }
+  // The path of names of `stack` (kNone: no frame). Those of every stack
+  // are made at the first call, in one pass over the table (a stack's
+  // prefix comes before it).
+  Index path_of(Index stack) {
+    if (stack == kNone) return kNone;
+    if (paths_of_.empty() && !p_.stacks.empty()) make_paths();
+    return paths_of_[stack];
+  }
+  void make_paths() {
+    paths_of_.resize(p_.stacks.size());
+    for (std::size_t s = 0; s < p_.stacks.size(); ++s) {
+      const profile::Stack& st = p_.stacks[s];
+      const Index parent = st.prefix == kNone ? kNone : paths_of_[st.prefix];
+      const Index name = name_id(st.frame);
+      const std::uint64_t key = (std::uint64_t{parent} << 32) | name;
+      Index path = path_index_.find(key);
+      if (path == kNone) {
+        path = static_cast<Index>(paths_.size());
+        paths_.push_back({parent, name});
+        path_index_.insert(key, path);
+      }
+      paths_of_[s] = path;
+    }
+  }
+  // The names of `path` root first, each after a ';' unless the text is
+  // still empty (an empty name leaves no field of its own there).
+  void path_text(Index path, std::string& text) {
+    text.clear();
+    std::vector<Index>& names = todo_;
+    names.clear();
+    for (Index q = path; q != kNone; q = paths_[q].parent) names.push_back(paths_[q].name);
+    for (std::size_t i = names.size(); i-- > 0;) {
+      if (!text.empty()) text.push_back(';');
+      text += *names_text_[names[i]];
+    }
   }
 
   const profile::Profile& p_;
@@ -118,8 +184,19 @@ class Folder {
   std::vector<std::string> prefixes_;
   FlatMap<std::uint64_t, KeyHash> index_;
   std::vector<Sum> sums_;
-  std::vector<std::string> texts_;  // by stack, joined root first
-  std::vector<bool> done_;
+  std::vector<Index> paths_of_;  // by stack
+  std::vector<Index> name_of_;   // by function; kUnset until made
+  std::unordered_map<std::string, Index> name_ids_;
+  std::vector<const std::string*> names_text_;
+  std::vector<Path> paths_;
+  FlatMap<std::uint64_t, KeyHash> path_index_;
+  std::vector<Index> todo_;
+  // The sums by stack of the run of samples of one prefix (the last slot:
+  // no stack), and the slots they touched.
+  Index run_prefix_ = kNone;
+  std::vector<std::uint64_t> run_;
+  std::vector<bool> run_seen_;
+  std::vector<Index> touched_;
 };
 
 // stackcollapse.py's bottom entry: "comm", "comm-PID", "comm-PID/TID".
@@ -186,12 +263,14 @@ std::unordered_map<std::string, std::uint64_t> fold_event(const profile::Profile
 Status write_folded(const profile::Profile& p, const FoldedOptions& o, FdWriter& out) {
   if (o.event >= p.events.size())
     return make_error("no event {} to fold (the profile has {})", o.event, p.events.size());
-  std::vector<std::pair<std::string, std::uint64_t>> sorted;
-  for (auto& l : fold_event(p, o)) sorted.emplace_back(l.first, l.second);
-  std::sort(sorted.begin(), sorted.end());
-  for (const auto& [line, weight] : sorted) {
-    out.write(line);
-    out.print(" {}\n", weight);
+  const auto lines = fold_event(p, o);
+  std::vector<const std::pair<const std::string, std::uint64_t>*> sorted;
+  sorted.reserve(lines.size());
+  for (const auto& l : lines) sorted.push_back(&l);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  for (const auto* l : sorted) {
+    out.write(l->first);
+    out.print(" {}\n", l->second);
   }
   return out.flush();
 }

@@ -1,12 +1,15 @@
 #include "cli/profile_options.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/progress.h"
 #include "inject/inject_itrace.h"
 #include "inject/itrace_feed.h"
 #include "intelpt/itrace_options.h"
+#include "itrace/synth_events.h"
 #include "session/session.h"
+#include "session/shards.h"
 
 namespace perfkit::cli {
 
@@ -61,7 +64,10 @@ Status decode_itrace(ProfileArgs& a, session::Session& s) {
 
 }  // namespace
 
-Expected<std::unique_ptr<session::Session>> open_profile_session(ProfileArgs& a, ProgressBar& bar) {
+namespace {
+
+// The filters into a.opts, and the input's default.
+Status settle_args(ProfileArgs& a) {
   auto& f = a.opts.filter;
   f.comms = split_list(a.comms);
   f.dsos = split_list(a.dsos);
@@ -74,7 +80,10 @@ Expected<std::unique_ptr<session::Session>> open_profile_session(ProfileArgs& a,
   a.opts.callchains = !a.hide_callchain;
   if (a.input.empty())
     a.input = (!isatty(STDIN_FILENO) && lseek(STDIN_FILENO, 0, SEEK_CUR) < 0) ? "-" : "perf.data";
+  return ok();
+}
 
+session::SessionOptions session_options(ProfileArgs& a, ProgressBar& bar) {
   session::SessionOptions so;
   so.symbols = symbolizer_options(a.lookup);
   so.read_ahead = jobs_to_use(a.jobs) > 1;
@@ -84,13 +93,70 @@ Expected<std::unique_ptr<session::Session>> open_profile_session(ProfileArgs& a,
   };
   if (stderr_progress_wanted(a.quiet, false))
     so.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
-  PK_ASSIGN(auto session, session::Session::open(a.input, std::move(so)));
+  return so;
+}
+
+// How many sessions read the input side by side (--jobs): one for a pipe,
+// an Intel PT recording (its decoder has threads of its own) or source
+// lines (profile::build_profile_shards).
+unsigned shards_for(const ProfileArgs& a) {
+  const unsigned jobs = jobs_to_use(a.jobs);
+  struct stat st {};
+  if (jobs < 2 || a.input == "-" || a.opts.source_lines || ::stat(a.input.c_str(), &st) != 0 ||
+      !S_ISREG(st.st_mode))
+    return 1;
+  return !a.no_itrace && itrace::has_intel_pt(a.input) ? 1 : jobs;
+}
+
+// Reads the input with `n` sessions side by side: one mapping of the file,
+// one load of the kernel's and each DSO's symbols, warnings said once, the
+// progress of the last (which reads every record).
+Expected<profile::Profile> read_shards(ProfileArgs& a, ProgressBar& bar, unsigned n) {
+  session::SessionOptions so = session_options(a, bar);
+  so.read_ahead = false;
+  session::ShardWarnings warnings(n, so.warn);
+  so.symbols.kallsyms_share = std::make_shared<symbol::KallsymsShare>();
+  so.symbols.dso_share = std::make_shared<symbol::DsoShare>();
+  if (auto m = MappedFile::open(a.input)) {
+    m->advise_sequential();
+    so.shared_mapping = std::make_shared<SharedMapping>(std::move(*m), n);
+  }
+  std::vector<std::unique_ptr<session::Session>> sessions;
+  std::vector<session::Session*> all;
+  for (unsigned k = 0; k < n; ++k) {
+    session::SessionOptions sk = so;
+    sk.warn = warnings.for_shard(k);
+    sk.shared_slot = k;
+    if (k + 1 < n) sk.progress = nullptr;
+    auto s = session::Session::open(a.input, std::move(sk));
+    if (!s) {
+      for (session::Session* o : all) o->reader().leave_shared();
+      return s.error();
+    }
+    all.push_back(sessions.emplace_back(std::move(*s)).get());
+  }
+  auto p = profile::build_profile_shards(all, a.opts);
+  if (!p) return p.error().with_context(all[0]->reader().name());
+  return p;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<session::Session>> open_profile_session(ProfileArgs& a, ProgressBar& bar) {
+  PK_TRY(settle_args(a));
+  PK_ASSIGN(auto session, session::Session::open(a.input, session_options(a, bar)));
   PK_TRY(decode_itrace(a, *session));
   return session;
 }
 
 Expected<profile::Profile> read_profile(ProfileArgs& a) {
   ProgressBar bar("Reading the recording...");
+  PK_TRY(settle_args(a));
+  if (const unsigned n = shards_for(a); n > 1) {
+    auto p = read_shards(a, bar, n);
+    bar.clear();
+    return p;
+  }
   PK_ASSIGN(auto session, open_profile_session(a, bar));
   auto p = profile::build_profile(*session, a.opts);
   bar.clear();

@@ -1,8 +1,10 @@
 #include "profile/builder.h"
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <span>
+#include <thread>
 #include <unordered_map>
 
 #include "abi/perf_event.h"
@@ -31,6 +33,18 @@ LibKind lib_kind(machine::DsoKind k) {
       return LibKind::kVdso;
     default:
       return LibKind::kOther;
+  }
+}
+
+// Context switches and comm changes by thread: (pid << 32 | tid).
+using MarkerMap = std::map<std::uint64_t, std::vector<Marker>>;
+
+// Gives the threads of `p` that have samples their markers.
+void attach_markers(Profile& p, MarkerMap& markers) {
+  for (auto& [key, list] : markers) {
+    const Index t = p.find_thread(static_cast<std::int32_t>(key >> 32),
+                                  static_cast<std::int32_t>(key & 0xFFFFFFFF));
+    if (t != kNone) p.threads[t].markers = std::move(list);
   }
 }
 
@@ -140,16 +154,18 @@ class Builder : public session::SampleVisitor {
   }
 
   Profile take() {
+    Profile p = take_chunk();
+    attach_markers(p, markers_);
+    return p;
+  }
+  // The profile without its markers (markers() keeps them, by thread).
+  Profile take_chunk() {
     replay_held();
     set_lines();
     summarize();
-    for (auto& [key, list] : markers_) {
-      const Index t = p_.find_thread(static_cast<std::int32_t>(key >> 32),
-                                     static_cast<std::int32_t>(key & 0xFFFFFFFF));
-      if (t != kNone) p_.threads[t].markers = std::move(list);
-    }
     return std::move(p_);
   }
+  MarkerMap& markers() { return markers_; }
 
  private:
   // The event of the sample, added (with its name and whether its samples
@@ -490,9 +506,9 @@ class Builder : public session::SampleVisitor {
   // under, and its stack (chain_stack's memo).
   std::vector<LocKey> prev_keys_;
   std::vector<Index> prev_prefix_, prev_stacks_;
-  std::unique_ptr<LineWorker> lines_;                     // with opts_.source_lines
-  std::vector<Index> line_frames_;                        // the frame of each line asked, in order
-  std::map<std::uint64_t, std::vector<Marker>> markers_;  // by (pid, tid)
+  std::unique_ptr<LineWorker> lines_;  // with opts_.source_lines
+  std::vector<Index> line_frames_;     // the frame of each line asked, in order
+  MarkerMap markers_;
   std::int32_t last_pid_ = 0, last_tid_ = 0;
   // Raw sample -> its stack + 1 (take_raw), within one machine generation.
   static constexpr std::size_t kMemoBytes = 64 << 20;
@@ -521,25 +537,150 @@ class Builder : public session::SampleVisitor {
   std::vector<std::string> held_texts_;
 };
 
+// One contiguous run of a recording's samples, for one of several sessions
+// side by side: from the first sample of time `from` or later (from the
+// start when `from` is 0) up to the first of time `to` or later, in
+// delivery order, with the records in between. Every session is delivered
+// the same order, so runs that end where the next begins share the samples
+// out without a gap or an overlap (a sample without a time stays in the run
+// it comes in).
+class ChunkVisitor : public session::SampleVisitor {
+ public:
+  ChunkVisitor(Builder& b, std::uint64_t from, std::uint64_t to)
+      : b_(b), from_(from), to_(to), in_(from == 0) {}
+  bool take_raw(const session::RawSample& r) override {
+    const record::Sample& smp = *r.sample;
+    const std::uint64_t t = (smp.sample_type & abi::kSampleTime) ? smp.time : 0;
+    if (!in_ && !done_ && t >= from_) in_ = true;
+    if (in_ && t >= to_) in_ = false, done_ = true;
+    // (past the run, on_sample stops the session)
+    return in_ ? b_.take_raw(r) : !done_;
+  }
+  Status on_sample(const session::ResolvedSample& s) override {
+    if (done_) return make_error("the run of samples ends here");
+    return b_.on_sample(s);
+  }
+  Status after_record(const perfdata::ReadRecord& r) override {
+    return in_ ? b_.after_record(r) : ok();
+  }
+  bool defers_kernel_symbols() const override { return b_.defers_kernel_symbols(); }
+  bool done() const { return done_; }
+
+ private:
+  Builder& b_;
+  std::uint64_t from_, to_;
+  bool in_ = false, done_ = false;
+};
+
+// Where `n` sessions split the samples: times between the first and the
+// last sample's (HEADER_SAMPLE_TIME); none without them. Every session
+// reads the records up to the end of its run, so the later runs are made
+// shorter: with reading a share `kReadShare` of building, the runs' costs
+// (reading to the end of the run, building the run) are equal.
+std::vector<std::uint64_t> split_times(perfdata::Reader& r, std::size_t n) {
+  perfdata::Features feats;
+  if (auto blob = r.feature(abi::kFeatSampleTime))
+    (void)perfdata::parse_feature(abi::kFeatSampleTime, blob->data, r.swapped(), blob->offset,
+                                  feats);
+  if (!feats.sample_time || feats.sample_time->last_ns <= feats.sample_time->first_ns + n)
+    return {};
+  constexpr double kReadShare = 0.25;
+  // Run k ends at e_k of the time span: e_k = S_k / S_n, S_k = q + ... + q^k.
+  const double q = 1.0 / (1.0 + kReadShare);
+  std::vector<double> sums(n + 1, 0.0);
+  for (std::size_t k = 1; k <= n; ++k) sums[k] = sums[k - 1] + std::pow(q, static_cast<double>(k));
+  const std::uint64_t first = feats.sample_time->first_ns;
+  const auto span = static_cast<double>(feats.sample_time->last_ns - first);
+  std::vector<std::uint64_t> cuts;
+  for (std::size_t k = 1; k < n; ++k)
+    cuts.push_back(first + 1 + static_cast<std::uint64_t>(span * sums[k] / sums[n]));
+  return cuts;
+}
+
+void prepare_session(session::Session& session, const ProfileOptions& opts) {
+  session.set_callchains(opts.callchains, false, opts.max_stack);
+  if (!opts.callchains) return;
+  perfdata::Reader& r = session.reader();
+  perfdata::Features arch;
+  if (auto blob = r.feature(abi::kFeatArch))
+    (void)perfdata::parse_feature(abi::kFeatArch, blob->data, r.swapped(), blob->offset, arch);
+  const std::string a = abi::normalize_arch(arch.arch.value_or(""));
+  session::UnwindOptions uo;
+  uo.inline_frames = opts.inline_frames;
+  uo.unwind_arch = a.empty() || a == "x86";
+  session.set_unwinder(session::make_dwarf_unwinder(session.symbolizer(), uo));
+}
+
+// The runs' profiles merged in order, their markers attached at the end (a
+// thread may have markers in one run and samples in another); the lost
+// counts are the last session's, which read every record.
+Expected<Profile> merge_runs(std::vector<Profile>& parts,
+                             std::vector<std::unique_ptr<Builder>>& bs) {
+  Profile whole = std::move(parts[0]);
+  MarkerMap markers = std::move(bs[0]->markers());
+  for (std::size_t k = 1; k < parts.size(); ++k) {
+    PK_TRY(merge(whole, parts[k]));
+    for (auto& [key, list] : bs[k]->markers()) {
+      std::vector<Marker>& to = markers[key];
+      for (Marker m : list) {
+        m.text = whole.strings.intern(parts[k].strings.at(m.text));  // (interned by merge)
+        to.push_back(m);
+      }
+    }
+  }
+  attach_markers(whole, markers);
+  whole.summary.lost_samples = parts.back().summary.lost_samples;
+  whole.summary.lost_events = parts.back().summary.lost_events;
+  return whole;
+}
+
 }  // namespace
 
 Expected<Profile> build_profile(session::Session& session, const ProfileOptions& opts) {
   Builder b(session, opts);
   PK_TRY(b.prepare());
-  session.set_callchains(opts.callchains, false, opts.max_stack);
-  if (opts.callchains) {
-    perfdata::Reader& r = session.reader();
-    perfdata::Features arch;
-    if (auto blob = r.feature(abi::kFeatArch))
-      (void)perfdata::parse_feature(abi::kFeatArch, blob->data, r.swapped(), blob->offset, arch);
-    const std::string a = abi::normalize_arch(arch.arch.value_or(""));
-    session::UnwindOptions uo;
-    uo.inline_frames = opts.inline_frames;
-    uo.unwind_arch = a.empty() || a == "x86";
-    session.set_unwinder(session::make_dwarf_unwinder(session.symbolizer(), uo));
-  }
+  prepare_session(session, opts);
   PK_TRY(session.run(b));
   return b.take();
+}
+
+Expected<Profile> build_profile_shards(std::span<session::Session* const> sessions,
+                                       const ProfileOptions& opts) {
+  const std::size_t n = sessions.size();
+  const std::vector<std::uint64_t> cuts = n > 1 && !opts.source_lines
+                                              ? split_times(sessions[0]->reader(), n)
+                                              : std::vector<std::uint64_t>{};
+  if (cuts.empty()) {
+    for (std::size_t k = 1; k < n; ++k) sessions[k]->reader().leave_shared();
+    return build_profile(*sessions[0], opts);
+  }
+  std::vector<std::unique_ptr<Builder>> bs;
+  for (session::Session* s : sessions) {
+    bs.push_back(std::make_unique<Builder>(*s, opts));
+    if (Status st = bs.back()->prepare(); !st) {
+      for (session::Session* o : sessions) o->reader().leave_shared();
+      return st.error();
+    }
+    prepare_session(*s, opts);
+  }
+  std::vector<Profile> parts(n);
+  std::vector<Status> status(n, ok());
+
+  auto run = [&](std::size_t k) {
+    ChunkVisitor v(*bs[k], k ? cuts[k - 1] : 0, k + 1 < n ? cuts[k] : UINT64_MAX);
+    Status st = sessions[k]->run(v);
+    sessions[k]->reader().leave_shared();
+    if (!st && v.done()) st = ok();
+    if (st) parts[k] = bs[k]->take_chunk();
+    status[k] = std::move(st);
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t k = 1; k < n; ++k) threads.emplace_back(run, k);
+  run(0);
+  for (std::thread& t : threads) t.join();
+  // (the first run's error is the one a single session meets first)
+  for (Status& st : status) PK_TRY(std::move(st));
+  return merge_runs(parts, bs);
 }
 
 }  // namespace perfkit::profile

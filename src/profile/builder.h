@@ -3,6 +3,8 @@
 // model (its thread, its stack of frames, its event, time, cpu and period).
 #pragma once
 
+#include <span>
+
 #include "base/error.h"
 #include "profile/profile.h"
 #include "session/sample_filter.h"
@@ -25,5 +27,14 @@ struct ProfileOptions {
 // Runs `session` (not run before) and returns its samples as a profile.
 // Errors: the filter's (--time), the session's (naming the offset).
 Expected<Profile> build_profile(session::Session& session, const ProfileOptions& opts);
+
+// The same profile from several sessions of one recording read side by
+// side (--jobs; opened alike, none run before): each builds a contiguous
+// run of the samples, split by their times, and the runs are merged in
+// order. One session builds it all where the recording has no sample
+// times to split by, or source lines are asked (their lookups are made in
+// the order of the whole). The sessions leave their shared mapping.
+Expected<Profile> build_profile_shards(std::span<session::Session* const> sessions,
+                                       const ProfileOptions& opts);
 
 }  // namespace perfkit::profile

@@ -73,6 +73,35 @@ TEST(Jobs, HtmlAndPprofAreTheSameBytes) {
   EXPECT_EQ(read_file(dir.path("p1")), read_file(dir.path("p3")));
 }
 
+// The exports read the recording with sessions side by side, each building
+// a run of the samples (profile::build_profile_shards): every format's file
+// is the same bytes as one session's, with 3 runs merged, on recordings with
+// kernel frames (held while the kernel's symbols load), DWARF stacks,
+// several events, context switches (markers) and threads.
+TEST(Jobs, ExportsAreTheSameBytes) {
+  TempDir dir;
+  int compared = 0;
+  for (const char* name : {"fp.data", "dwarf.data", "syswide_g.data", "multi.data", "switch.data",
+                           "threads.data", "compressed.data", "tracepoint.data"}) {
+    PK_FIXTURE_OR_SKIP(f, name);
+    for (std::string to : {"--to-folded", "--to-chrome", "--to-flamegraph", "--to-firefox",
+                           "--to-speedscope", "--to-pprof", "--folded-weight period --to-folded"}) {
+      std::string outs[2];
+      for (int j = 0; j < 2; ++j) {
+        const std::string path = dir.path(std::to_string(j));
+        auto r = run(perfkit_bin() + " data convert -q -i " + sh(f) + pinned_kallsyms() + " " + to +
+                     " " + sh(path) + (j ? " --jobs 3" : " --jobs 1") + " 2>&1");
+        ASSERT_EQ(r.status, 0) << name << " " << to << "\n" << r.out;
+        outs[j] = read_file(path);
+      }
+      EXPECT_EQ(outs[0], outs[1]) << name << " " << to << "\n"
+                                  << first_difference(outs[1], outs[0]);
+      compared += !outs[0].empty();
+    }
+  }
+  EXPECT_EQ(compared, 8 * 7);
+}
+
 TEST(Jobs, DiffPrintsTheSame) {
   PK_FIXTURE_OR_SKIP(a, "fp.data");
   PK_FIXTURE_OR_SKIP(b, "dwarf.data");
@@ -91,7 +120,8 @@ TEST(Jobs, ErrorsAreTheSame) {
   // same records handed over before it.
   std::string bytes = read_file(f);
   write_file(dir.path("cut.data"), bytes.substr(0, bytes.size() / 2));
-  for (std::string cmd : {"report --stdio", "script", "script --shard-samples 3"}) {
+  for (std::string cmd :
+       {"report --stdio", "script", "script --shard-samples 3", "data convert --to-folded -"}) {
     auto one = run(perfkit_bin() + " " + cmd + " -i " + sh(dir.path("cut.data")) + " --jobs 1");
     auto two = run(perfkit_bin() + " " + cmd + " -i " + sh(dir.path("cut.data")) + " --jobs 2");
     EXPECT_EQ(one.status, two.status) << cmd;

@@ -97,13 +97,12 @@ session::SessionOptions session_options(ProfileArgs& a, ProgressBar& bar) {
 }
 
 // How many sessions read the input side by side (--jobs): one for a pipe,
-// an Intel PT recording (its decoder has threads of its own) or source
-// lines (profile::build_profile_shards).
+// a directory or an Intel PT recording (its decoder has threads of its own).
+// Source lines are looked up on a thread of their own, which takes a core.
 unsigned shards_for(const ProfileArgs& a) {
-  const unsigned jobs = jobs_to_use(a.jobs);
+  const unsigned jobs = jobs_to_use(a.jobs) - (a.opts.source_lines ? 1 : 0);
   struct stat st {};
-  if (jobs < 2 || a.input == "-" || a.opts.source_lines || ::stat(a.input.c_str(), &st) != 0 ||
-      !S_ISREG(st.st_mode))
+  if (jobs < 2 || a.input == "-" || ::stat(a.input.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return 1;
   return !a.no_itrace && itrace::has_intel_pt(a.input) ? 1 : jobs;
 }

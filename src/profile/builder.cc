@@ -6,6 +6,7 @@
 #include <span>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "abi/perf_event.h"
 #include "abi/registers.h"
@@ -47,6 +48,43 @@ void attach_markers(Profile& p, MarkerMap& markers) {
     if (t != kNone) p.threads[t].markers = std::move(list);
   }
 }
+
+// The answers of a LineWorker into the frames asked for (kNone: a frame
+// made before its location was met); "file:line" texts without a line
+// ("??:0", "lib.so[1a2b]") give none.
+void set_frame_lines(Profile& p, const std::vector<std::string>& texts,
+                     const std::vector<Index>& frames) {
+  for (std::size_t k = 0; k < texts.size() && k < frames.size(); ++k) {
+    std::string_view text = texts[k];
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) continue;
+    std::uint32_t line = 0;
+    bool digits = true;
+    for (char c : text.substr(colon + 1)) {
+      digits = digits && c >= '0' && c <= '9';
+      line = line * 10 + static_cast<std::uint32_t>(c - '0');
+    }
+    if (!digits || line == 0 || text.starts_with("??") || frames[k] == kNone) continue;
+    Frame& f = p.frames[frames[k]];
+    f.file = p.strings.intern(text.substr(0, colon));
+    f.line = line;
+  }
+}
+
+// How a builder asks for source lines: of its LineWorker (one session);
+// the same, noting each location's key (the first run of several); noting
+// the asks only, made in order once the runs are merged (the later runs).
+enum class LineMode : std::uint8_t { kLive, kLiveKeys, kRecord };
+
+// A source line a later run asks for, kept until the runs are merged.
+struct LineAsk {
+  std::string key;  // the location by value: DSO, build-id, address, inlined name, symbol
+  Index frame = kNone;
+  const machine::Dso* dso = nullptr;
+  std::uint64_t addr = 0;
+  bool known = false;  // `text` is the answer (an inlined frame's line)
+  std::string text;
+};
 
 class Builder : public session::SampleVisitor {
  public:
@@ -154,18 +192,27 @@ class Builder : public session::SampleVisitor {
   }
 
   Profile take() {
+    replay_held();
+    set_lines();
     Profile p = take_chunk();
     attach_markers(p, markers_);
     return p;
   }
-  // The profile without its markers (markers() keeps them, by thread).
+  // The profile of a run, without its markers (markers() keeps them, by
+  // thread) nor its source lines (asked in order after the merge).
   Profile take_chunk() {
     replay_held();
-    set_lines();
     summarize();
     return std::move(p_);
   }
   MarkerMap& markers() { return markers_; }
+  void set_line_mode(LineMode m) { line_mode_ = m; }
+  std::vector<LineAsk>& asks() { return asks_; }
+  // The first run's LineWorker (none before its first ask) and the frame
+  // of each line it was asked.
+  std::unique_ptr<LineWorker>& line_worker() { return lines_; }
+  std::vector<Index>& line_frames() { return line_frames_; }
+  session::Session& session() { return session_; }
 
  private:
   // The event of the sample, added (with its name and whether its samples
@@ -383,40 +430,35 @@ class Builder : public session::SampleVisitor {
     // Asked for every new location, as perf does (its give-up rule counts
     // them); the first location of a frame gives its line.
     if (opts_.source_lines && !f.kernel && loc.map && loc.dso)
-      ask_line(p_.frames.size() > known ? i : kNone, loc, inlined ? srcline : nullptr);
+      ask_line(p_.frames.size() > known ? i : kNone, loc, inlined, inlined ? srcline : nullptr);
     return i;
   }
   // Asks for the frame's source file and line (answered in take()): an
   // inlined frame's own (as the unwinder found it), else the line table's
   // at its address.
-  void ask_line(Index frame, const machine::Location& loc, const char* known) {
+  void ask_line(Index frame, const machine::Location& loc, const char* inlined, const char* known) {
+    const machine::Dso& d = *loc.dso;
+    if (line_mode_ != LineMode::kLive) {
+      LineAsk a;
+      a.key = fmt::format("{}\n{}\n{:x}\n{}\n{}", d.long_name, d.build_id.hex(), loc.addr,
+                          inlined ? inlined : "", loc.symbol);
+      if (line_mode_ == LineMode::kRecord) {
+        a.frame = frame, a.dso = &d, a.addr = loc.addr;
+        a.known = known != nullptr;
+        if (known) a.text = known;
+      }
+      asks_.push_back(std::move(a));
+      if (line_mode_ == LineMode::kRecord) return;
+    }
     if (!lines_) lines_ = std::make_unique<LineWorker>(session_.symbolizer());
     line_frames_.push_back(frame);
     if (known) return lines_->ask_known(known);
-    const machine::Dso& d = *loc.dso;
     lines_->dso(d.index, d.long_name, d.short_name, d.build_id);
     lines_->ask(d.index, loc.addr);
   }
-  // The answers: "file:line" texts without a line ("??:0", "lib.so[1a2b]")
-  // give none.
   void set_lines() {
     if (!lines_) return;
-    const std::vector<std::string> texts = lines_->finish();
-    for (std::size_t k = 0; k < texts.size() && k < line_frames_.size(); ++k) {
-      std::string_view text = texts[k];
-      const std::size_t colon = text.rfind(':');
-      if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) continue;
-      std::uint32_t line = 0;
-      bool digits = true;
-      for (char c : text.substr(colon + 1)) {
-        digits = digits && c >= '0' && c <= '9';
-        line = line * 10 + static_cast<std::uint32_t>(c - '0');
-      }
-      if (!digits || line == 0 || text.starts_with("??") || line_frames_[k] == kNone) continue;
-      Frame& f = p_.frames[line_frames_[k]];
-      f.file = p_.strings.intern(text.substr(0, colon));
-      f.line = line;
-    }
+    set_frame_lines(p_, lines_->finish(), line_frames_);
     lines_.reset();
   }
 
@@ -506,6 +548,8 @@ class Builder : public session::SampleVisitor {
   // under, and its stack (chain_stack's memo).
   std::vector<LocKey> prev_keys_;
   std::vector<Index> prev_prefix_, prev_stacks_;
+  LineMode line_mode_ = LineMode::kLive;
+  std::vector<LineAsk> asks_;          // (not kLive)
   std::unique_ptr<LineWorker> lines_;  // with opts_.source_lines
   std::vector<Index> line_frames_;     // the frame of each line asked, in order
   MarkerMap markers_;
@@ -537,22 +581,34 @@ class Builder : public session::SampleVisitor {
   std::vector<std::string> held_texts_;
 };
 
+// Where a recording's samples are split between sessions: the run of
+// session k (k > 0) starts at the first sample at or past cuts[k - 1], by
+// the sample's time, or by how far the reader has read when it comes (for
+// recordings whose header has no sample times: perf record -z).
+struct Split {
+  bool by_position = false;
+  std::vector<std::uint64_t> cuts;
+};
+
 // One contiguous run of a recording's samples, for one of several sessions
-// side by side: from the first sample of time `from` or later (from the
-// start when `from` is 0) up to the first of time `to` or later, in
-// delivery order, with the records in between. Every session is delivered
-// the same order, so runs that end where the next begins share the samples
-// out without a gap or an overlap (a sample without a time stays in the run
-// it comes in).
+// side by side: from the first sample at or past `from` (from the start
+// when `from` is 0) up to the first at or past `to`, in delivery order,
+// with the records in between. Every session is delivered the same order at
+// the same reader positions, so runs that end where the next begins share
+// the samples out without a gap or an overlap (a sample without a time
+// stays in the run it comes in).
 class ChunkVisitor : public session::SampleVisitor {
  public:
-  ChunkVisitor(Builder& b, std::uint64_t from, std::uint64_t to)
-      : b_(b), from_(from), to_(to), in_(from == 0) {}
+  // `reader`: split by its position; nullptr: by sample time.
+  ChunkVisitor(Builder& b, const perfdata::Reader* reader, std::uint64_t from, std::uint64_t to)
+      : b_(b), reader_(reader), from_(from), to_(to), in_(from == 0) {}
   bool take_raw(const session::RawSample& r) override {
     const record::Sample& smp = *r.sample;
-    const std::uint64_t t = (smp.sample_type & abi::kSampleTime) ? smp.time : 0;
-    if (!in_ && !done_ && t >= from_) in_ = true;
-    if (in_ && t >= to_) in_ = false, done_ = true;
+    const std::uint64_t at = reader_                                ? reader_->position()
+                             : (smp.sample_type & abi::kSampleTime) ? smp.time
+                                                                    : 0;
+    if (!in_ && !done_ && at >= from_) in_ = true;
+    if (in_ && at >= to_) in_ = false, done_ = true;
     // (past the run, on_sample stops the session)
     return in_ ? b_.take_raw(r) : !done_;
   }
@@ -568,33 +624,41 @@ class ChunkVisitor : public session::SampleVisitor {
 
  private:
   Builder& b_;
+  const perfdata::Reader* reader_;
   std::uint64_t from_, to_;
   bool in_ = false, done_ = false;
 };
 
 // Where `n` sessions split the samples: times between the first and the
-// last sample's (HEADER_SAMPLE_TIME); none without them. Every session
+// last sample's (HEADER_SAMPLE_TIME), else reader positions between the
+// data's start and end; none when neither spans anything. Every session
 // reads the records up to the end of its run, so the later runs are made
 // shorter: with reading a share `kReadShare` of building, the runs' costs
 // (reading to the end of the run, building the run) are equal.
-std::vector<std::uint64_t> split_times(perfdata::Reader& r, std::size_t n) {
+Split split_samples(perfdata::Reader& r, std::size_t n) {
   perfdata::Features feats;
   if (auto blob = r.feature(abi::kFeatSampleTime))
     (void)perfdata::parse_feature(abi::kFeatSampleTime, blob->data, r.swapped(), blob->offset,
                                   feats);
-  if (!feats.sample_time || feats.sample_time->last_ns <= feats.sample_time->first_ns + n)
-    return {};
+  Split split;
+  std::uint64_t first = 0, last = 0;
+  if (feats.sample_time && feats.sample_time->last_ns > feats.sample_time->first_ns + n) {
+    first = feats.sample_time->first_ns, last = feats.sample_time->last_ns;
+  } else if (r.data_end() != UINT64_MAX && r.data_end() > r.position() + n) {
+    split.by_position = true;
+    first = r.position(), last = r.data_end();
+  } else {
+    return split;
+  }
   constexpr double kReadShare = 0.25;
-  // Run k ends at e_k of the time span: e_k = S_k / S_n, S_k = q + ... + q^k.
+  // Run k ends at e_k of the span: e_k = S_k / S_n, S_k = q + ... + q^k.
   const double q = 1.0 / (1.0 + kReadShare);
   std::vector<double> sums(n + 1, 0.0);
   for (std::size_t k = 1; k <= n; ++k) sums[k] = sums[k - 1] + std::pow(q, static_cast<double>(k));
-  const std::uint64_t first = feats.sample_time->first_ns;
-  const auto span = static_cast<double>(feats.sample_time->last_ns - first);
-  std::vector<std::uint64_t> cuts;
+  const auto span = static_cast<double>(last - first);
   for (std::size_t k = 1; k < n; ++k)
-    cuts.push_back(first + 1 + static_cast<std::uint64_t>(span * sums[k] / sums[n]));
-  return cuts;
+    split.cuts.push_back(first + 1 + static_cast<std::uint64_t>(span * sums[k] / sums[n]));
+  return split;
 }
 
 void prepare_session(session::Session& session, const ProfileOptions& opts) {
@@ -611,15 +675,61 @@ void prepare_session(session::Session& session, const ProfileOptions& opts) {
   session.set_unwinder(session::make_dwarf_unwinder(session.symbolizer(), uo));
 }
 
+// The source lines of the merged runs: the first run's asks were made as
+// it went; each later run's follow, but for the locations an earlier run
+// met (one session would not have asked again), its frames as merged (none
+// where the frame was made by an earlier run).
+class MergedLines {
+ public:
+  explicit MergedLines(Builder& first) : first_(first) {
+    for (LineAsk& a : first.asks()) asked_.insert(std::move(a.key));
+  }
+  // Run `b`'s asks, after its profile was merged; its frame i became
+  // `frames[i]`, and frames below `before` were there already.
+  void add(Builder& b, const std::vector<Index>& frames, std::size_t before) {
+    for (LineAsk& a : b.asks()) {
+      if (!asked_.insert(std::move(a.key)).second) continue;
+      Index f = a.frame == kNone ? kNone : frames[a.frame];
+      if (f != kNone && f < before) f = kNone;
+      std::unique_ptr<LineWorker>& lines = first_.line_worker();
+      if (!lines) lines = std::make_unique<LineWorker>(first_.session().symbolizer());
+      first_.line_frames().push_back(f);
+      if (a.known) {
+        lines->ask_known(a.text);
+        continue;
+      }
+      auto [it, fresh] = dsos_.try_emplace(a.dso, kFirstIndex + dsos_.size());
+      if (fresh) lines->dso(it->second, a.dso->long_name, a.dso->short_name, a.dso->build_id);
+      lines->ask(it->second, a.addr);
+    }
+  }
+  void finish(Profile& p) {
+    if (first_.line_worker())
+      set_frame_lines(p, first_.line_worker()->finish(), first_.line_frames());
+  }
+
+ private:
+  // The later runs' DSOs by a LineWorker index of their own, past the first
+  // session's (machine::Dso::index).
+  static constexpr std::size_t kFirstIndex = 1 << 20;
+  Builder& first_;
+  std::unordered_set<std::string> asked_;
+  std::unordered_map<const machine::Dso*, std::size_t> dsos_;
+};
+
 // The runs' profiles merged in order, their markers attached at the end (a
-// thread may have markers in one run and samples in another); the lost
-// counts are the last session's, which read every record.
+// thread may have markers in one run and samples in another), then their
+// source lines; the lost counts are the last session's, which read every
+// record.
 Expected<Profile> merge_runs(std::vector<Profile>& parts,
                              std::vector<std::unique_ptr<Builder>>& bs) {
   Profile whole = std::move(parts[0]);
   MarkerMap markers = std::move(bs[0]->markers());
+  MergedLines lines(*bs[0]);
+  std::vector<Index> frames;
   for (std::size_t k = 1; k < parts.size(); ++k) {
-    PK_TRY(merge(whole, parts[k]));
+    const std::size_t before = whole.frames.size();
+    PK_TRY(merge(whole, parts[k], &frames));
     for (auto& [key, list] : bs[k]->markers()) {
       std::vector<Marker>& to = markers[key];
       for (Marker m : list) {
@@ -627,8 +737,10 @@ Expected<Profile> merge_runs(std::vector<Profile>& parts,
         to.push_back(m);
       }
     }
+    lines.add(*bs[k], frames, before);
   }
   attach_markers(whole, markers);
+  lines.finish(whole);
   whole.summary.lost_samples = parts.back().summary.lost_samples;
   whole.summary.lost_events = parts.back().summary.lost_events;
   return whole;
@@ -647,9 +759,8 @@ Expected<Profile> build_profile(session::Session& session, const ProfileOptions&
 Expected<Profile> build_profile_shards(std::span<session::Session* const> sessions,
                                        const ProfileOptions& opts) {
   const std::size_t n = sessions.size();
-  const std::vector<std::uint64_t> cuts = n > 1 && !opts.source_lines
-                                              ? split_times(sessions[0]->reader(), n)
-                                              : std::vector<std::uint64_t>{};
+  const Split split = n > 1 ? split_samples(sessions[0]->reader(), n) : Split{};
+  const std::vector<std::uint64_t>& cuts = split.cuts;
   if (cuts.empty()) {
     for (std::size_t k = 1; k < n; ++k) sessions[k]->reader().leave_shared();
     return build_profile(*sessions[0], opts);
@@ -657,6 +768,7 @@ Expected<Profile> build_profile_shards(std::span<session::Session* const> sessio
   std::vector<std::unique_ptr<Builder>> bs;
   for (session::Session* s : sessions) {
     bs.push_back(std::make_unique<Builder>(*s, opts));
+    bs.back()->set_line_mode(bs.size() == 1 ? LineMode::kLiveKeys : LineMode::kRecord);
     if (Status st = bs.back()->prepare(); !st) {
       for (session::Session* o : sessions) o->reader().leave_shared();
       return st.error();
@@ -667,7 +779,8 @@ Expected<Profile> build_profile_shards(std::span<session::Session* const> sessio
   std::vector<Status> status(n, ok());
 
   auto run = [&](std::size_t k) {
-    ChunkVisitor v(*bs[k], k ? cuts[k - 1] : 0, k + 1 < n ? cuts[k] : UINT64_MAX);
+    ChunkVisitor v(*bs[k], split.by_position ? &sessions[k]->reader() : nullptr,
+                   k ? cuts[k - 1] : 0, k + 1 < n ? cuts[k] : UINT64_MAX);
     Status st = sessions[k]->run(v);
     sessions[k]->reader().leave_shared();
     if (!st && v.done()) st = ok();

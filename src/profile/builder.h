@@ -31,9 +31,9 @@ Expected<Profile> build_profile(session::Session& session, const ProfileOptions&
 // The same profile from several sessions of one recording read side by
 // side (--jobs; opened alike, none run before): each builds a contiguous
 // run of the samples, split by their times, and the runs are merged in
-// order. One session builds it all where the recording has no sample
-// times to split by, or source lines are asked (their lookups are made in
-// the order of the whole). The sessions leave their shared mapping.
+// order; source lines are asked in the order one session would ask them.
+// One session builds it all where the recording has no sample times to
+// split by. The sessions leave their shared mapping.
 Expected<Profile> build_profile_shards(std::span<session::Session* const> sessions,
                                        const ProfileOptions& opts);
 

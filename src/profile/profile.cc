@@ -119,9 +119,10 @@ void remap_tables(Profile& into, const Profile& from, Remap& m) {
 
 }  // namespace
 
-Status merge(Profile& into, const Profile& from) {
+Status merge(Profile& into, const Profile& from, std::vector<Index>* frames) {
   Remap m;
   remap_tables(into, from, m);
+  if (frames) *frames = m.frames;
   // (A later chunk may have met samples of events the earlier ones had not.)
   for (std::size_t e = into.events.size(); e < from.events.size(); ++e) {
     const Event& ev = from.events[e];

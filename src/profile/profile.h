@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "base/error.h"
-#include "profile/column.h"
 #include "base/flat_map.h"
+#include "profile/column.h"
 
 namespace perfkit::profile {
 
@@ -108,7 +108,7 @@ struct Thread {
   Column<std::uint64_t> weight;  // the sample's period
   Column<std::int32_t> cpu;      // -1 when the event has no CPU
   Column<Index> comm;            // the thread's comm when sampled
-  std::vector<Marker> markers;        // in recording order
+  std::vector<Marker> markers;   // in recording order
   std::size_t size() const { return time.size(); }
 };
 
@@ -177,7 +177,8 @@ class Profile {
 // Appends `from` to `into`: its strings, libs, functions, frames and stacks
 // interned into `into`'s tables, its threads' samples after those `into`
 // has, its events' counts added (events are matched by position: chunks of
-// one recording share them; those past `into`'s are added).
-Status merge(Profile& into, const Profile& from);
+// one recording share them; those past `into`'s are added). With `frames`,
+// what each of `from`'s frames became in `into`.
+Status merge(Profile& into, const Profile& from, std::vector<Index>* frames = nullptr);
 
 }  // namespace perfkit::profile

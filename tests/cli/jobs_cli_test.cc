@@ -75,14 +75,16 @@ TEST(Jobs, HtmlAndPprofAreTheSameBytes) {
 
 // The exports read the recording with sessions side by side, each building
 // a run of the samples (profile::build_profile_shards): every format's file
-// is the same bytes as one session's, with 3 runs merged, on recordings with
-// kernel frames (held while the kernel's symbols load), DWARF stacks,
-// several events, context switches (markers) and threads.
+// is the same bytes as one session's, with 3 runs merged (2 where source
+// lines take a thread), on recordings with kernel frames (held while the
+// kernel's symbols load), DWARF stacks, several events, context switches
+// (markers), threads, and a compressed one split by reader position.
 TEST(Jobs, ExportsAreTheSameBytes) {
   TempDir dir;
   int compared = 0;
-  for (const char* name : {"fp.data", "dwarf.data", "syswide_g.data", "multi.data", "switch.data",
-                           "threads.data", "compressed.data", "tracepoint.data"}) {
+  for (const char* name :
+       {"fp.data", "dwarf.data", "syswide_g.data", "multi.data", "switch.data", "threads.data",
+        "compressed.data", "compressed_rounds.data", "tracepoint.data"}) {
     PK_FIXTURE_OR_SKIP(f, name);
     for (std::string to : {"--to-folded", "--to-chrome", "--to-flamegraph", "--to-firefox",
                            "--to-speedscope", "--to-pprof", "--folded-weight period --to-folded"}) {
@@ -99,7 +101,7 @@ TEST(Jobs, ExportsAreTheSameBytes) {
       compared += !outs[0].empty();
     }
   }
-  EXPECT_EQ(compared, 8 * 7);
+  EXPECT_EQ(compared, 9 * 7);
 }
 
 TEST(Jobs, DiffPrintsTheSame) {

@@ -107,19 +107,18 @@ unsigned shards_for(const ProfileArgs& a) {
   return !a.no_itrace && itrace::has_intel_pt(a.input) ? 1 : jobs;
 }
 
-// Reads the input with `n` sessions side by side: one mapping of the file,
-// one load of the kernel's and each DSO's symbols, warnings said once, the
-// progress of the last (which reads every record).
+// Reads the input with `n` sessions side by side: one load of the kernel's
+// and each DSO's symbols, warnings said once, the progress of the last
+// (which reads every record). Each maps the file on its own and releases
+// the pages behind itself: a later run reads through the earlier runs'
+// records well ahead of them, and one mapping released behind the slowest
+// would keep all the pages between resident.
 Expected<profile::Profile> read_shards(ProfileArgs& a, ProgressBar& bar, unsigned n) {
   session::SessionOptions so = session_options(a, bar);
   so.read_ahead = false;
   session::ShardWarnings warnings(n, so.warn);
   so.symbols.kallsyms_share = std::make_shared<symbol::KallsymsShare>();
   so.symbols.dso_share = std::make_shared<symbol::DsoShare>();
-  if (auto m = MappedFile::open(a.input)) {
-    m->advise_sequential();
-    so.shared_mapping = std::make_shared<SharedMapping>(std::move(*m), n);
-  }
   std::vector<std::unique_ptr<session::Session>> sessions;
   std::vector<session::Session*> all;
   for (unsigned k = 0; k < n; ++k) {

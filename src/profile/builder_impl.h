@@ -169,6 +169,10 @@ class Builder : public session::SampleVisitor {
   Profile take_chunk() {
     replay_held();
     summarize();
+    // (what only building needed goes now, on the run's own thread)
+    memo_.reset();
+    frames_ = {};
+    funcs_.clear();
     return std::move(p_);
   }
   MarkerMap& markers() { return markers_; }

@@ -436,6 +436,7 @@ void Machine::load(Dso& d) {
   }
   d.owned = ls->table;
   d.symbols = ls->table.get();
+  d.origin = ls->found ? ls->origin : '!';
 }
 
 // perf's map__fixup_start/end after loading kallsyms: the kernel's map runs

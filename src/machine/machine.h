@@ -50,6 +50,7 @@ struct Dso {
   bool header_build_id = false;  // from HEADER_BUILD_ID
   bool hit = false;              // a sample ip resolved into it
   bool loaded = false;
+  char origin = '!';  // where its symbols came from (symbol::LoadedSymbols::origin)
   const symbol::SymbolTable* symbols = nullptr;  // after load
   std::shared_ptr<const symbol::SymbolTable> owned;
   std::uint64_t kernel_ref_reloc = 0;  // the kernel map's pgoff (_text address)

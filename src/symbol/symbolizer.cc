@@ -138,6 +138,7 @@ LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& r
   const std::string& symfs = opts_.symfs;
   std::string own = symfs + std::string(path);
   std::vector<std::string> candidates;
+  std::string origins;  // each candidate's origin letter
   // Without a recorded build-id perf takes the one of the file on disk to
   // search the debug directories (but then refuses nothing).
   elf::BuildId id = recorded;
@@ -148,34 +149,40 @@ LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& r
     if (auto link = self->debuglink()) {
       std::string dir = dirname_of(path);
       std::string first = symfs + dir + "/" + link->name;
-      if (first != own) candidates.push_back(first);
-      candidates.push_back(symfs + dir + "/.debug/" + link->name);
-      candidates.push_back(symfs + opts_.debug_dir + dir + "/" + link->name);
+      if (first != own) candidates.push_back(first), origins += 'l';
+      candidates.push_back(symfs + dir + "/.debug/" + link->name), origins += 'l';
+      candidates.push_back(symfs + opts_.debug_dir + dir + "/" + link->name), origins += 'l';
     }
   }
   if (!id.empty() && !opts_.buildid_dir.empty()) {
-    candidates.push_back(buildid_cache_file(opts_.buildid_dir, path, id));
-    candidates.push_back(buildid_link_path(opts_.buildid_dir, id) + "/debug");
+    candidates.push_back(buildid_cache_file(opts_.buildid_dir, path, id)), origins += 'B';
+    candidates.push_back(buildid_link_path(opts_.buildid_dir, id) + "/debug"), origins += 'D';
   }
-  candidates.push_back(symfs + opts_.debug_dir + std::string(path) + ".debug");
-  candidates.push_back(symfs + opts_.debug_dir + std::string(path));
+  candidates.push_back(symfs + opts_.debug_dir + std::string(path) + ".debug"), origins += 'f';
+  candidates.push_back(symfs + opts_.debug_dir + std::string(path)), origins += 'u';
   if (!id.empty()) {
     std::string hex = id.hex();
     candidates.push_back(symfs + opts_.debug_dir + "/.build-id/" + hex.substr(0, 2) + "/" +
                          hex.substr(2) + ".debug");
+    origins += 'b';
   }
-  candidates.push_back(own);
+  candidates.push_back(own), origins += 'd';
   if (opts_.debuginfod && !id.empty())
-    for (std::string& p : debuginfod_.find(id)) candidates.push_back(std::move(p));
+    for (std::string& p : debuginfod_.find(id)) candidates.push_back(std::move(p)), origins += 'd';
 
   std::optional<elf::ElfFile> syms, runtime;
-  for (const auto& c : candidates) {
+  char syms_origin = '!', runtime_origin = '!';
+  for (std::size_t ci = 0; ci < candidates.size(); ++ci) {
+    const std::string& c = candidates[ci];
     if (!is_regular_file(c)) continue;
     auto f = elf::ElfFile::open(c);
     if (!f) continue;
     if (!recorded.empty() && !same_build_id(recorded, f->build_id())) continue;  // refused
     bool take_syms = !syms && f->has_symtab();
     bool take_runtime = !runtime && f->has_dynsym();
+    if (take_syms) syms_origin = origins[ci];
+    if (take_runtime || (!take_syms && !syms && !runtime && f->section(".gnu_debugdata")))
+      runtime_origin = origins[ci];
     if (take_syms && take_runtime) {
       // One file serves both: open it twice rather than share ownership.
       auto again = elf::ElfFile::open(c);
@@ -196,8 +203,8 @@ LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& r
     if (auto v = elf::own_vdso();
         v && (recorded.empty() || same_build_id(recorded, v->build_id()))) {
       auto again = elf::own_vdso();
-      if (v->has_symtab()) syms.emplace(std::move(*v));
-      if (again) runtime.emplace(std::move(*again));
+      if (v->has_symtab()) syms.emplace(std::move(*v)), syms_origin = 'd';
+      if (again) runtime.emplace(std::move(*again)), runtime_origin = 'd';
     }
   }
   if (!syms && !runtime) return out;
@@ -227,6 +234,7 @@ LoadedSymbols Symbolizer::load_user(std::string_view path, const elf::BuildId& r
   out.table = std::move(table);
   out.file = sym.path();
   out.found = true;
+  out.origin = syms ? syms_origin : runtime_origin;
   return out;
 }
 
@@ -354,6 +362,7 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
     out.table = std::move(table);
     out.file = opts_.vmlinux;
     out.found = true;
+    out.origin = opts_.guest_kernel ? 'V' : 'v';
     if (const elf::Section* text = f->section(".text"))
       out.text_start = text->addr, out.text_end = text->addr + text->size;
     return out;
@@ -377,6 +386,7 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
     }
     out.file = info->path;
     out.found = true;
+    out.origin = opts_.guest_kernel ? 'g' : 'k';
     return out;
   }
   auto pending = prefetched_.find(key);
@@ -389,6 +399,7 @@ LoadedSymbols Symbolizer::load_kernel(const elf::BuildId& id, std::uint64_t ref_
   out.table = std::make_shared<SymbolTable>(std::move(info->table));
   out.file = info->path;
   out.found = true;
+  out.origin = opts_.guest_kernel ? 'g' : 'k';
   return out;
 }
 
@@ -416,6 +427,7 @@ const LoadedSymbols& Symbolizer::jit_map(const std::string& path) {
     }
     table->fixup(false);
     out.found = true;
+    out.origin = 'j';
     out.file = path;
   }
   out.table = std::move(table);

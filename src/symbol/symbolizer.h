@@ -93,6 +93,12 @@ struct LoadedSymbols {
   std::shared_ptr<const SymbolTable> table;  // never null; empty when not found
   std::string file;                          // the file read, "" when none
   bool found = false;
+  // Where the symbols came from, as perf's dso__symtab_origin letters it
+  // (report -v): 'k' kallsyms, 'v' vmlinux, 'j' a JIT map, 'l' a
+  // .gnu_debuglink file, 'B' the build-id cache's copy, 'D' its debug file,
+  // 'f' DEBUGDIR/PATH.debug, 'u' DEBUGDIR/PATH, 'b' DEBUGDIR/.build-id's,
+  // 'd' the recorded path itself, '!' none.
+  char origin = '!';
   // The recorded path is a file but no ELF object (a data file perf record
   // -d mapped: a locale, a cache): nothing is missing, nothing is warned.
   bool not_object = false;

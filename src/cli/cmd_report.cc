@@ -540,10 +540,8 @@ int cmd_report(int argc, char** argv) {
     return 0;
   }
   // perf's -v widens the entry tables (DSO paths, each symbol's address
-  // and origin) and orders DSOs by path: not done here, so not pretended.
-  if (a.verbose && !a.stats && !a.dump_raw && !a.tasks && !a.mmaps && !a.header_only)
-    return fail("report", make_error("-v: the verbose columns (DSO paths, symbol addresses "
-                                     "and origins) are not supported"));
+  // and origin) and orders DSOs by path.
+  opts.verbose = a.verbose > 0;
   if (!a.html.empty()) return html_report(a, opts);
   opts.color = use_color(a.stdio_color);
   opts.raw_thread_counts = a.pretty == "raw";

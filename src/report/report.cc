@@ -43,7 +43,7 @@ const std::string* Report::dso_name(const machine::Dso* d) {
   if (!d) return nullptr;
   if (dso_names_.size() <= d->index) dso_names_.resize(d->index + 1, nullptr);
   const std::string*& p = dso_names_[d->index];
-  if (!p) p = session_->machine().intern(d->short_name);
+  if (!p) p = session_->machine().intern(opts_.verbose ? d->long_name : d->short_name);
   return p;
 }
 
@@ -98,6 +98,12 @@ Entry Report::make_entry(const session::ResolvedSample& s, const machine::Locati
   e.dso_name = dso_name(loc.dso);
   e.level = level;
   e.ip = loc.addr;
+  e.dso = loc.map ? loc.dso : nullptr;
+  // (a sample's own address is kept as resolved, DSO-relative; the kernel's
+  // as it ran)
+  e.shown_ip = loc.map && loc.dso && loc.dso->kind == machine::DsoKind::kKernel
+                   ? loc.map->unmap_ip(loc.addr)
+                   : loc.addr;
   if (loc.symbol >= 0) {
     const symbol::Symbol& sym = loc.dso->symbols->at(static_cast<std::size_t>(loc.symbol));
     e.sym_name = session_->machine().symbol_name(loc);
@@ -557,8 +563,11 @@ void Report::add_children(Hists& h, const session::ResolvedSample& s,
       dup = perf_duplicate(h, s, loc, level, probe);
     if (dup) continue;
     const bool found = ext_->active() && ext_->last_found();
+    const std::size_t before = h.entries.size();
     std::uint32_t k = add_entry(h, key, s, loc, level, filtered, false, period, count);
     h.entries[k].srcline_known |= found;
+    // An entry a frame makes keeps the frame's address as recorded (-v).
+    if (h.entries.size() > before && k + 1 == h.entries.size()) h.entries[k].shown_ip = f.ip;
     seen_.push_back(k);
     if (!use_callchain_) continue;
     Entry& x = h.entries[k];

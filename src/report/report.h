@@ -183,6 +183,9 @@ struct ReportOptions {
   // Grow the call graphs on this many threads of their own (--jobs above
   // 1; 0: on the aggregating thread); the output is the same.
   unsigned chain_threads = 0;
+  // -v: DSOs by their recorded path (shown and compared), symbols after
+  // the entry's address and where its DSO's symbols came from.
+  bool verbose = false;
   // --hide-unresolved: samples in no symbol left out, and the frames in
   // none from call chains (perf's symbol_conf.hide_unresolved).
   bool hide_unresolved = false;

@@ -114,6 +114,11 @@ struct alignas(64) Entry {
   bool inlined = false;  // sym_name is a function inlined there: printed with " (inlined)"
   std::uint64_t sym_start_abs = 0;  // unmapped symbol start (STT_OBJECT offsets)
   std::uint64_t ip = 0;
+  // -v: the address perf keeps in the entry (its first sample's, DSO-
+  // relative but in the kernel; a call-chain frame's as recorded) and the
+  // DSO its symbols' origin is asked of.
+  std::uint64_t shown_ip = 0;
+  const machine::Dso* dso = nullptr;
   char level = '.';
   bool filtered = false;
   // perf formats a tracepoint entry's trace output when a comparison first
@@ -408,6 +413,7 @@ class Report : public session::SampleVisitor {
   bool line_keys_ = false;
   BranchHistory history_;
   Status settle_mem_mode();
+  Status verbose_refusal() const;
   Status settle_branch_mode(session::Session& session);
   void add_branches(Hists& h, const session::ResolvedSample& s);
   // A symbol key without a DSO key: perf compares resolved and unresolved

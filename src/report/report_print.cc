@@ -69,7 +69,10 @@ void Printer::compute_widths(const std::vector<std::uint32_t>& entries) {
             c.width = std::max<std::size_t>(c.width, 16);
           break;
         case SortKey::kSym:
-          c.width = std::max(c.width, e.sym_name.empty() ? std::size_t{22} : e.sym_name.size() + 4);
+          // (-v: the address and origin before a resolved symbol's name)
+          c.width = std::max(c.width, e.sym_name.empty()
+                                          ? std::size_t{22}
+                                          : e.sym_name.size() + 4 + (r_.opts_.verbose ? 21 : 0));
           break;
         case SortKey::kTime:
           c.width = std::max<std::size_t>(c.width, r_.opts_.nanosecs ? 16 : 12);
@@ -392,9 +395,15 @@ int Printer::key_cell(const Entry& e, const Column& c, char* buf, std::size_t ca
     case SortKey::kCgroupId:
       n = ext_column(e, c.key, w, buf, cap);
       break;
-    case SortKey::kSym:
-      n = sym_cell(buf, cap, e.level, e.sym_name, e.sym_type, e.inlined, e.ip, e.sym_start_abs, w);
+    case SortKey::kSym: {
+      int v = 0;
+      if (r_.opts_.verbose)  // perf's "%-#*llx %c " of the address and origin
+        v = std::snprintf(buf, cap, "%-#*" PRIx64 " %c ", 18, e.shown_ip,
+                          e.dso ? e.dso->origin : '!');
+      n = v + sym_cell(buf + v, cap - v, e.level, e.sym_name, e.sym_type, e.inlined, e.ip,
+                       e.sym_start_abs, w - v);
       break;
+    }
     case SortKey::kDsoFrom:
     case SortKey::kDsoTo:
     case SortKey::kSymFrom:

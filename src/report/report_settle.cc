@@ -138,6 +138,25 @@ Status Report::settle_mem_mode() {
   return ok();
 }
 
+// -v changes the DSO and symbol columns of the entry table; the tables
+// whose symbols and DSOs are printed otherwise (branch and memory modes,
+// the hierarchy, symbol offsets, IPC) are refused rather than shown
+// unchanged.
+Status Report::verbose_refusal() const {
+  const char* what = branch_mode_      ? "branch mode"
+                     : mem_mode_       ? "--mem-mode"
+                     : opts_.hierarchy ? "--hierarchy"
+                     : branch_history_ ? "--branch-history"
+                                       : nullptr;
+  for (SortKey k : {SortKey::kSymoff, SortKey::kIpcLbr, SortKey::kIpcNull})
+    if (!what && has_key_[static_cast<int>(k)]) what = "this --sort key";
+  if (!what) return ok();
+  return make_error(
+      "-v: the verbose columns (DSO paths, symbol addresses and origins) are not "
+      "supported with {}",
+      what);
+}
+
 void Report::settle(session::Session& session) {
   session_ = &session;
   const auto& ev = session.reader().events();
@@ -180,6 +199,7 @@ void Report::settle(session::Session& session) {
   if (setup_status_) setup_status_ = ext_->setup(session, opts_, lines);
   if (setup_status_) setup_status_ = ignore_.setup(opts_.ignore_callees);
   if (setup_status_) setup_status_ = evswitch_.setup(opts_.evswitch, session);
+  if (setup_status_ && opts_.verbose) setup_status_ = verbose_refusal();
   // perf applies its entry filters as it collapses entries, which it does
   // only when a --sort key needs it (comm): otherwise --symbol-filter is moot.
   const bool collapses =

@@ -86,7 +86,7 @@ void add_options(CLI::App& app, Args& a, report::DiffOptions& o) {
   app.add_flag("-q,--quiet", o.quiet, "Do not show any warnings or messages");
   app.add_option("-t,--field-separator", o.field_sep,
                  "Separator for columns, no spaces will be added between columns '.' is reserved.");
-  app.add_flag("-v,--verbose", a.verbose, "Be more verbose (not supported: refused)");
+  app.add_flag("-v,--verbose", a.verbose, "Be more verbose (DSO paths, symbol addresses)");
   app.add_flag("-D,--dump-raw-trace", a.dump_raw, "Dump raw trace in ASCII");
   add_jobs_option(app, a.jobs);
   app.add_flag("--stream", a.stream, "Hot streams comparison (branch stacks; not supported)");
@@ -317,9 +317,9 @@ int cmd_diff(int argc, char** argv) {
     fmt::print(stderr, "\n Usage: perfkit diff [<options>] [old_file] [new_file]\n\n");
     return kUsageExit;
   }
-  if (a.verbose)
-    return fail("diff", make_error("-v: the verbose columns (DSO paths, symbol addresses) are not "
-                                   "supported"));
+  // perf's -v: the data files listed, DSOs by path, symbols after their
+  // addresses and origins (report's -v columns).
+  o.report.verbose = a.verbose > 0 && !o.quiet;  // (perf's -q sets verbose to -1)
   if (o.field_sep.starts_with(".")) {
     fmt::print(stderr, "'.' is the only non valid --field-separator argument\n");
     return 255;

@@ -541,7 +541,7 @@ int cmd_report(int argc, char** argv) {
   }
   // perf's -v widens the entry tables (DSO paths, each symbol's address
   // and origin) and orders DSOs by path.
-  opts.verbose = a.verbose > 0;
+  opts.verbose = a.verbose > 0 && !a.quiet;  // (perf's -q sets verbose to -1)
   if (!a.html.empty()) return html_report(a, opts);
   opts.color = use_color(a.stdio_color);
   opts.raw_thread_counts = a.pretty == "raw";

@@ -475,7 +475,7 @@ void Diff::Impl::print_block(Block& b, const std::vector<std::string>& paths, bo
   if (!o.quiet) {
     out.write(first ? "" : "\n");
     out.write("# Event '" + reports[0]->event_label(*sessions[0], b.event) + "'\n#\n");
-    if (files > 2) {
+    if (files > 2 || o.report.verbose) {
       out.write("# Data files:\n");
       for (std::size_t f = 0; f < files; ++f)
         out.write(fmt::format("#  [{}] {} {}\n", f, paths[f], f ? "" : "(Baseline)"));

@@ -124,6 +124,23 @@ TEST(Diff, OtherSortKeysAsPerf) {
       << gate.out;
 }
 
+// -v: the data files listed, DSOs by path (and paired by path), each
+// symbol after its entry's address and origin; -q takes it back, as
+// perf's -q sets its verbosity below zero.
+TEST(Diff, VerboseAsPerf) {
+  PK_SKIP_WITHOUT_PERF();
+  int compared = 0;
+  for (auto names : {files({"shares_base1.data", "shares_hot1.data"}),
+                     files({"shares_base1.data", "shares_hot1.data", "shares_hot2.data"}),
+                     files({"syswide_g.data", "syswide.data"}), files({"fp.data", "dwarf.data"})}) {
+    if (names.empty()) continue;
+    for (const char* opts :
+         {"-v", "-v -c ratio -p", "-v -s dso", "-v -s comm,dso,sym", "-v -b", "-v -s sym", "-v -q"})
+      compared += compare(std::string(" ") + opts + names);
+  }
+  EXPECT_EQ(compared, 4 * 7);
+}
+
 // -D: each file's records as perf diff's tool dumps them (ID_INDEX
 // unhandled, no stats), then the table.
 TEST(Diff, DumpRawTraceAsPerf) {

@@ -108,15 +108,15 @@ unsigned shards_for(const ProfileArgs& a) {
 }
 
 // Reads the input with `n` sessions side by side: one load of the kernel's
-// and each DSO's symbols, warnings said once, the progress of the last
-// (which reads every record). Each maps the file on its own and releases
-// the pages behind itself: a later run reads through the earlier runs'
-// records well ahead of them, and one mapping released behind the slowest
-// would keep all the pages between resident.
+// and each DSO's symbols, warnings said once and in one session's order
+// (at the end), the progress of the last (which reads every record). Each maps the file on its own
+// and releases the pages behind itself: a later run reads through the earlier runs' records well
+// ahead of them, and one mapping released behind the slowest would keep all the pages between
+// resident.
 Expected<profile::Profile> read_shards(ProfileArgs& a, ProgressBar& bar, unsigned n) {
   session::SessionOptions so = session_options(a, bar);
   so.read_ahead = false;
-  session::ShardWarnings warnings(n, so.warn);
+  session::RunWarnings warnings(n);
   so.symbols.kallsyms_share = std::make_shared<symbol::KallsymsShare>();
   so.symbols.dso_share = std::make_shared<symbol::DsoShare>();
   std::vector<std::unique_ptr<session::Session>> sessions;
@@ -128,12 +128,13 @@ Expected<profile::Profile> read_shards(ProfileArgs& a, ProgressBar& bar, unsigne
     if (k + 1 < n) sk.progress = nullptr;
     auto s = session::Session::open(a.input, std::move(sk));
     if (!s) {
-      for (session::Session* o : all) o->reader().leave_shared();
+      warnings.say(so.warn);
       return s.error();
     }
     all.push_back(sessions.emplace_back(std::move(*s)).get());
   }
   auto p = profile::build_profile_shards(all, a.opts);
+  warnings.say(so.warn);
   if (!p) return p.error().with_context(all[0]->reader().name());
   return p;
 }

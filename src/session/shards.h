@@ -191,4 +191,40 @@ class ShardWarnings {
   std::function<void(const std::string&)> warn_;
 };
 
+// Warnings of N sessions that read contiguous runs of one recording, each
+// reading the records before its run too: kept per session while they run
+// and said at the end in session order, so that they come in the order one
+// session says them, whatever the threads' timing. Shard k's n-th copy of a
+// message is said when the shards before it said fewer copies of it.
+class RunWarnings {
+ public:
+  explicit RunWarnings(unsigned shards) : kept_(shards) {}
+  std::function<void(const std::string&)> for_shard(unsigned k) {
+    return [this, k](const std::string& m) {
+      std::lock_guard lock(mu_);
+      kept_[k].push_back(m);
+    };
+  }
+  // Says what was kept, through `warn`.
+  void say(const std::function<void(const std::string&)>& warn) {
+    std::lock_guard lock(mu_);
+    std::map<std::string, std::size_t> said;
+    for (const std::vector<std::string>& shard : kept_) {
+      std::map<std::string, std::size_t> seen;
+      for (const std::string& m : shard) {
+        std::size_t& n = said[m];
+        if (++seen[m] > n) {
+          n = seen[m];
+          if (warn) warn(m);
+        }
+      }
+    }
+    kept_.assign(kept_.size(), {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::vector<std::string>> kept_;
+};
+
 }  // namespace perfkit::session

@@ -131,5 +131,27 @@ TEST(ShardWarnings, SaysEachMessageAsOftenAsOneShardDoes) {
                                       "unprocessable sample at 0x10"}));
 }
 
+// Contiguous runs: what the sessions said, in session order at the end,
+// each message as often as the session that said it most often (a later
+// run reads the side-band records before it again: its copies of their
+// warnings are not said twice).
+TEST(RunWarnings, SaysInSessionOrderAtTheEnd) {
+  std::vector<std::string> said;
+  RunWarnings w(2);
+  auto s0 = w.for_shard(0), s1 = w.for_shard(1);
+  s1("lost 3 samples");
+  s1("no symbols for libbar.so");
+  s0("lost 3 samples");
+  s0("no symbols for libfoo.so");
+  s1("lost 3 samples");
+  EXPECT_TRUE(said.empty());
+  w.say([&](const std::string& m) { said.push_back(m); });
+  EXPECT_EQ(said, (std::vector<std::string>{"lost 3 samples", "no symbols for libfoo.so",
+                                            "no symbols for libbar.so", "lost 3 samples"}));
+  said.clear();
+  w.say([&](const std::string& m) { said.push_back(m); });
+  EXPECT_TRUE(said.empty());  // (said once)
+}
+
 }  // namespace
 }  // namespace perfkit::session

@@ -123,7 +123,10 @@ class MergedLines {
         lines->ask_known(a.text);
         continue;
       }
-      auto [it, fresh] = dsos_.try_emplace(a.dso, kFirstIndex + dsos_.size());
+      // (the later runs' DSOs by LineWorker indexes of their own, past the
+      // first session's machine::Dso::index)
+      const std::size_t first = first_.session().machine().dsos().size();
+      auto [it, fresh] = dsos_.try_emplace(a.dso, first + dsos_.size());
       if (fresh) lines->dso(it->second, a.dso->long_name, a.dso->short_name, a.dso->build_id);
       lines->ask(it->second, a.addr);
     }
@@ -134,9 +137,6 @@ class MergedLines {
   }
 
  private:
-  // The later runs' DSOs by a LineWorker index of their own, past the first
-  // session's (machine::Dso::index).
-  static constexpr std::size_t kFirstIndex = 1 << 20;
   Builder& first_;
   std::unordered_set<std::string> asked_;
   std::unordered_map<const machine::Dso*, std::size_t> dsos_;

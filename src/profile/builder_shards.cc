@@ -205,8 +205,15 @@ Expected<Profile> build_profile_shards(std::span<session::Session* const> sessio
     status[k] = std::move(st);
   };
   std::vector<std::thread> threads;
-  for (std::size_t k = 1; k < n; ++k) threads.emplace_back(run, k);
-  run(0);
+  std::vector<std::size_t> here{0};  // runs made on this thread
+  for (std::size_t k = 1; k < n; ++k) {
+    try {  // (the library does not throw: a thread that cannot start runs here)
+      threads.emplace_back(run, k);
+    } catch (...) {
+      here.push_back(k);
+    }
+  }
+  for (std::size_t k : here) run(k);
   for (std::thread& t : threads) t.join();
   // (the first run's error is the one a single session meets first)
   for (Status& st : status) PK_TRY(std::move(st));

@@ -104,18 +104,6 @@ class Folder {
     }
     return lines;
   }
-  Status write(FdWriter& out) {
-    const auto all = lines();
-    std::vector<const std::pair<const std::string, std::uint64_t>*> sorted;
-    sorted.reserve(all.size());
-    for (const auto& l : all) sorted.push_back(&l);
-    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
-    for (const auto* l : sorted) {
-      out.write(l->first);
-      out.print(" {}\n", l->second);
-    }
-    return out.flush();
-  }
 
  private:
   static constexpr Index kUnset = kNone - 1;
@@ -199,6 +187,19 @@ class Folder {
   std::vector<Index> touched_;
 };
 
+// "stack weight" lines in the order of their stacks' text.
+Status write_lines(const std::unordered_map<std::string, std::uint64_t>& lines, FdWriter& out) {
+  std::vector<const std::pair<const std::string, std::uint64_t>*> sorted;
+  sorted.reserve(lines.size());
+  for (const auto& l : lines) sorted.push_back(&l);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  for (const auto* l : sorted) {
+    out.write(l->first);
+    out.print(" {}\n", l->second);
+  }
+  return out.flush();
+}
+
 // stackcollapse.py's bottom entry: "comm", "comm-PID", "comm-PID/TID".
 std::string comm_prefix(const profile::Profile& p, const profile::Thread& t, Index comm,
                         const StackcollapseOptions& o) {
@@ -232,7 +233,7 @@ Status write_stackcollapse(const profile::Profile& p, const StackcollapseOptions
       folder.add(prefix, chain ? t.stack[i] : kNone, 1);
     }
   }
-  return folder.write(out);
+  return write_lines(folder.lines(), out);
 }
 
 namespace {
@@ -263,16 +264,7 @@ std::unordered_map<std::string, std::uint64_t> fold_event(const profile::Profile
 Status write_folded(const profile::Profile& p, const FoldedOptions& o, FdWriter& out) {
   if (o.event >= p.events.size())
     return make_error("no event {} to fold (the profile has {})", o.event, p.events.size());
-  const auto lines = fold_event(p, o);
-  std::vector<const std::pair<const std::string, std::uint64_t>*> sorted;
-  sorted.reserve(lines.size());
-  for (const auto& l : lines) sorted.push_back(&l);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
-  for (const auto* l : sorted) {
-    out.write(l->first);
-    out.print(" {}\n", l->second);
-  }
-  return out.flush();
+  return write_lines(fold_event(p, o), out);
 }
 
 Expected<std::vector<FoldedPairLine>> folded_pair_lines(const profile::Profile& before,

@@ -8,6 +8,11 @@
 
 namespace perfkit::report {
 
+// PackedFrame holds every field of a Location: a field added there must be
+// kept here too.
+static_assert(sizeof(machine::Location) == 40, "SampleFold::PackedFrame copies Location's fields");
+static_assert(sizeof(session::Frame) == 64, "SampleFold::PackedFrame copies Frame's fields");
+
 bool SampleFold::fold(const session::RawSample& r, std::uint64_t period, std::uint64_t generation) {
   const std::uint32_t found = index_.find(r, generation);
   if (found != session::RawKeyTable::kNone) {
@@ -51,8 +56,11 @@ void SampleFold::keep(const session::ResolvedSample& s, std::uint64_t generation
   k.frames_begin = static_cast<std::uint32_t>(frames_.size());
   k.frames_size = static_cast<std::uint32_t>(s.callchain.size());
   for (const session::Frame& f : s.callchain) {
-    session::Frame& c = frames_.emplace_back(f);
-    c.loc.map = stable(f.loc.map, generation);
+    const bool extra = f.srcline || f.inlined;
+    if (extra)
+      extras_.push_back({static_cast<std::uint32_t>(frames_.size()), f.srcline, f.inlined});
+    frames_.push_back({f.ip, stable(f.loc.map, generation), f.loc.dso, f.loc.addr, f.loc.symbol,
+                       f.loc.level, f.loc.kernel_maps, extra});
   }
   index_.insert(static_cast<std::uint32_t>(kept_.size()));
   kept_.push_back(k);
@@ -71,11 +79,30 @@ const session::ResolvedSample& SampleFold::replay(machine::Machine& m, Kept& k) 
   replay_.loc = k.loc;
   if (k.loc.symbol == machine::kSymbolPending)
     replay_.loc = m.resolve(*k.thread, abi::kMiscKernel, k.ip, false);
-  std::span<session::Frame> frames(frames_.data() + k.frames_begin, k.frames_size);
-  for (session::Frame& f : frames)
+  replay_frames_.resize(k.frames_size);
+  // The first of this sample's frames with names (extras_ is in frame order).
+  auto extra = std::lower_bound(extras_.begin(), extras_.end(), k.frames_begin,
+                                [](const Extra& e, std::uint32_t i) { return e.frame < i; });
+  for (std::uint32_t i = 0; i < k.frames_size; ++i) {
+    const PackedFrame& p = frames_[k.frames_begin + i];
+    session::Frame& f = replay_frames_[i];
+    f.ip = p.ip;
+    f.loc.map = p.map;
+    f.loc.dso = p.dso;
+    f.loc.symbol = p.symbol;
+    f.loc.addr = p.addr;
+    f.loc.level = p.level;
+    f.loc.kernel_maps = p.kernel_maps;
+    f.srcline = f.inlined = nullptr;
+    if (p.extra) {
+      f.srcline = extra->srcline;
+      f.inlined = extra->inlined;
+      ++extra;
+    }
     if (f.loc.symbol == machine::kSymbolPending)
       f.loc = m.resolve(*k.thread, abi::kMiscKernel, f.ip, false);
-  replay_.callchain = frames;
+  }
+  replay_.callchain = replay_frames_;
   return replay_;
 }
 
@@ -83,6 +110,7 @@ void SampleFold::clear() {
   kept_.clear();
   index_.clear();
   frames_.clear();
+  extras_.clear();
   maps_.clear();
   map_copies_.clear();
   repeats_ = 0;

@@ -41,6 +41,9 @@ class SampleFold {
     // Room for the frames at once: growing by copies would hold two arrays
     // at the peak (the pages are only touched as frames come).
     frames_.reserve(max_frames_ + 1024);
+    kept_.reserve(max_kept_);
+    // (a raw chain holds its resolved frames, and context words)
+    if (with_chain) index_.reserve(max_kept_, (max_frames_ + 1024 + 4 * max_kept_) * 8);
   }
   // Frame budgets: small where frames are not kept at all, medium where a
   // sample's frames become children entries (no call graph), large where
@@ -88,6 +91,25 @@ class SampleFold {
     machine::Location loc;
     std::uint64_t period = 0, count = 0;
   };
+  // A kept frame: session::Frame without its two rarely set names (40
+  // bytes, not 64: a deep recursion's distinct stacks hold some 250k
+  // frames). A frame with a source line or an inlined name has them in
+  // extras_, in the order of frames_.
+  struct PackedFrame {
+    std::uint64_t ip = 0;
+    const machine::Map* map = nullptr;
+    machine::Dso* dso = nullptr;
+    std::uint64_t addr = 0;
+    std::int32_t symbol = -1;
+    char level = 0;
+    bool kernel_maps = false;
+    bool extra = false;  // its names are in extras_
+  };
+  struct Extra {
+    std::uint32_t frame;  // index in frames_
+    const char* srcline;
+    const char* inlined;
+  };
   // A copy of `map` that outlives later changes to the maps.
   const machine::Map* stable(const machine::Map* map, std::uint64_t generation);
   const session::ResolvedSample& replay(machine::Machine& m, Kept& k);
@@ -96,7 +118,8 @@ class SampleFold {
   session::RawKeyTable index_;  // raw sample -> its entry in kept_
   std::size_t max_kept_, max_frames_;
   std::vector<Kept> kept_;
-  std::vector<session::Frame> frames_;
+  std::vector<PackedFrame> frames_;
+  std::vector<Extra> extras_;
   std::deque<machine::Map> maps_;
   std::unordered_map<const machine::Map*, const machine::Map*> map_copies_;
   std::uint64_t map_copies_generation_ = 0;
@@ -106,6 +129,7 @@ class SampleFold {
   // The replayed sample and its record (the fields the report reads).
   record::Sample replay_sample_;
   session::ResolvedSample replay_;
+  std::vector<session::Frame> replay_frames_;  // the replayed sample's chain
 };
 
 }  // namespace perfkit::report

@@ -39,6 +39,13 @@ class RawKeyTable {
   // Keeps `value` for the sample find() last missed.
   void insert(std::uint32_t value);
   void clear();
+  // Room for `entries` keys and `chain_bytes` of their call chains at once:
+  // growing by copies would hold two arrays at the peak (the pages are only
+  // touched as keys come).
+  void reserve(std::size_t entries, std::size_t chain_bytes) {
+    entries_.reserve(entries);
+    raw_.reserve(chain_bytes);
+  }
   std::size_t size() const { return entries_.size(); }
   // Memory held by the keys, to bound it.
   std::size_t bytes() const {

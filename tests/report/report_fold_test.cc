@@ -1,12 +1,15 @@
 // perfkit report folds repeated samples before resolving them
 // (analysis/report_fold.h). Folded or not, and however often the fold is
 // drained on the way, the report must print the same bytes.
+#include "report/report_fold.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "base/output.h"
+#include "machine/machine.h"
 #include "report/report.h"
 #include "session/session.h"
 #include "support/test_support.h"
@@ -86,6 +89,77 @@ TEST(ReportFold, FoldedReportsEqualUnfoldedOnes) {
   if (compared == 0) GTEST_SKIP() << "no fixtures";
   // The comparison means something only if samples were folded.
   EXPECT_GT(folded, 0u);
+}
+
+// The fold keeps its samples' frames packed (their rare names aside): each
+// comes back with every field it was kept with, names included, in the
+// order the samples were first seen, repeats counted with the first.
+TEST(ReportFold, DrainGivesBackEachKeptFrame) {
+  symbol::Symbolizer sym({});
+  machine::Machine m(sym);
+  machine::Dso& dso = m.findnew_dso("/tmp/libfold.so", machine::DsoKind::kUser);
+  static const char* const kLine = "fold.c:12";
+  static const char* const kInlined = "inlined_here";
+  constexpr int kSamples = 3, kFrames = 4;
+  std::vector<record::Sample> samples(kSamples);
+  std::vector<std::vector<session::Frame>> chains(kSamples);
+  SampleFold fold(false, false, 1024);
+  auto raw = [&](int i) {
+    session::RawSample r;
+    r.sample = &samples[i];
+    r.cpumode = 2;
+    return r;
+  };
+  for (int i = 0; i < kSamples; ++i) {
+    samples[i].ip = 0x1000 + i;
+    for (int j = 0; j < kFrames; ++j) {
+      session::Frame f;
+      f.ip = 0x2000 + 0x10 * i + j;
+      f.loc.dso = j == 3 ? nullptr : &dso;
+      f.loc.symbol = j == 3 ? -1 : 7 * i + j;
+      f.loc.addr = 0x500 + 0x10 * i + j;
+      f.loc.level = j == 0 ? machine::kLevelKernel : machine::kLevelUser;
+      f.loc.kernel_maps = j == 0;
+      f.srcline = (i + j) % 2 ? kLine : nullptr;
+      f.inlined = j == 1 && i != 1 ? kInlined : nullptr;
+      chains[i].push_back(f);
+    }
+    ASSERT_FALSE(fold.fold(raw(i), 10, 1));
+    session::ResolvedSample s;
+    s.sample = &samples[i];
+    s.cpumode = 2;
+    s.loc.symbol = -1;
+    s.callchain = chains[i];
+    fold.keep(s, 1);
+  }
+  EXPECT_TRUE(fold.fold(raw(1), 5, 1));   // a repeat of the second
+  EXPECT_FALSE(fold.fold(raw(1), 5, 2));  // not in another generation
+  int n = 0;
+  auto st = fold.drain(
+      m,
+      [&](const session::ResolvedSample& s, std::uint64_t period, std::uint32_t count) -> Status {
+        const int i = n++;
+        EXPECT_EQ(s.sample->ip, samples[i].ip);
+        EXPECT_EQ(period, i == 1 ? 15u : 10u);
+        EXPECT_EQ(count, i == 1 ? 2u : 1u);
+        EXPECT_EQ(s.callchain.size(), std::size_t{kFrames});
+        for (std::size_t j = 0; j < s.callchain.size() && j < kFrames; ++j) {
+          const session::Frame& got = s.callchain[j];
+          const session::Frame& want = chains[i][j];
+          EXPECT_EQ(got.ip, want.ip);
+          EXPECT_EQ(got.loc.map, want.loc.map);
+          EXPECT_EQ(got.loc.dso, want.loc.dso);
+          EXPECT_EQ(got.loc.symbol, want.loc.symbol);
+          EXPECT_EQ(got.loc.addr, want.loc.addr);
+          EXPECT_EQ(got.loc.level, want.loc.level);
+          EXPECT_EQ(got.loc.kernel_maps, want.loc.kernel_maps);
+          EXPECT_EQ(got.srcline, want.srcline) << "sample " << i << " frame " << j;
+          EXPECT_EQ(got.inlined, want.inlined) << "sample " << i << " frame " << j;
+        }
+        return ok();
+      });
+  EXPECT_TRUE(st);
+  EXPECT_EQ(n, kSamples);
 }
 
 }  // namespace

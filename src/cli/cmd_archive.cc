@@ -23,6 +23,7 @@ int cmd_archive(int argc, char** argv) {
   session::SessionOptions so;
   so.symbols = symbol::symbolizer_options_from_env();
   so.warn = [](const std::string&) {};
+  so.prefetch_kernel = false;  // (no symbol is looked up)
   if (so.symbols.buildid_dir.empty())
     return fail("archive", make_error("no build-id cache directory"));
   auto session = session::Session::open(input, so);

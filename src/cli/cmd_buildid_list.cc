@@ -31,6 +31,7 @@ int cmd_buildid_list(int argc, char** argv) {
   session::SessionOptions so;
   so.symbols = symbol::symbolizer_options_from_env();
   so.warn = [](const std::string&) {};
+  so.prefetch_kernel = false;  // (no symbol is looked up)
   auto session = session::Session::open(input, so);
   if (!session) return fail("buildid-list", session.error());
   FdWriter out = FdWriter::stdout_writer();

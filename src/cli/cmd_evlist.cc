@@ -108,6 +108,7 @@ int cmd_evlist(int argc, char** argv) {
   }
   session::SessionOptions so;
   so.warn = [](const std::string&) {};
+  so.prefetch_kernel = false;  // (no address is resolved)
   auto s = session::Session::open(a.input, so);
   if (!s) {
     fmt::print(stderr, "{}\n", s.error().message());

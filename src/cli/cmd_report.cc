@@ -595,6 +595,8 @@ int cmd_report(int argc, char** argv) {
   session::SessionOptions so = session_options(a, peek, tty_err);
   so.skip_samples = a.tasks || a.mmaps;  // perf's table: the side-band records' threads
   so.skip_maps = a.tasks && !a.mmaps;    // and without --mmaps, not the maps'
+  // (the header, the record counts and the task table name no symbol)
+  so.prefetch_kernel = !(a.header_only || a.stats || a.tasks || a.mmaps);
   auto session = session::Session::open(input, so);
   if (!session) return fail("report", session.error());
   auto& s = **session;

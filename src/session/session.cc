@@ -53,7 +53,7 @@ void Session::read_build_id_table() {
     (void)apply_build_id_record(v);
     at += v.size;
   }
-  machine_->prefetch_kernel_symbols();
+  if (opts_.prefetch_kernel) machine_->prefetch_kernel_symbols();
 }
 
 Status Session::apply_build_id_record(const record::RecordView& r) {

@@ -135,6 +135,10 @@ struct SessionOptions {
   bool skip_maps = false;
   // Deliver records in file order rather than perf's time order.
   bool unordered = false;
+  // Start reading the recorded kernel's symbols on a thread of their own as
+  // the file opens (for sessions that resolve addresses; one that resolves
+  // none would wait for the thread at its end).
+  bool prefetch_kernel = true;
   // Read and order the file's records on a thread of its own while the
   // visitor takes them (perfdata::RecordStreamOptions::read_ahead): for
   // visitors that leave the reader as it is. The records, their order and

@@ -136,6 +136,8 @@ class Symbolizer {
   void prefetch_kernel(const elf::BuildId& id);
   // Whether a prefetch is still reading: kernel() would wait for it.
   bool kernel_loading() const;
+  // Whether prefetch_kernel started (or joined) a load.
+  bool kernel_prefetched() const { return !prefetched_.empty() || !shared_.empty(); }
   // A perf-PID.map file of JIT symbols (absolute addresses).
   const LoadedSymbols& jit_map(const std::string& path);
 

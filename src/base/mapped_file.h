@@ -21,8 +21,11 @@ class MappedFile {
   ~MappedFile();
 
   // Maps `path`. Errors: the file cannot be opened (names the path and errno
-  // text), is not a regular file, or mmap fails.
-  static Expected<MappedFile> open(const std::string& path);
+  // text), is not a regular file, or mmap fails. `huge_pages`: map a large
+  // file so that its 2 MiB folios are mapped whole (fast to read through);
+  // false for a file read once and then touched here and there, where each
+  // later touch should map a few pages rather than 2 MiB.
+  static Expected<MappedFile> open(const std::string& path, bool huge_pages = true);
 
   Bytes bytes() const { return {data_, size_}; }
   std::uint64_t size() const { return size_; }

@@ -450,6 +450,18 @@ Expected<KallsymsInfo> finish_load(KallsymsParser& parser, const std::string& pa
   return info;
 }
 
+// finish_load of a file parsed where it is mapped (`file`; nullptr: read):
+// the pages the parse and the fixups touched leave the resident set (the
+// table names its symbols in the file, which some 5 MB of a large kernel's
+// would otherwise hold for the whole run). The names stay valid: the few
+// that are printed are read again from the page cache.
+Expected<KallsymsInfo> finish_mapped(KallsymsParser& parser, const std::string& path,
+                                     const MappedFile* file) {
+  auto info = finish_load(parser, path);
+  if (file) file->release(0, file->size());
+  return info;
+}
+
 // The check of a kallsyms copy (whose text begins with `copy_text`) against
 // PROCFS begun: none when their first 4 KiB differ already (another image,
 // another KASLR offset, kptr_restrict) or either is unreadable.
@@ -472,28 +484,30 @@ Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
   // anything else (/proc/kallsyms, a pipe) is read, and opened only once.
   struct stat st;
   bool mapped = false;
+  std::shared_ptr<const MappedFile> file;
   if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    if (auto file = MappedFile::open(path)) {
-      parse_mapped(std::make_shared<const MappedFile>(std::move(*file)), parser);
+    if (auto opened = MappedFile::open(path, false)) {
+      file = std::make_shared<const MappedFile>(std::move(*opened));
+      parse_mapped(file, parser);
       mapped = true;
     }
   }
   if (!mapped) PK_TRY(parse_chunks(path, parser));
-  return finish_load(parser, path);
+  return finish_mapped(parser, path, file.get());
 }
 
 Expected<KallsymsInfo> load_current_kallsyms(const std::string& copy, const std::string& procfs) {
   struct stat st;
   if (::stat(copy.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    if (auto opened = MappedFile::open(copy)) {
+    if (auto opened = MappedFile::open(copy, false)) {
       auto file = std::make_shared<const MappedFile>(std::move(*opened));
       std::string_view text(reinterpret_cast<const char*>(file->bytes().data()), file->size());
       if (std::optional<ModuleCheck> check = begin_copy_check(text, procfs)) {
         KallsymsParser parser;
         reserve_for_kernel(parser);
         parser.check_modules(&*check);
-        parse_mapped(std::move(file), parser);
-        if (check->current()) return finish_load(parser, copy);
+        parse_mapped(file, parser);
+        if (check->current()) return finish_mapped(parser, copy, file.get());
       }
     }
   }
@@ -525,7 +539,7 @@ std::vector<KernelModule> parse_modules(std::string_view text) {
 }
 
 bool kallsyms_copy_is_current(const std::string& copy, const std::string& procfs) {
-  auto file = MappedFile::open(copy);
+  auto file = MappedFile::open(copy, false);
   if (!file) return false;
   std::string_view t(reinterpret_cast<const char*>(file->bytes().data()), file->size());
   std::optional<ModuleCheck> check = begin_copy_check(t, procfs);

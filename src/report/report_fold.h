@@ -15,6 +15,7 @@
 // another thread (machine::kSymbolPending); drain resolves them then.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
@@ -41,9 +42,11 @@ class SampleFold {
     // Room for the frames at once: growing by copies would hold two arrays
     // at the peak (the pages are only touched as frames come).
     frames_.reserve(max_frames_ + 1024);
-    kept_.reserve(max_kept_);
+    // (as far as a budget a caller may set very high leaves sensible)
+    const std::size_t kept = std::min<std::size_t>(max_kept_, 1 << 16);
+    kept_.reserve(kept);
     // (a raw chain holds its resolved frames, and context words)
-    if (with_chain) index_.reserve(max_kept_, (max_frames_ + 1024 + 4 * max_kept_) * 8);
+    if (with_chain) index_.reserve(kept, (max_frames_ + 1024 + 4 * kept) * 8);
   }
   // Frame budgets: small where frames are not kept at all, medium where a
   // sample's frames become children entries (no call graph), large where

@@ -483,16 +483,14 @@ Expected<KallsymsInfo> load_kallsyms(const std::string& path) {
   // A regular file (a copy, --kallsyms FILE) is parsed where it is mapped;
   // anything else (/proc/kallsyms, a pipe) is read, and opened only once.
   struct stat st;
-  bool mapped = false;
   std::shared_ptr<const MappedFile> file;
   if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
     if (auto opened = MappedFile::open(path, false)) {
       file = std::make_shared<const MappedFile>(std::move(*opened));
       parse_mapped(file, parser);
-      mapped = true;
     }
   }
-  if (!mapped) PK_TRY(parse_chunks(path, parser));
+  if (!file) PK_TRY(parse_chunks(path, parser));
   return finish_mapped(parser, path, file.get());
 }
 

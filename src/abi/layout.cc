@@ -46,6 +46,9 @@ RecordLayout make_layout(const EventAttr& attr) {
        {kFormatTotalTimeEnabled, kFormatTotalTimeRunning, kFormatId, kFormatLost})
     if (attr.read_format & bit) rs += 8;
   l.read_single_size = rs;
+  for (std::uint64_t bit : {kSampleIdentifier, kSampleIp, kSampleTid, kSampleTime, kSampleAddr,
+                            kSampleId, kSampleStreamId, kSampleCpu, kSamplePeriod})
+    if (attr.sample_type & bit) l.sample_head_size += 8;
   return l;
 }
 

@@ -28,6 +28,9 @@ struct RecordLayout {
   std::uint32_t trailer_size = 0;
   // Bytes of one READ value block without GROUP (value + optional fields).
   std::uint32_t read_single_size = 0;
+  // Bytes of a SAMPLE's fixed-size leading fields (IDENTIFIER to PERIOD); 0
+  // when it has none (or the layout was not made by make_layout).
+  std::uint32_t sample_head_size = 0;
 };
 
 RecordLayout make_layout(const EventAttr& attr);

@@ -122,15 +122,40 @@ Status decode_sample_as(const RecordView& r, const RecordLayout& layout, Sample&
     return true;
   };
 
-  if ((st & kSampleIdentifier) && !u64(s.identifier)) return truncated(r, "IDENTIFIER");
-  if ((st & kSampleIp) && !u64(s.ip)) return truncated(r, "IP");
-  if ((st & kSampleTid) && !u32pair(s.pid, s.tid)) return truncated(r, "TID");
-  if ((st & kSampleTime) && !u64(s.time)) return truncated(r, "TIME");
-  if ((st & kSampleAddr) && !u64(s.addr)) return truncated(r, "ADDR");
-  if ((st & kSampleId) && !u64(s.id)) return truncated(r, "ID");
-  if ((st & kSampleStreamId) && !u64(s.stream_id)) return truncated(r, "STREAM_ID");
-  if ((st & kSampleCpu) && !u32pair(s.cpu, s.cpu_reserved)) return truncated(r, "CPU");
-  if ((st & kSamplePeriod) && !u64(s.period)) return truncated(r, "PERIOD");
+  if (layout.sample_head_size != 0 &&
+      static_cast<std::uint64_t>(end - p) >= layout.sample_head_size) {
+    // The record holds every fixed-size leading field: each is read in its
+    // place, without a check of its own (most samples have only these and
+    // a call chain).
+    auto take = [&](std::uint64_t& out) {
+      out = load<std::uint64_t, Swap>(p);
+      p += 8;
+    };
+    auto take_pair = [&](std::uint32_t& a, std::uint32_t& b) {
+      a = load<std::uint32_t, Swap>(p);
+      b = load<std::uint32_t, Swap>(p + 4);
+      p += 8;
+    };
+    if (st & kSampleIdentifier) take(s.identifier);
+    if (st & kSampleIp) take(s.ip);
+    if (st & kSampleTid) take_pair(s.pid, s.tid);
+    if (st & kSampleTime) take(s.time);
+    if (st & kSampleAddr) take(s.addr);
+    if (st & kSampleId) take(s.id);
+    if (st & kSampleStreamId) take(s.stream_id);
+    if (st & kSampleCpu) take_pair(s.cpu, s.cpu_reserved);
+    if (st & kSamplePeriod) take(s.period);
+  } else {
+    if ((st & kSampleIdentifier) && !u64(s.identifier)) return truncated(r, "IDENTIFIER");
+    if ((st & kSampleIp) && !u64(s.ip)) return truncated(r, "IP");
+    if ((st & kSampleTid) && !u32pair(s.pid, s.tid)) return truncated(r, "TID");
+    if ((st & kSampleTime) && !u64(s.time)) return truncated(r, "TIME");
+    if ((st & kSampleAddr) && !u64(s.addr)) return truncated(r, "ADDR");
+    if ((st & kSampleId) && !u64(s.id)) return truncated(r, "ID");
+    if ((st & kSampleStreamId) && !u64(s.stream_id)) return truncated(r, "STREAM_ID");
+    if ((st & kSampleCpu) && !u32pair(s.cpu, s.cpu_reserved)) return truncated(r, "CPU");
+    if ((st & kSamplePeriod) && !u64(s.period)) return truncated(r, "PERIOD");
+  }
   if (st & kSampleRead) {
     if (!decode_read_values(p, end, layout.read_format, Swap, s.read, &p))
       return truncated(r, "READ");
@@ -141,6 +166,12 @@ Status decode_sample_as(const RecordView& r, const RecordLayout& layout, Sample&
     s.callchain = U64Array(p, nr, Swap);
     p += 8 * nr;
   }
+  // (the fields after the call chain: one test for a sample that has none)
+  constexpr std::uint64_t kTail =
+      kSampleRaw | kSampleBranchStack | kSampleRegsUser | kSampleStackUser | kSampleWeightType |
+      kSampleDataSrc | kSampleTransaction | kSampleRegsIntr | kSamplePhysAddr | kSampleCgroup |
+      kSampleDataPageSize | kSampleCodePageSize | kSampleAux;
+  if (!(st & kTail)) return ok();
   if (st & kSampleRaw) {
     if (end - p < 4) return truncated(r, "RAW");
     std::uint32_t size = load<std::uint32_t, Swap>(p);

@@ -195,6 +195,50 @@ TEST(Sample, EveryTruncationIsAnError) {
   }
 }
 
+// The common sample (fixed fields and a call chain, nothing after it) in
+// both byte orders: each field from its place.
+TEST(Sample, FixedFieldsAndChain) {
+  const std::uint64_t bits = kSampleIp | kSampleTid | kSampleTime | kSampleId | kSampleCpu |
+                             kSamplePeriod | kSampleCallchain;
+  for (bool swap : {false, true}) {
+    auto layout = make_layout(attr_with(bits));
+    EXPECT_EQ(layout.sample_head_size, 48u);
+    auto f = full_sample(layout, swap);
+    auto bytes = encode_sample(f.s, layout, kMiscUser, swap);
+    Sample d;
+    ASSERT_TRUE(decode_sample(view_of(bytes, swap), layout, d));
+    EXPECT_EQ(d.ip, 0x401234u);
+    EXPECT_EQ(d.pid, 100u);
+    EXPECT_EQ(d.tid, 101u);
+    EXPECT_EQ(d.time, 123456789u);
+    EXPECT_EQ(d.id, 42u);
+    EXPECT_EQ(d.cpu, 3u);
+    EXPECT_EQ(d.period, 4000u);
+    ASSERT_EQ(d.callchain.size(), 3u);
+    EXPECT_EQ(d.callchain[1], 0x401000u);
+    EXPECT_EQ(encode_sample(d, layout, kMiscUser, swap), bytes);
+  }
+}
+
+// A sample cut inside its fixed fields names the first field it lacks.
+TEST(Sample, CutInTheFixedFieldsNamesTheField) {
+  auto layout = make_layout(attr_with(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod));
+  auto f = full_sample(layout, false);
+  auto bytes = encode_sample(f.s, layout, 0, false);
+  const char* want[] = {"IP", "TID", "TIME", "PERIOD"};
+  for (std::size_t field = 0; field < 4; ++field) {
+    std::vector<std::uint8_t> cut(bytes.begin(), bytes.begin() + 8 + 8 * field);
+    RecordView v = view_of(bytes, false);
+    v.bytes = cut;
+    Sample s;
+    auto st = decode_sample(v, layout, s);
+    ASSERT_FALSE(st);
+    EXPECT_NE(st.error().message().find(std::string("its ") + want[field] + " field"),
+              std::string::npos)
+        << st.error().message();
+  }
+}
+
 TEST(Sample, HugeCallchainCountIsAnError) {
   auto layout = make_layout(attr_with(kSampleCallchain));
   RecordBuilder b(kRecordSample);

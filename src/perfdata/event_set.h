@@ -9,6 +9,7 @@
 
 #include "abi/attr.h"
 #include "abi/layout.h"
+#include "base/bytes.h"
 #include "base/error.h"
 #include "record/record_view.h"
 
@@ -57,6 +58,39 @@ class EventSet {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> by_id_;  // sorted by id
   int id_pos_ = -1;
   int is_pos_ = -1;
+
+  int index_of_many_ids(std::uint64_t id) const;
 };
+
+// (inline: every record read is attributed, most often to one of a few ids)
+inline int EventSet::index_of_id(std::uint64_t id) const {
+  // A few ids per CPU and event: a scan of a short sorted array beats hashing.
+  if (by_id_.size() > 16) return index_of_many_ids(id);
+  for (const auto& [k, v] : by_id_)
+    if (k == id) return static_cast<int>(v);
+  return -1;
+}
+
+inline bool EventSet::record_id(const record::RecordView& r, std::uint64_t& id) const {
+  const std::uint64_t words = (r.bytes.size() - abi::kHeaderSize) / 8;
+  const std::uint8_t* body = r.bytes.data() + abi::kHeaderSize;
+  if (r.type == abi::kRecordSample) {
+    if (id_pos_ < 0 || static_cast<std::uint64_t>(id_pos_) >= words) return false;
+    id = load<std::uint64_t>(body + 8 * id_pos_, r.swap);
+    return true;
+  }
+  if (is_pos_ < 0 || static_cast<std::uint64_t>(is_pos_) > words) return false;
+  id = load<std::uint64_t>(body + 8 * (words - is_pos_), r.swap);
+  return true;
+}
+
+inline int EventSet::attr_index(const record::RecordView& r) const {
+  if (events_.size() <= 1) return events_.empty() ? -1 : 0;
+  if (r.type != abi::kRecordSample && !events_[0].attr.sample_id_all()) return 0;
+  std::uint64_t id;
+  if (!record_id(r, id)) return -1;
+  if (id == 0) return 0;
+  return index_of_id(id);
+}
 
 }  // namespace perfkit::perfdata

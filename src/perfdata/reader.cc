@@ -325,27 +325,8 @@ Expected<bool> Reader::next_raw(ReadRecord& out) {
   // The common case first: a whole kernel record inside a mapped data
   // section, with nothing after it.
   if (fd_ < 0 && !header_.pipe && data_end_ - pos_ >= kHeaderSize && data_end_ <= data_.size()) {
-    const std::uint8_t* p = data_.data() + pos_;
     if (pos_ >= populated_) populate_ahead();
-    const bool swap = header_.swap;
-    const std::uint32_t type = load<std::uint32_t>(p, swap);
-    const std::uint16_t size = load<std::uint16_t>(p + 6, swap);
-    if (size >= kHeaderSize && size <= data_end_ - pos_ && type < kRecordUserTypeStart) {
-      // Field by field: a RecordView built aside and copied whole would be
-      // read back before its narrow stores land (a stall on every record).
-      RecordView& v = out.view;
-      v.type = type;
-      v.misc = load<std::uint16_t>(p + 4, swap);
-      v.size = size;
-      v.swap = swap;
-      v.bytes = Bytes(p, size);
-      v.offset = pos_;
-      v.trailing = {};
-      pos_ += size;
-      out.transient = false;
-      out.from_compressed = false;
-      return true;
-    }
+    if (take_mapped(out)) return true;
   }
   const bool stream = header_.pipe;
   PK_ASSIGN(bool have_header, fill(kHeaderSize));

@@ -151,6 +151,17 @@ class Reader {
   // Errors: record size smaller than its header, a record running past the
   // end of the data section, a corrupt compressed record.
   Expected<bool> next(ReadRecord& out);
+  // next() for most records, inline: a whole kernel record in the mapped
+  // data (its pages populated), not from a compressed one, past the point
+  // where the events are named. False when next() must read it instead.
+  bool next_mapped(ReadRecord& out) {
+    if (in_compressed_ || !names_complete_ || fd_ >= 0 || header_.pipe || !parts_.empty() ||
+        data_end_ > data_.size() || pos_ >= populated_ || data_end_ - pos_ < abi::kHeaderSize ||
+        !take_mapped(out))
+      return false;
+    out.file = 0;
+    return true;
+  }
 
   // Bytes consumed so far (data section offset for files), for progress.
   std::uint64_t position() const { return pos_; }
@@ -211,6 +222,30 @@ class Reader {
   Status apply_user_record(const record::RecordView& r);
   Expected<bool> next_raw(ReadRecord& out);
   void populate_ahead();
+  // The kernel record at pos_ (at least a header's worth of mapped data
+  // left), taken whole when it fits before data_end_; false otherwise.
+  bool take_mapped(ReadRecord& out) {
+    const std::uint8_t* p = data_.data() + pos_;
+    const bool swap = header_.swap;
+    const auto type = load<std::uint32_t>(p, swap);
+    const auto size = load<std::uint16_t>(p + 6, swap);
+    if (size < abi::kHeaderSize || size > data_end_ - pos_ || type >= abi::kRecordUserTypeStart)
+      return false;
+    // Field by field: a RecordView built aside and copied whole would be
+    // read back before its narrow stores land (a stall on every record).
+    record::RecordView& v = out.view;
+    v.type = type;
+    v.misc = load<std::uint16_t>(p + 4, swap);
+    v.size = size;
+    v.swap = swap;
+    v.bytes = Bytes(p, size);
+    v.offset = pos_;
+    v.trailing = {};
+    pos_ += size;
+    out.transient = false;
+    out.from_compressed = false;
+    return true;
+  }
   Expected<bool> next_from_compressed(ReadRecord& out);
   // Makes `n` bytes at pos_ available; false at a clean end of stream.
   Expected<bool> fill(std::uint64_t n);

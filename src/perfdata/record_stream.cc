@@ -18,34 +18,16 @@ std::uint64_t record_timestamp(const EventSet& events, const record::RecordView&
   return record_timestamp(events, r, events.attr_index(r));
 }
 
-std::uint64_t record_timestamp(const EventSet& events, const record::RecordView& r, int idx) {
-  // perf's own records (AUXTRACE, ...) carry no sample id.
-  if (idx < 0 || r.type >= kRecordUserTypeStart) return kNoTimestamp;
-  const RecordLayout& l = events[static_cast<std::size_t>(idx)].layout;
-  const std::uint64_t st = l.sample_type;
-  if (!(st & kSampleTime)) return kNoTimestamp;
-  const std::uint8_t* body = r.bytes.data() + kHeaderSize;
-  const std::uint64_t len = r.bytes.size() - kHeaderSize;
-  if (r.type == kRecordSample) {
-    const std::uint64_t at =
-        8 * (std::uint64_t{(st & kSampleIdentifier) != 0} + std::uint64_t{(st & kSampleIp) != 0} +
-             std::uint64_t{(st & kSampleTid) != 0});
-    if (at + 8 > len) return kNoTimestamp;
-    return load<std::uint64_t>(body + at, r.swap);
-  }
-  if (!l.sample_id_all || l.trailer_size > len) return kNoTimestamp;
-  std::uint64_t at = len - l.trailer_size + ((st & kSampleTid) ? 8 : 0);
-  return load<std::uint64_t>(body + at, r.swap);
-}
-
 namespace {
 
 Status read_in_order(Reader& reader, const RecordStreamOptions& opts, const RecordSink& sink) {
   OrderedStream stream(sink);
   ReadRecord rec;
   for (;;) {
-    PK_ASSIGN(bool got, reader.next(rec));
-    if (!got) break;
+    if (!reader.next_mapped(rec)) {
+      PK_ASSIGN(bool got, reader.next(rec));
+      if (!got) break;
+    }
     const auto& v = rec.view;
     if (v.type >= kRecordUserTypeStart || !opts.ordered) {
       PK_TRY(sink(rec, kNoTimestamp));

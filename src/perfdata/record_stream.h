@@ -19,7 +19,27 @@ inline constexpr std::uint64_t kNoTimestamp = ~0ULL;
 // record's sample_id_all TIME; kNoTimestamp when it has none or its attr is unknown.
 std::uint64_t record_timestamp(const EventSet& events, const record::RecordView& r);
 // The same, for a record of event `attr` (EventSet::attr_index, -1: unknown).
-std::uint64_t record_timestamp(const EventSet& events, const record::RecordView& r, int attr);
+// (inline: every record read is ordered by it)
+inline std::uint64_t record_timestamp(const EventSet& events, const record::RecordView& r,
+                                      int idx) {
+  // perf's own records (AUXTRACE, ...) carry no sample id.
+  if (idx < 0 || r.type >= abi::kRecordUserTypeStart) return kNoTimestamp;
+  const abi::RecordLayout& l = events[static_cast<std::size_t>(idx)].layout;
+  const std::uint64_t st = l.sample_type;
+  if (!(st & abi::kSampleTime)) return kNoTimestamp;
+  const std::uint8_t* body = r.bytes.data() + abi::kHeaderSize;
+  const std::uint64_t len = r.bytes.size() - abi::kHeaderSize;
+  if (r.type == abi::kRecordSample) {
+    const std::uint64_t at = 8 * (std::uint64_t{(st & abi::kSampleIdentifier) != 0} +
+                                  std::uint64_t{(st & abi::kSampleIp) != 0} +
+                                  std::uint64_t{(st & abi::kSampleTid) != 0});
+    if (at + 8 > len) return kNoTimestamp;
+    return load<std::uint64_t>(body + at, r.swap);
+  }
+  if (!l.sample_id_all || l.trailer_size > len) return kNoTimestamp;
+  std::uint64_t at = len - l.trailer_size + ((st & abi::kSampleTid) ? 8 : 0);
+  return load<std::uint64_t>(body + at, r.swap);
+}
 
 struct RecordStreamOptions {
   bool ordered = true;  // false: deliver in file order

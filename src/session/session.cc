@@ -134,8 +134,10 @@ Status Session::run(SampleVisitor& visitor) {
   so.read_ahead = opts_.read_ahead;
   // (read ahead, the reading thread releases the pages behind)
   so.release_behind = kReleaseMargin;
+  // (read ahead, the reading thread keeps it as of each batch; else it is
+  // the reader's own, read here)
   std::uint64_t pos = 0;
-  so.position = &pos;
+  if (so.read_ahead) so.position = &pos;
   std::uint64_t next_progress = 0, next_release = kReleaseEvery, released = 0;
   const RecordSource::Deliver deliver = [&](Bytes bytes, int event) {
     perfdata::ReadRecord rec;
@@ -147,6 +149,7 @@ Status Session::run(SampleVisitor& visitor) {
   };
   PK_TRY(perfdata::process_records(
       *reader_, so, [&](const perfdata::ReadRecord& rec, std::uint64_t time) -> Status {
+        if (!so.read_ahead) pos = reader_->position();
         if (opts_.progress && pos >= next_progress) {
           opts_.progress(pos, reader_->data_end());
           next_progress = pos + (1 << 20);

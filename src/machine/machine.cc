@@ -125,10 +125,7 @@ void Machine::set_comm(Thread& t, std::string_view comm) {
   t.comm_set = true;
 }
 
-Thread& Machine::findnew_thread(std::int32_t pid, std::int32_t tid) {
-  if (Thread* last = recent_[static_cast<std::uint32_t>(tid) % recent_.size()];
-      last && last->tid == tid && (pid == -1 || last->pid == pid))
-    return *last;
+Thread& Machine::findnew_thread_slow(std::int32_t pid, std::int32_t tid) {
   auto it = threads_.find(tid);
   if (it != threads_.end()) {
     Thread& t = *it->second;

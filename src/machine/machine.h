@@ -170,7 +170,13 @@ class Machine {
   // that left the table (a reused pid) first.
   std::vector<std::pair<std::int32_t, const MapSet*>> address_spaces() const;
 
-  Thread& findnew_thread(std::int32_t pid, std::int32_t tid);
+  Thread& findnew_thread(std::int32_t pid, std::int32_t tid) {
+    // (inline: every sample asks, most for a thread it asked for lately)
+    if (Thread* last = recent_[static_cast<std::uint32_t>(tid) % recent_.size()];
+        last && last->tid == tid && (pid == -1 || last->pid == pid))
+      return *last;
+    return findnew_thread_slow(pid, tid);
+  }
   // The thread `tid` in the table; nullptr when there is none.
   Thread* find_thread(std::int32_t tid) {
     auto it = threads_.find(tid);
@@ -247,6 +253,7 @@ class Machine {
   // The threads last found, by tid (its low bits): samples of the cpus
   // take turns, each mostly of the thread before it on that cpu.
   std::array<Thread*, 8> recent_{};
+  Thread& findnew_thread_slow(std::int32_t pid, std::int32_t tid);
   std::vector<std::unique_ptr<Thread>> retired_;
   std::deque<Dso> dsos_;
   std::unordered_map<std::string, Dso*> dso_by_name_;

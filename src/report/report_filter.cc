@@ -61,7 +61,7 @@ bool Report::excluded_other() const {
 
 // perf report's order: the time ranges, the on/off switch (which sees every
 // sample in them), then the CPUs.
-bool Report::accepts(const record::Sample& smp, std::size_t event) {
+bool Report::accepts_filtered(const record::Sample& smp, std::size_t event) {
   if (!time_ranges_.empty() && session::skip_by_time(time_ranges_, smp.time)) return false;
   if (evswitch_.active() && evswitch_.discard(event)) return false;
   return !opts_.have_cpus ||

@@ -479,7 +479,12 @@ class Report : public session::SampleVisitor {
                           const machine::Location& loc, char level, bool filtered, bool self,
                           std::uint64_t period, std::uint32_t count);
   // Whether the --time and -C filters keep the sample.
-  bool accepts(const record::Sample& smp, std::size_t event);
+  bool accepts(const record::Sample& smp, std::size_t event) {
+    // (inline: asked for every sample, and most reports filter none)
+    if (time_ranges_.empty() && !evswitch_.active() && !opts_.have_cpus) return true;
+    return accepts_filtered(smp, event);
+  }
+  bool accepts_filtered(const record::Sample& smp, std::size_t event);
   std::uint64_t period_of(std::size_t event, const record::Sample& smp) const;
   // Adds `count` samples like `s` of `period` in all to the histograms.
   Status add_sample(const session::ResolvedSample& s, std::uint64_t period, std::uint32_t count);

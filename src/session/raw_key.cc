@@ -23,7 +23,9 @@ std::uint64_t raw_sample_hash(const RawSample& r, RawKeyOptions o, std::uint64_t
   return mix64(a * k2 ^ b);
 }
 
-bool RawKeyTable::same(const Entry& e, const RawSample& r, std::uint64_t generation) const {
+// (inlined in find(): asked once or twice for every sample)
+[[gnu::always_inline]] inline bool RawKeyTable::same(const Entry& e, const RawSample& r,
+                                                     std::uint64_t generation) const {
   const record::Sample& s = *r.sample;
   if (e.thread != r.thread || e.generation != generation || e.ip != s.ip || e.event != r.event ||
       e.cpumode != r.cpumode || (opts_.with_cpu && e.cpu != s.cpu))

@@ -126,15 +126,17 @@ Status decode_sample_as(const RecordView& r, const RecordLayout& layout, Sample&
       static_cast<std::uint64_t>(end - p) >= layout.sample_head_size) {
     // The record holds every fixed-size leading field: each is read in its
     // place, without a check of its own (most samples have only these and
-    // a call chain).
-    auto take = [&](std::uint64_t& out) {
-      out = load<std::uint64_t, Swap>(p);
-      p += 8;
+    // a call chain). (Through a copy of p: p's address is taken below, so
+    // p itself lives in memory.)
+    const std::uint8_t* q = p;
+    auto take = [&q](std::uint64_t& out) {
+      out = load<std::uint64_t, Swap>(q);
+      q += 8;
     };
-    auto take_pair = [&](std::uint32_t& a, std::uint32_t& b) {
-      a = load<std::uint32_t, Swap>(p);
-      b = load<std::uint32_t, Swap>(p + 4);
-      p += 8;
+    auto take_pair = [&q](std::uint32_t& a, std::uint32_t& b) {
+      a = load<std::uint32_t, Swap>(q);
+      b = load<std::uint32_t, Swap>(q + 4);
+      q += 8;
     };
     if (st & kSampleIdentifier) take(s.identifier);
     if (st & kSampleIp) take(s.ip);
@@ -145,6 +147,7 @@ Status decode_sample_as(const RecordView& r, const RecordLayout& layout, Sample&
     if (st & kSampleStreamId) take(s.stream_id);
     if (st & kSampleCpu) take_pair(s.cpu, s.cpu_reserved);
     if (st & kSamplePeriod) take(s.period);
+    p = q;
   } else {
     if ((st & kSampleIdentifier) && !u64(s.identifier)) return truncated(r, "IDENTIFIER");
     if ((st & kSampleIp) && !u64(s.ip)) return truncated(r, "IP");

@@ -140,7 +140,7 @@ std::uint32_t Report::live_entry(Hists& h, const EntryKey& key, const session::R
 
 std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const session::ResolvedSample& s,
                                 const machine::Location& loc, char level, bool filtered, bool self,
-                                std::uint64_t period, std::uint32_t count) {
+                                std::uint64_t period, std::uint32_t count, std::uint32_t found) {
   std::uint32_t at = EntryIndex::kNone;
   // Inline symbols, symbols compared by DSO name without a DSO key, and
   // unresolved addresses round more than half the address circle make
@@ -149,9 +149,10 @@ std::uint32_t Report::add_entry(Hists& h, const EntryKey& key, const session::Re
   if (!key.has_sym) ips_wrap_ |= note_unresolved(loc, loc.addr);
   if (symbol_filter_) filtered |= symbol_filtered(key, loc);
   if (socket_filter_) filtered |= socket_filtered(s);
-  if (h.live_on || key.inlined || sym_without_dso() || ips_wrap_ || flag_keys()) {
+  if (!indexed(h, key)) {
     at = live_entry(h, key, s, loc, level, filtered);
-  } else if (at = h.index.find(key, h.entries); at == EntryIndex::kNone) {
+  } else if (at = found != kNotLooked ? found : h.index.find(key, h.entries);
+             at == EntryIndex::kNone) {
     at = static_cast<std::uint32_t>(h.entries.size());
     h.entries.push_back(make_entry(s, loc, level, key));
     h.entries.back().filtered = filtered;
@@ -521,6 +522,32 @@ bool Report::sorts_by_symbol() const {
 }
 
 // perf's --children: each callchain frame's entry, once per sample.
+// perf's duplicate check of a chain frame's entry against those the sample
+// made so far (seen_), for keys that make it more than an index lookup.
+bool Report::duplicate(Hists& h, const session::ResolvedSample& s, const EntryKey& key,
+                       const machine::Location& loc, char level) {
+  // perf's duplicate check compares a template without time and socket:
+  // with those keys a frame is (almost) never a duplicate.
+  EntryKey probe = key;
+  if (ext_->dedup_differs()) probe.ext = ext_->dedup_key(key.ext);
+  // (The check compares up to the srcline key where the others agree:
+  // perf then knows those entries' source lines.)
+  for (std::uint32_t j : seen_) {
+    Entry& seen = h.entries[j];
+    if (seen.key == probe) {
+      seen.srcline_known = true;
+      return true;
+    }
+    seen.srcline_known |= same_but_ext(seen.key, probe);
+  }
+  // Where perf's comparison is not key equality (inline symbols match by
+  // name where ranges overlap, ...), its duplicate check is that comparison:
+  // a recursion through inlined copies in adjacent functions counts once.
+  if (h.live_on || key.inlined || sym_without_dso() || ips_wrap_)
+    return perf_duplicate(h, s, loc, level, probe);
+  return false;
+}
+
 void Report::add_children(Hists& h, const session::ResolvedSample& s,
                           std::span<const session::Frame> chain, std::uint32_t self, bool filtered,
                           std::uint64_t period, std::uint32_t count, bool graph) {
@@ -541,31 +568,23 @@ void Report::add_children(Hists& h, const session::ResolvedSample& s,
                                  : line_keys_    ? ext_->chain_line(f.loc)
                                                  : nullptr;
     EntryKey key = make_key(s, loc, f.inlined, 2, history ? history->c_str() : f.srcline);
-    // perf's duplicate check compares a template without time and socket:
-    // with those keys a frame is (almost) never a duplicate.
-    EntryKey probe = key;
-    if (ext_->dedup_differs()) probe.ext = ext_->dedup_key(key.ext);
-    // (The check compares up to the srcline key where the others agree:
-    // perf then knows those entries' source lines.)
-    bool dup = false;
-    for (std::uint32_t j : seen_) {
-      Entry& seen = h.entries[j];
-      if (seen.key == probe) {
-        seen.srcline_known = dup = true;
-        break;
+    // Without the less common keys, a frame is a duplicate when its entry
+    // is one of those seen: one lookup, which adding then uses too.
+    std::uint32_t found = kNotLooked;
+    if (!ext_->active() && indexed(h, key)) {
+      found = h.index.find(key, h.entries);
+      if (found != EntryIndex::kNone &&
+          std::find(seen_.begin(), seen_.end(), found) != seen_.end()) {
+        h.entries[found].srcline_known = true;
+        continue;
       }
-      seen.srcline_known |= same_but_ext(seen.key, probe);
+    } else if (duplicate(h, s, key, loc, level)) {
+      continue;
     }
-    // Where perf's comparison is not key equality (inline symbols match by
-    // name where ranges overlap, ...), its duplicate check is that comparison:
-    // a recursion through inlined copies in adjacent functions counts once.
-    if (!dup && (h.live_on || key.inlined || sym_without_dso() || ips_wrap_))
-      dup = perf_duplicate(h, s, loc, level, probe);
-    if (dup) continue;
-    const bool found = ext_->active() && ext_->last_found();
+    const bool found_line = ext_->active() && ext_->last_found();
     const std::size_t before = h.entries.size();
-    std::uint32_t k = add_entry(h, key, s, loc, level, filtered, false, period, count);
-    h.entries[k].srcline_known |= found;
+    std::uint32_t k = add_entry(h, key, s, loc, level, filtered, false, period, count, found);
+    h.entries[k].srcline_known |= found_line;
     // An entry a frame makes keeps the frame's address as recorded (-v).
     if (h.entries.size() > before && k + 1 == h.entries.size()) h.entries[k].shown_ip = f.ip;
     seen_.push_back(k);

@@ -475,9 +475,18 @@ class Report : public session::SampleVisitor {
   std::uint32_t live_entry(Hists& h, const EntryKey& key, const session::ResolvedSample& s,
                            const machine::Location& loc, char level, bool filtered);
   // Adds `period` to the entry of `key`, made from the sample and `loc` when new.
+  // `found`: h.index.find(key) when already asked (kNone: no such entry),
+  // else kNotLooked.
+  static constexpr std::uint32_t kNotLooked = EntryIndex::kNone - 1;
   std::uint32_t add_entry(Hists& h, const EntryKey& key, const session::ResolvedSample& s,
                           const machine::Location& loc, char level, bool filtered, bool self,
-                          std::uint64_t period, std::uint32_t count);
+                          std::uint64_t period, std::uint32_t count,
+                          std::uint32_t found = kNotLooked);
+  // Whether entries are found by h.index (not as perf's tree search finds
+  // them: live_entry).
+  bool indexed(const Hists& h, const EntryKey& key) const {
+    return !(h.live_on || key.inlined || sym_without_dso() || ips_wrap_ || flag_keys());
+  }
   // Whether the --time and -C filters keep the sample.
   bool accepts(const record::Sample& smp, std::size_t event) {
     // (inline: asked for every sample, and most reports filter none)
@@ -492,6 +501,8 @@ class Report : public session::SampleVisitor {
   // PERF_SAMPLE_READ: each id's last value (perf's sid->period).
   std::unordered_map<std::uint64_t, std::uint64_t> read_last_;
   // The entries of `chain`'s frames, and with `graph` their call graphs.
+  bool duplicate(Hists& h, const session::ResolvedSample& s, const EntryKey& key,
+                 const machine::Location& loc, char level);
   void add_children(Hists& h, const session::ResolvedSample& s,
                     std::span<const session::Frame> chain, std::uint32_t self, bool filtered,
                     std::uint64_t period, std::uint32_t count, bool graph);

@@ -521,7 +521,6 @@ bool Report::sorts_by_symbol() const {
   return false;
 }
 
-// perf's --children: each callchain frame's entry, once per sample.
 // perf's duplicate check of a chain frame's entry against those the sample
 // made so far (seen_), for keys that make it more than an index lookup.
 bool Report::duplicate(Hists& h, const session::ResolvedSample& s, const EntryKey& key,
@@ -548,6 +547,7 @@ bool Report::duplicate(Hists& h, const session::ResolvedSample& s, const EntryKe
   return false;
 }
 
+// perf's --children: each callchain frame's entry, once per sample.
 void Report::add_children(Hists& h, const session::ResolvedSample& s,
                           std::span<const session::Frame> chain, std::uint32_t self, bool filtered,
                           std::uint64_t period, std::uint32_t count, bool graph) {

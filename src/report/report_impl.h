@@ -500,9 +500,11 @@ class Report : public session::SampleVisitor {
   Status add_read_sample(const session::ResolvedSample& s);
   // PERF_SAMPLE_READ: each id's last value (perf's sid->period).
   std::unordered_map<std::uint64_t, std::uint64_t> read_last_;
-  // The entries of `chain`'s frames, and with `graph` their call graphs.
+  // Whether a chain frame's entry of `key` is one the sample made already
+  // (seen_), by perf's duplicate check.
   bool duplicate(Hists& h, const session::ResolvedSample& s, const EntryKey& key,
                  const machine::Location& loc, char level);
+  // The entries of `chain`'s frames, and with `graph` their call graphs.
   void add_children(Hists& h, const session::ResolvedSample& s,
                     std::span<const session::Frame> chain, std::uint32_t self, bool filtered,
                     std::uint64_t period, std::uint32_t count, bool graph);

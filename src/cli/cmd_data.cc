@@ -95,6 +95,7 @@ Status write_folded(const ConvertArgs& a, const profile::Profile& p) {
   exports::FoldedOptions fo;
   PK_ASSIGN(fo.event, event_index(p, a.event));
   fo.weight_period = a.folded_weight == "period";
+  fo.threads = jobs_to_use(a.profile.jobs);
   if (p.events.size() > 1 && a.event.empty() && !a.profile.quiet)
     fmt::print(stderr, "folding the samples of '{}' (-e names another of the {} events)\n",
                p.strings.at(p.events[fo.event].name), p.events.size());

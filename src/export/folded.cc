@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/flat_map.h"
@@ -15,6 +17,33 @@ using profile::Index;
 using profile::kNone;
 
 constexpr std::uint32_t kTracepointType = 2;  // PERF_TYPE_TRACEPOINT
+
+// A folded line: its text and its weight.
+using Line = std::pair<std::string, std::uint64_t>;
+
+// The lines of `parts`, each in the order of its texts, merged into one
+// such order; equal texts are one line with their weights summed.
+std::vector<Line> merge_sorted(std::vector<std::vector<Line>>& parts) {
+  std::vector<Line> out;
+  std::size_t total = 0;
+  for (const auto& p : parts) total += p.size();
+  out.reserve(total);
+  std::vector<std::size_t> at(parts.size(), 0);
+  for (;;) {
+    std::size_t best = parts.size();
+    for (std::size_t k = 0; k < parts.size(); ++k)
+      if (at[k] < parts[k].size() &&
+          (best == parts.size() || parts[k][at[k]].first < parts[best][at[best]].first))
+        best = k;
+    if (best == parts.size()) break;
+    Line& l = parts[best][at[best]++];
+    if (!out.empty() && out.back().first == l.first)
+      out.back().second += l.second;
+    else
+      out.push_back(std::move(l));
+  }
+  return out;
+}
 
 // stackcollapse.py's tidy_function_name.
 std::string tidy_name(std::string_view sym, bool kernel_lib, const StackcollapseOptions& o) {
@@ -87,22 +116,45 @@ class Folder {
     sums_[i].weight += weight;
   }
 
-  // Each distinct line's text and weight.
-  std::unordered_map<std::string, std::uint64_t> lines() {
+  // Each distinct line's text and weight, in the order of the texts
+  // (equal texts summed), made on `threads` threads: each makes and sorts
+  // the texts of a share of the sums, and the shares are merged.
+  std::vector<Line> lines(unsigned threads = 1) {
     flush_run(kNone);
-    std::unordered_map<std::string, std::uint64_t> lines;
-    lines.reserve(sums_.size());
-    std::string frames;
-    for (const Sum& s : sums_) {
-      std::string line = prefixes_[s.prefix];
-      path_text(s.path, frames);
-      if (!frames.empty()) {
-        if (!line.empty()) line.push_back(';');
-        line += frames;
+    constexpr std::size_t kSumsPerShare = 2048;  // (fewer are not worth a thread)
+    const std::size_t shares = std::clamp<std::size_t>(sums_.size() / kSumsPerShare, 1, threads);
+    std::vector<std::vector<Line>> parts(shares);
+    auto make = [&](std::size_t k) {
+      const std::size_t begin = sums_.size() * k / shares, end = sums_.size() * (k + 1) / shares;
+      std::vector<Line>& part = parts[k];
+      part.reserve(end - begin);
+      std::string frames;
+      std::vector<Index> names;
+      for (std::size_t i = begin; i < end; ++i) {
+        const Sum& s = sums_[i];
+        std::string line = prefixes_[s.prefix];
+        path_text(s.path, frames, names);
+        if (!frames.empty()) {
+          if (!line.empty()) line.push_back(';');
+          line += frames;
+        }
+        part.push_back({std::move(line), s.weight});
       }
-      lines[std::move(line)] += s.weight;
+      std::sort(part.begin(), part.end(),
+                [](const Line& a, const Line& b) { return a.first < b.first; });
+    };
+    std::vector<std::thread> workers;
+    std::vector<std::size_t> here{0};  // shares made on this thread
+    for (std::size_t k = 1; k < shares; ++k) {
+      try {  // (the library does not throw: a share whose thread cannot start is made here)
+        workers.emplace_back(make, k);
+      } catch (...) {
+        here.push_back(k);
+      }
     }
-    return lines;
+    for (std::size_t k : here) make(k);
+    for (std::thread& t : workers) t.join();
+    return merge_sorted(parts);
   }
 
  private:
@@ -155,9 +207,8 @@ class Folder {
   }
   // The names of `path` root first, each after a ';' unless the text is
   // still empty (an empty name leaves no field of its own there).
-  void path_text(Index path, std::string& text) {
+  void path_text(Index path, std::string& text, std::vector<Index>& names) const {
     text.clear();
-    std::vector<Index>& names = todo_;
     names.clear();
     for (Index q = path; q != kNone; q = paths_[q].parent) names.push_back(paths_[q].name);
     for (std::size_t i = names.size(); i-- > 0;) {
@@ -178,7 +229,6 @@ class Folder {
   std::vector<const std::string*> names_text_;
   std::vector<Path> paths_;
   FlatMap<std::uint64_t, KeyHash> path_index_;
-  std::vector<Index> todo_;
   // The sums by stack of the run of samples of one prefix (the last slot:
   // no stack), and the slots they touched.
   Index run_prefix_ = kNone;
@@ -187,15 +237,11 @@ class Folder {
   std::vector<Index> touched_;
 };
 
-// "stack weight" lines in the order of their stacks' text.
-Status write_lines(const std::unordered_map<std::string, std::uint64_t>& lines, FdWriter& out) {
-  std::vector<const std::pair<const std::string, std::uint64_t>*> sorted;
-  sorted.reserve(lines.size());
-  for (const auto& l : lines) sorted.push_back(&l);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
-  for (const auto* l : sorted) {
-    out.write(l->first);
-    out.print(" {}\n", l->second);
+// "stack weight" lines, already in the order of their stacks' text.
+Status write_lines(const std::vector<Line>& lines, FdWriter& out) {
+  for (const Line& l : lines) {
+    out.write(l.first);
+    out.print(" {}\n", l.second);
   }
   return out.flush();
 }
@@ -238,9 +284,8 @@ Status write_stackcollapse(const profile::Profile& p, const StackcollapseOptions
 
 namespace {
 
-// The folded lines of event `o.event` of `p`.
-std::unordered_map<std::string, std::uint64_t> fold_event(const profile::Profile& p,
-                                                          const FoldedOptions& o) {
+// The folded lines of event `o.event` of `p`, in the order of their texts.
+std::vector<Line> fold_event(const profile::Profile& p, const FoldedOptions& o) {
   StackcollapseOptions names;
   names.include_comm = o.include_comm;
   names.annotate_kernel = o.annotate_kernel;
@@ -256,7 +301,7 @@ std::unordered_map<std::string, std::uint64_t> fold_event(const profile::Profile
       folder.add(prefix, chains ? t.stack[i] : kNone, o.weight_period ? t.weight[i] : 1);
     }
   }
-  return folder.lines();
+  return folder.lines(std::max(o.threads, 1u));
 }
 
 }  // namespace
@@ -277,14 +322,23 @@ Expected<std::vector<FoldedPairLine>> folded_pair_lines(const profile::Profile& 
   FoldedOptions ob = o, oa = o;
   ob.event = before_event;
   oa.event = after_event;
-  std::unordered_map<std::string, std::pair<std::uint64_t, std::uint64_t>> both;
-  for (auto& [line, w] : fold_event(before, ob)) both[line].first += w;
-  for (auto& [line, w] : fold_event(after, oa)) both[line].second += w;
+  // (each side's lines are in text order, each text once: merged as such)
+  std::vector<Line> b = fold_event(before, ob), a = fold_event(after, oa);
   std::vector<FoldedPairLine> lines;
-  lines.reserve(both.size());
-  for (auto& [line, w] : both) lines.push_back({line, w.first, w.second});
-  std::sort(lines.begin(), lines.end(),
-            [](const FoldedPairLine& a, const FoldedPairLine& b) { return a.stack < b.stack; });
+  lines.reserve(std::max(b.size(), a.size()));
+  std::size_t i = 0, j = 0;
+  while (i < b.size() || j < a.size()) {
+    if (j == a.size() || (i < b.size() && b[i].first < a[j].first)) {
+      lines.push_back({std::move(b[i].first), b[i].second, 0});
+      ++i;
+    } else if (i == b.size() || a[j].first < b[i].first) {
+      lines.push_back({std::move(a[j].first), 0, a[j].second});
+      ++j;
+    } else {
+      lines.push_back({std::move(b[i].first), b[i].second, a[j].second});
+      ++i, ++j;
+    }
+  }
   return lines;
 }
 

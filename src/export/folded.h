@@ -37,6 +37,9 @@ struct FoldedOptions {
   bool weight_period = false;    // --folded-weight period (else samples)
   bool include_comm = true;      // the process name as the root frame, as FlameGraph's
   bool annotate_kernel = false;  // "_[k]" after kernel functions
+  // The lines' texts are made and sorted on this many threads (--jobs);
+  // the output is the same.
+  unsigned threads = 1;
 };
 
 // Errors: an event the profile does not have, the output's.

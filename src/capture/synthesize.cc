@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <unordered_map>
 
 #include "abi/perf_event.h"
@@ -30,9 +29,10 @@ constexpr std::uint16_t kMiscForkExec = 1 << 13;
 
 // Reads a whole /proc file; empty string on failure.
 std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  // (not through an ifstream: a read that fails, as one of a process that
+  // has just exited does with ESRCH, throws out of its iterator)
+  Expected<std::string> text = read_text_file(path);
+  return text ? std::move(*text) : std::string{};
 }
 
 std::vector<pid_t> numeric_entries(const std::string& dir) {

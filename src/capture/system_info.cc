@@ -13,6 +13,7 @@
 #include <cpuid.h>
 #endif
 
+#include "base/mapped_file.h"
 #include "base/text.h"
 
 namespace perfkit::capture {
@@ -41,9 +42,10 @@ std::optional<std::uint64_t> read_number(const std::string& path, int base = 10)
 }
 
 std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  // (not through an ifstream: a read that fails, as one of a process that
+  // has just exited does with ESRCH, throws out of its iterator)
+  Expected<std::string> text = read_text_file(path);
+  return text ? std::move(*text) : std::string{};
 }
 
 std::string cpu_dir(const SystemPaths& p, int cpu) {

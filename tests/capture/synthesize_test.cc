@@ -168,6 +168,30 @@ TEST(SynthesizeTest, SystemWideForkCommAndExecutableMaps) {
   EXPECT_EQ(comm->comm, "app-worker");
 }
 
+// A process that exits while it is read: its /proc files fail to read
+// (ESRCH), here as a directory does (EISDIR). Its maps are none, a thread
+// whose status fails is left out, and the others are written.
+TEST(SynthesizeTest, FilesThatFailToReadAreAProcessGone) {
+  FakeProc proc;
+  std::filesystem::create_directories(proc.paths().procfs + "/20/task/20/maps");
+  proc.file("20/task/20/status", "Name:\tgone\nTgid:\t20\nPPid:\t1\nVmPeak:\t 1 kB\n");
+  std::filesystem::create_directories(proc.paths().procfs + "/20/task/21/status");
+  proc.file("20/task/21/maps", "");
+  Collect out;
+  SystemPaths paths = proc.paths();
+  Synthesizer s(paths, SynthOptions{8}, out);
+  ASSERT_TRUE(s.all_threads());
+  std::vector<std::string> comms;
+  std::size_t maps_of_20 = 0;
+  for (const auto& r : out.recs) {
+    auto v = view(r);
+    if (v.type == kRecordComm) comms.emplace_back(record::parse_comm(v)->comm);
+    if (v.type == kRecordMmap2 && record::parse_mmap2(v)->pid == 20) ++maps_of_20;
+  }
+  EXPECT_EQ(comms, (std::vector<std::string>{"init", "kthreadd", "app", "app-worker", "gone"}));
+  EXPECT_EQ(maps_of_20, 0u);
+}
+
 TEST(SynthesizeTest, DataMapsWithDashD) {
   FakeProc proc;
   Collect out;

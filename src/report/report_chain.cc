@@ -46,15 +46,16 @@ FrameId ChainArena::intern(const ChainEntry& e) {
   return id;
 }
 
-void ChainArena::make_suffixes(std::span<const FrameId> path, std::vector<std::uint32_t>& out) {
+void ChainArena::make_suffixes(FlatMap<std::uint64_t, U64Hash>& ids, std::uint32_t& next,
+                               std::span<const FrameId> path, std::vector<std::uint32_t>& out) {
   out.resize(path.size());
   std::uint32_t after = kNoSuffix;
   for (std::size_t i = path.size(); i-- > 0;) {
     const std::uint64_t key = (static_cast<std::uint64_t>(after) << 32) | path[i];
-    std::uint32_t id = suffix_ids_.find(key);
-    if (id == decltype(suffix_ids_)::kNone) {
-      id = next_suffix_++;
-      suffix_ids_.insert(key, id);
+    std::uint32_t id = ids.find(key);
+    if (id == FlatMap<std::uint64_t, U64Hash>::kNone) {
+      id = next++;
+      ids.insert(key, id);
     }
     out[i] = after = id;
   }

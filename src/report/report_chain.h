@@ -253,6 +253,12 @@ class ChainArena {
   std::uint32_t next_handle_ = 0;
   std::span<const FrameId> pending_path_;
   std::uint64_t path_gen_ = 0;
+  // The suffix ids of the paths recorded, made here once for every lane
+  // (from sent_suffix_ids_, which becomes this arena's table once the
+  // lanes are done: their path ends name these ids), pending_path_'s last.
+  FlatMap<std::uint64_t, U64Hash> sent_suffix_ids_;
+  std::uint32_t next_sent_suffix_ = 0;
+  std::vector<std::uint32_t> pending_ids_;
   bool spread_ = false;
   std::uint32_t next_lane_ = 0;
   // Each handle's lane and its index among the lane's roots.
@@ -266,7 +272,11 @@ class ChainArena {
   std::uint32_t make_root();
   void add_frame(const ChainEntry& e) { frames_.push_back(e); }
   void defer_frame(const ChainEntry& e);
-  void make_suffixes(std::span<const FrameId> path, std::vector<std::uint32_t>& out);
+  void make_suffixes(std::span<const FrameId> path, std::vector<std::uint32_t>& out) {
+    make_suffixes(suffix_ids_, next_suffix_, path, out);
+  }
+  static void make_suffixes(FlatMap<std::uint64_t, U64Hash>& ids, std::uint32_t& next,
+                            std::span<const FrameId> path, std::vector<std::uint32_t>& out);
   void do_append(std::uint32_t root, std::span<const FrameId> path, std::uint64_t period,
                  std::uint32_t count, std::uint32_t suffix);
   bool counting_ = false;

@@ -19,20 +19,22 @@ namespace perfkit::report {
 struct ChainArena::Deferred {
   struct Op {
     enum Kind : std::uint8_t { kRoot, kFrame, kPath, kAppend } kind = kRoot;
-    bool suffix = false;     // kPath: compute its suffix ids; kAppend: use them
+    bool suffix = false;     // kPath: its suffix ids are in ids; kAppend: use them
     std::uint32_t a = 0;     // kFrame: index in frames; kPath: in paths; kAppend: path offset
     std::uint32_t n = 0;     // kPath: its size; kAppend: count
-    std::uint32_t root = 0;  // kAppend: the root's handle
+    std::uint32_t root = 0;  // kAppend: the root's handle; kPath with suffix: index in ids
     std::uint64_t period = 0;
   };
   struct Batch {
     std::vector<Op> ops;
     std::vector<ChainEntry> frames;
     std::vector<FrameId> paths;
+    std::vector<std::uint32_t> ids;  // the suffix ids of paths recorded with them
     void clear() {
       ops.clear();
       frames.clear();
       paths.clear();
+      ids.clear();
     }
   };
   static constexpr std::size_t kBatchOps = 16384, kAhead = 4;
@@ -60,13 +62,16 @@ struct ChainArena::Deferred {
     b.ops.push_back(op);
     if (b.ops.size() >= kBatchOps) hand_over();
   }
-  // Records `path` as the current one (its suffix ids made too, or not).
-  void record_path(std::span<const FrameId> path, bool suffix) {
+  // Records `path` as the current one, with its suffix ids `ids` (none:
+  // without).
+  void record_path(std::span<const FrameId> path, std::span<const std::uint32_t> ids) {
     Batch& b = batch();
-    Op op{Op::kPath, suffix};
+    Op op{Op::kPath, !ids.empty()};
     op.a = static_cast<std::uint32_t>(b.paths.size());
     op.n = static_cast<std::uint32_t>(path.size());
+    op.root = static_cast<std::uint32_t>(b.ids.size());
     b.paths.insert(b.paths.end(), path.begin(), path.end());
+    b.ids.insert(b.ids.end(), ids.begin(), ids.end());
     push(op);
     last_path = path.data();
     last_size = path.size();
@@ -119,7 +124,7 @@ struct ChainArena::Deferred {
         case Op::kPath:
           path.assign(b.paths.begin() + op.a, b.paths.begin() + op.a + op.n);
           if (op.suffix)
-            arena.make_suffixes(path, suffixes);
+            suffixes.assign(b.ids.begin() + op.root, b.ids.begin() + op.root + op.n);
           else
             suffixes.assign(path.size(), kNoSuffix);
           break;
@@ -169,6 +174,11 @@ void ChainArena::finish_deferred() {
   for (auto& d : deferred_) d->finish();
   deferred_.clear();  // (their batches freed before the nodes are moved)
   take_lanes();
+  // (the path ends kept here name the ids made for the lanes)
+  suffix_ids_ = std::move(sent_suffix_ids_);
+  next_suffix_ = next_sent_suffix_;
+  sent_suffix_ids_ = {};
+  pending_ids_ = {};
   lanes_.clear();
   handle_lane_ = {};
   handle_local_ = {};
@@ -243,8 +253,10 @@ void ChainArena::defer_frame(const ChainEntry& e) {
 
 void ChainArena::suffixes(std::span<const FrameId> path, std::vector<std::uint32_t>& out) {
   if (deferred_.empty()) return make_suffixes(path, out);
-  // Recorded in a lane when an append there first names it.
+  // Recorded in a lane when an append there first names it, with the ids
+  // made here once for all the lanes.
   pending_path_ = path;
+  make_suffixes(sent_suffix_ids_, next_sent_suffix_, path, pending_ids_);
   ++path_gen_;
   // Positions stand for the ids: append() hands them back.
   out.resize(path.size());
@@ -259,7 +271,7 @@ void ChainArena::append(std::uint32_t root, std::span<const FrameId> path, std::
     return data && path.size() <= size && path.data() + path.size() == data + size;
   };
   if (d.path_gen != path_gen_ && ends_path(pending_path_.data(), pending_path_.size())) {
-    d.record_path(pending_path_, true);
+    d.record_path(pending_path_, pending_ids_);
     d.path_gen = path_gen_;
   }
   Deferred::Op op{Deferred::Op::kAppend, suffix != kNoSuffix};
@@ -269,7 +281,7 @@ void ChainArena::append(std::uint32_t root, std::span<const FrameId> path, std::
   // another.)
   const bool within = d.path_gen == path_gen_ && ends_path(d.last_path, d.last_size);
   if (!within) {
-    d.record_path(path, false);
+    d.record_path(path, {});
     d.last_path = nullptr;
     d.path_gen = 0;
     op.suffix = false;

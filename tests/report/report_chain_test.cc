@@ -278,6 +278,19 @@ TEST(ChainArena, DeferredGrowsTheSameArena) {
     there.append(there.root_node(handles[1]), last, 9);
     for (std::size_t r : {0, 1})
       EXPECT_EQ(tree(here, roots_here[r]), tree(there, there.root_node(handles[r]))) << r;
+    // Paths appended once the lanes are done, through the suffix cache
+    // (whose ids were made for the lanes): found where they were.
+    for (int i = 0; i < 300; ++i) {
+      const std::size_t r = rng() % roots_here.size();
+      const Path& p = paths[rng() % paths.size()];
+      const std::vector<FrameId> one = ids(here, p), two = ids(there, p);
+      here.suffixes(one, suffixes_here);
+      there.suffixes(two, suffixes_there);
+      here.append(roots_here[r], one, 1, 1, suffixes_here[0]);
+      there.append(there.root_node(handles[r]), two, 1, 1, suffixes_there[0]);
+    }
+    for (std::size_t r = 0; r < roots_here.size(); ++r)
+      EXPECT_EQ(tree(here, roots_here[r]), tree(there, there.root_node(handles[r]))) << r;
   }
 }
 

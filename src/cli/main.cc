@@ -108,6 +108,7 @@ int run_version(int argc, char** argv) {
     {"protobuf", true, "data convert --to-pprof"},
     {"libisal", true, "fast gzip (pprof) and compressed ELF sections"},
     {"libdeflate", true, "gzip output at higher levels (.gz)"},
+    {"xxhash", true, "call-chain digests (XXH3-128, built in)"},
     {"html", true, "report --html, flame graphs"},
     {"libpython", false, "perf script -s PYTHON: not yet"},
     {"bpf", false, "BPF programs: not supported"},

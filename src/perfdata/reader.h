@@ -26,6 +26,7 @@
 #include "perfdata/event_set.h"
 #include "perfdata/file_header.h"
 #include "record/record_view.h"
+#include "record/sample.h"
 
 namespace perfkit::perfdata {
 
@@ -65,9 +66,9 @@ struct ReadRecord {
   // Of a perf.data directory: which of its data files the record is in
   // (Reader::file_path); 0 for a single file.
   std::uint32_t file = 0;
-  // A SAMPLE read ahead on another thread: record::callchain_hash of its
-  // chain (0: not made).
-  std::uint64_t chain_hash = 0;
+  // A SAMPLE read ahead on another thread: record::callchain_digest of its
+  // chain (not made: none).
+  record::ChainDigest chain_digest;
 };
 
 // A record's fields kept compactly to deliver it again later (an ordering

@@ -47,7 +47,7 @@ Status read_in_order(Reader& reader, const RecordStreamOptions& opts, const Reco
 struct Batch {
   std::vector<PackedRecord> records;
   std::vector<std::uint64_t> stamps;
-  std::vector<std::uint64_t> chain_hashes;  // of each record (0: none made)
+  std::vector<record::ChainDigest> chain_digests;  // of each record (not made: none)
   std::vector<std::uint8_t> bytes;
   struct Copy {
     std::size_t record, at, size;  // the record's bytes, then its trailing bytes, from `at`
@@ -59,7 +59,7 @@ struct Batch {
     span = 0;
     records.clear();
     stamps.clear();
-    chain_hashes.clear();
+    chain_digests.clear();
     bytes.clear();
     copies.clear();
   }
@@ -123,17 +123,17 @@ class ReadAhead {
     released_ = taken - margin;
   }
 
-  // A sample's call-chain hash, made here rather than on the sink's
-  // thread (raw sample keys: session/raw_key.h); 0 for other records.
-  std::uint64_t chain_hash(const ReadRecord& rec) {
-    if (rec.view.type != abi::kRecordSample) return 0;
+  // A sample's call-chain digest, made here rather than on the sink's
+  // thread (raw sample keys: session/raw_key.h); none for other records.
+  record::ChainDigest chain_digest(const ReadRecord& rec) {
+    if (rec.view.type != abi::kRecordSample) return {};
     const EventSet& events = reader_.events();
     const int idx = rec.attr != ReadRecord::kAttrNotLooked ? rec.attr : events.attr_index(rec.view);
-    if (idx < 0) return 0;
+    if (idx < 0) return {};
     const auto& desc = events[static_cast<std::size_t>(idx)];
-    if (!(desc.attr.sample_type & abi::kSampleCallchain)) return 0;
-    if (!record::decode_sample(rec.view, desc.layout, sample_)) return 0;
-    return record::callchain_hash(sample_.callchain.bytes());
+    if (!(desc.attr.sample_type & abi::kSampleCallchain)) return {};
+    if (!record::decode_sample(rec.view, desc.layout, sample_)) return {};
+    return record::callchain_digest(sample_.callchain.bytes());
   }
 
   bool stopped() {
@@ -170,7 +170,7 @@ class ReadAhead {
     }
     pack(rec, rec.view.bytes.data(), b.records.emplace_back());
     b.stamps.push_back(ts);
-    b.chain_hashes.push_back(chain_hash(rec));
+    b.chain_digests.push_back(chain_digest(rec));
     b.span += rec.view.bytes.size() + rec.view.trailing.size();
     if (b.records.size() >= kBatchRecords || b.span >= kBatchBytes) return publish();
     return ok();
@@ -213,7 +213,7 @@ class ReadAhead {
       if (position_) *position_ = b->position;
       for (std::size_t i = 0; i < b->records.size(); ++i) {
         unpack(b->records[i], out);
-        out.chain_hash = b->chain_hashes[i];
+        out.chain_digest = b->chain_digests[i];
         PK_TRY(sink(out, b->stamps[i]));
       }
       taken_position_.store(b->position, std::memory_order_relaxed);

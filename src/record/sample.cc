@@ -3,6 +3,10 @@
 #include <bit>
 #include <cstring>
 
+// (inlined: the digest of a short chain is a few dozen instructions)
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 namespace perfkit::record {
 
 using namespace perfkit::abi;
@@ -266,26 +270,11 @@ SampleId decode_sample_id(const RecordView& r, const RecordLayout& layout) {
   return id;
 }
 
-std::uint64_t callchain_hash(Bytes words) {
-  constexpr std::uint64_t k1 = 0x9e3779b97f4a7c15ULL, k2 = 0xc2b2ae3d27d4eb4fULL;
-  std::uint64_t a = words.size(), b = 0x27d4eb2f165667c5ULL;
-  // Two lanes, so that the multiplies overlap.
-  std::size_t i = 0;
-  for (; i + 16 <= words.size(); i += 16) {
-    std::uint64_t x, y;
-    std::memcpy(&x, words.data() + i, 8);
-    std::memcpy(&y, words.data() + i + 8, 8);
-    a = (a ^ x) * k1;
-    b = (b ^ y) * k2;
-    a ^= a >> 31;
-    b ^= b >> 29;
-  }
-  if (i + 8 <= words.size()) {
-    std::uint64_t x;
-    std::memcpy(&x, words.data() + i, 8);
-    a = (a ^ x) * k1;
-  }
-  return (a * k2 ^ b) | 1;
+ChainDigest callchain_digest(Bytes words) {
+  const XXH128_hash_t h = XXH3_128bits(words.data(), words.size());
+  ChainDigest d{h.low64, h.high64};
+  if (!d.made()) d.lo = 1;
+  return d;
 }
 
 }  // namespace perfkit::record

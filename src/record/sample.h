@@ -102,10 +102,17 @@ Status decode_sample(const RecordView& r, const abi::RecordLayout& layout, Sampl
 template <bool Swap>
 Status decode_sample_as(const RecordView& r, const abi::RecordLayout& layout, Sample& out);
 
-// A hash of a call chain's words as recorded (raw sample keys,
-// session/raw_key.h): made when the record is read ahead on another
-// thread, or when its key is first made. Never 0.
-std::uint64_t callchain_hash(Bytes words);
+// A 128-bit digest of a call chain's words as recorded (XXH3-128, with their
+// length): what identifies a chain in raw sample keys (session/raw_key.h),
+// which then need neither keep nor compare the words. Made when the record
+// is read ahead on another thread, or when its key is first made. Never
+// all zeros, which stands for "not made".
+struct ChainDigest {
+  std::uint64_t lo = 0, hi = 0;
+  bool made() const { return (lo | hi) != 0; }
+  bool operator==(const ChainDigest&) const = default;
+};
+ChainDigest callchain_digest(Bytes words);
 
 // The sample_id_all trailer of a non-SAMPLE record.
 struct SampleId {

@@ -45,8 +45,7 @@ class SampleFold {
     // (as far as a budget a caller may set very high leaves sensible)
     const std::size_t kept = std::min<std::size_t>(max_kept_, 1 << 16);
     kept_.reserve(kept);
-    // (a raw chain holds its resolved frames, and context words)
-    if (with_chain) index_.reserve(kept, (max_frames_ + 1024 + 4 * kept) * 8);
+    index_.reserve(kept);
   }
   // Frame budgets: small where frames are not kept at all, medium where a
   // sample's frames become children entries (no call graph), large where

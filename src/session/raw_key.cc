@@ -1,7 +1,6 @@
 #include "session/raw_key.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "base/flat_map.h"
 
@@ -12,37 +11,42 @@ constexpr std::uint64_t kEmpty = ~0ULL;
 
 }  // namespace
 
-std::uint64_t raw_sample_hash(const RawSample& r, RawKeyOptions o, std::uint64_t generation) {
+record::ChainDigest raw_chain_digest(const RawSample& r, RawKeyOptions o) {
+  if (!o.with_chain) return {};
+  if (r.chain_digest.made()) return r.chain_digest;
+  return record::callchain_digest(r.sample->callchain.bytes());
+}
+
+std::uint64_t raw_sample_hash(const RawSample& r, RawKeyOptions o, std::uint64_t generation,
+                              const record::ChainDigest& chain) {
   const record::Sample& s = *r.sample;
   constexpr std::uint64_t k1 = 0x9e3779b97f4a7c15ULL, k2 = 0xc2b2ae3d27d4eb4fULL;
   std::uint64_t a = reinterpret_cast<std::uintptr_t>(r.thread) ^ generation << 32 ^
                     static_cast<std::uint64_t>(r.event) << 16 ^ r.cpumode;
   std::uint64_t b = s.ip ^ (o.with_cpu ? static_cast<std::uint64_t>(s.cpu) << 48 : 0);
-  if (o.with_chain)
-    b = (b ^ (r.chain_hash ? r.chain_hash : record::callchain_hash(s.callchain.bytes()))) * k1;
+  if (o.with_chain) b = (b ^ chain.lo) * k1;
   return mix64(a * k2 ^ b);
 }
 
 // (inlined in find(): asked once or twice for every sample)
 [[gnu::always_inline]] inline bool RawKeyTable::same(const Entry& e, const RawSample& r,
-                                                     std::uint64_t generation) const {
+                                                     std::uint64_t generation,
+                                                     const record::ChainDigest& chain) const {
   const record::Sample& s = *r.sample;
   if (e.thread != r.thread || e.generation != generation || e.ip != s.ip || e.event != r.event ||
       e.cpumode != r.cpumode || (opts_.with_cpu && e.cpu != s.cpu))
     return false;
-  if (!opts_.with_chain) return true;
-  Bytes w = s.callchain.bytes();
-  if (w.size() != e.raw_size) return false;
-  return std::memcmp(raw_.data() + e.raw_begin, w.data(), w.size()) == 0;
+  return !opts_.with_chain || (e.chain == chain && e.chain_size == s.callchain.bytes().size());
 }
 
 std::uint32_t RawKeyTable::find(const RawSample& r, std::uint64_t generation) {
+  const record::ChainDigest chain = raw_chain_digest(r, opts_);
   std::uint32_t& last = last_[r.sample->cpu % last_.size()];
   if (last) {
     const Entry& e = entries_[last - 1];
-    if (same(e, r, generation)) return e.value;
+    if (same(e, r, generation, chain)) return e.value;
   }
-  const std::uint64_t h = raw_sample_hash(r, opts_, generation);
+  const std::uint64_t h = raw_sample_hash(r, opts_, generation, chain);
   if (!slots_.empty()) {
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
@@ -50,31 +54,20 @@ std::uint32_t RawKeyTable::find(const RawSample& r, std::uint64_t generation) {
       if (v == kEmpty) break;
       if ((v >> 32) != (h >> 32)) continue;
       const Entry& e = entries_[static_cast<std::uint32_t>(v)];
-      if (e.hash == h && same(e, r, generation)) {
+      if (e.hash == h && same(e, r, generation, chain)) {
         last = static_cast<std::uint32_t>(v) + 1;
         return e.value;
       }
     }
   }
-  // Remember the miss; its chain goes at the end of raw_ (dropped unless
-  // insert() keeps it).
-  if (pending_) raw_.resize(miss_.raw_begin);
+  // Remember the miss for insert().
   const record::Sample& s = *r.sample;
-  miss_ = Entry{h,
-                r.thread,
-                generation,
-                s.ip,
-                static_cast<std::uint32_t>(r.event),
-                s.cpu,
-                r.cpumode,
-                static_cast<std::uint32_t>(raw_.size()),
-                0,
-                0};
-  if (opts_.with_chain) {
-    Bytes b = s.callchain.bytes();
-    miss_.raw_size = static_cast<std::uint32_t>(b.size());
-    raw_.insert(raw_.end(), b.begin(), b.end());
-  }
+  miss_ = Entry{
+      h,          r.thread,
+      generation, s.ip,
+      chain,      static_cast<std::uint32_t>(r.event),
+      s.cpu,      opts_.with_chain ? static_cast<std::uint32_t>(s.callchain.bytes().size()) : 0,
+      r.cpumode,  0};
   pending_ = true;
   return kNone;
 }
@@ -102,7 +95,6 @@ void RawKeyTable::place(std::uint64_t hash, std::size_t index) {
 void RawKeyTable::clear() {
   entries_.clear();
   std::fill(slots_.begin(), slots_.end(), kEmpty);
-  raw_.clear();
   pending_ = false;
   last_.fill(0);
 }

@@ -22,8 +22,12 @@ struct RawKeyOptions {
   bool with_chain = false;  // so does the call chain (it is resolved at all)
 };
 
-// The hash of `r`'s key in `generation`.
-std::uint64_t raw_sample_hash(const RawSample& r, RawKeyOptions o, std::uint64_t generation);
+// The chain digest of `r`'s key: the one read ahead, or one made now (none
+// where the chain is not part of the key).
+record::ChainDigest raw_chain_digest(const RawSample& r, RawKeyOptions o);
+// The hash of `r`'s key in `generation`, its chain digest `chain`.
+std::uint64_t raw_sample_hash(const RawSample& r, RawKeyOptions o, std::uint64_t generation,
+                              const record::ChainDigest& chain);
 
 // A table from raw sample keys to a value (a stack, an entry): find() a
 // sample, and after a miss, insert() what it resolved to.
@@ -39,31 +43,32 @@ class RawKeyTable {
   // Keeps `value` for the sample find() last missed.
   void insert(std::uint32_t value);
   void clear();
-  // Room for `entries` keys and `chain_bytes` of their call chains at once:
-  // growing by copies would hold two arrays at the peak (the pages are only
-  // touched as keys come).
-  void reserve(std::size_t entries, std::size_t chain_bytes) {
-    entries_.reserve(entries);
-    raw_.reserve(chain_bytes);
-  }
+  // Room for `entries` keys at once: growing by copies would hold two
+  // arrays at the peak (the pages are only touched as keys come).
+  void reserve(std::size_t entries) { entries_.reserve(entries); }
   std::size_t size() const { return entries_.size(); }
   // Memory held by the keys, to bound it.
-  std::size_t bytes() const {
-    return entries_.size() * sizeof(Entry) + raw_.size() + slots_.size() * 8;
-  }
+  std::size_t bytes() const { return entries_.size() * sizeof(Entry) + slots_.size() * 8; }
 
  private:
+  // A chain is told apart by its digest and its length, not its words: two
+  // chains of different words share a digest with a chance of 2^-128 (what
+  // content-addressed stores rely on), and neither the words' memory nor
+  // their comparison, which read the words again (on the reading thread's
+  // core, under --jobs), is paid for every sample.
   struct Entry {
     std::uint64_t hash = 0;
     const machine::Thread* thread = nullptr;
     std::uint64_t generation = 0;
     std::uint64_t ip = 0;
+    record::ChainDigest chain;
     std::uint32_t event = 0, cpu = 0;
+    std::uint32_t chain_size = 0;  // bytes of call chain words
     std::uint8_t cpumode = 0;
-    std::uint32_t raw_begin = 0, raw_size = 0;  // call chain words in raw_
     std::uint32_t value = 0;
   };
-  bool same(const Entry& e, const RawSample& r, std::uint64_t generation) const;
+  bool same(const Entry& e, const RawSample& r, std::uint64_t generation,
+            const record::ChainDigest& chain) const;
   void place(std::uint64_t hash, std::size_t index);
 
   RawKeyOptions opts_;
@@ -74,8 +79,7 @@ class RawKeyTable {
   std::array<std::uint32_t, 64> last_{};
   // Open addressing: the hash's high half beside an index into entries_.
   std::vector<std::uint64_t> slots_;
-  std::vector<std::uint8_t> raw_;
-  Entry miss_;  // what find() last turned down; its chain ends raw_
+  Entry miss_;  // what find() last turned down
   bool pending_ = false;
 };
 

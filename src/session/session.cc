@@ -333,7 +333,8 @@ Status Session::on_sample(const perfdata::ReadRecord& rec, SampleVisitor& v) {
   }
   machine::Thread& t = *tp;
   // (a chain given here is not the one read ahead: its hash is made anew)
-  const RawSample raw{event, &sample_, cpumode, &t, own_frames ? 0 : rec.chain_hash};
+  const RawSample raw{event, &sample_, cpumode, &t,
+                      own_frames ? record::ChainDigest{} : rec.chain_digest};
   if (v.take_raw(raw)) return ok();
   // (Made only for a sample the visitor did not take: most are repeats.)
   ResolvedSample rs;

@@ -70,8 +70,8 @@ struct RawSample {
   const record::Sample* sample = nullptr;
   std::uint8_t cpumode = 0;
   machine::Thread* thread = nullptr;
-  // record::callchain_hash of its chain when already made (0: not yet).
-  std::uint64_t chain_hash = 0;
+  // record::callchain_digest of its chain when already made.
+  record::ChainDigest chain_digest;
 };
 
 class SampleVisitor {

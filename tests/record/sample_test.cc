@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <utility>
+#include <vector>
+
 #include "record/encode.h"
 
 namespace perfkit::record {
@@ -285,6 +289,30 @@ TEST(SampleId, AbsentWithoutSampleIdAll) {
   b.u32(1).u32(1).string("x");
   auto bytes = std::move(b).finish();
   EXPECT_FALSE(decode_sample_id(view_of(bytes, false), make_layout(a)).present);
+}
+
+// A chain's digest is the same for the same words and tells apart any change
+// of a word or of the length, short chains and long ones alike (XXH3 takes
+// different paths by length); it is never the "not made" value.
+TEST(ChainDigest, SameWordsSameDigestAnyChangeAnother) {
+  std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
+  for (std::size_t n : {0u, 1u, 2u, 7u, 16u, 30u, 31u, 64u, 127u}) {
+    std::vector<std::uint64_t> words(n);
+    for (std::size_t i = 0; i < n; ++i) words[i] = 0x400000 + i * 0x40;
+    const Bytes b(reinterpret_cast<const std::uint8_t*>(words.data()), n * 8);
+    const ChainDigest d = callchain_digest(b);
+    EXPECT_TRUE(d.made());
+    EXPECT_EQ(d, callchain_digest(b));
+    EXPECT_TRUE(seen.insert({d.lo, d.hi}).second) << n;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (int bit : {0, 17, 63}) {
+        words[i] ^= 1ULL << bit;
+        EXPECT_TRUE(seen.insert({callchain_digest(b).lo, callchain_digest(b).hi}).second)
+            << n << " " << i << " " << bit;
+        words[i] ^= 1ULL << bit;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -80,5 +80,28 @@ TEST(RawKeyTable, ManyKeysEachFindTheirOwn) {
   EXPECT_GT(table.bytes(), raws.size() * 3 * 8);
 }
 
+// A chain is known by its digest: one read ahead on another thread stands
+// for the words (which need not stay), and the words are not kept.
+TEST(RawKeyTable, AChainIsKnownByItsDigest) {
+  machine::Thread t;
+  RawKeyTable table({false, true});
+  Raw a{&t, 0x1000, {0x1000, 0x2000, 0x3000}};
+  EXPECT_EQ(table.find(a.get(), 1), RawKeyTable::kNone);
+  table.insert(3);
+  // The same chain read ahead: its digest given, the words made elsewhere.
+  Raw ahead = a;
+  RawSample r = ahead.get();
+  r.chain_digest = record::callchain_digest(r.sample->callchain.bytes());
+  EXPECT_EQ(table.find(r, 1), 3u);
+  // The first sample's words gone: its key does not read them.
+  a.chain.assign(3, 0);
+  EXPECT_EQ(table.find(r, 1), 3u);
+  // A digest that is not the chain's is another chain.
+  Raw other{&t, 0x1000, {0x1000, 0x2000, 0x3000}};
+  RawSample o = other.get();
+  o.chain_digest = record::callchain_digest(Bytes());
+  EXPECT_EQ(table.find(o, 1), RawKeyTable::kNone);
+}
+
 }  // namespace
 }  // namespace perfkit::session

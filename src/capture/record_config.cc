@@ -223,13 +223,16 @@ RecordEvent from_spec(const EventSpec& s) {
   return e;
 }
 
-// perf's evsel__new_cycles: the default event, precise_max, and no
-// exclude_guest (it is not made by the parser).
-RecordEvent default_cycles() {
+// perf's evsel__new_cycles: the default event, precise_max, and
+// exclude_guest as event_attr_init sets it, but on AMD CPUs
+// (arch_evsel__fixup_new_cycles: precise cycles are IBS there, which cannot
+// leave guests out).
+RecordEvent default_cycles(bool amd) {
   RecordEvent e;
   e.attr.type = kTypeHardware;
   e.attr.config = 0;
   e.attr.size = kAttrSizeVer7;
+  e.attr.set(kAttrExcludeGuest, !amd);
   e.name = "cycles";
   e.precise_max = true;
   return e;
@@ -420,7 +423,7 @@ Expected<RecordConfig> configure_record(const EventList& specs, const RecordOpti
   out.interval = rates.interval;
 
   if (specs.empty()) {
-    out.events.push_back(default_cycles());
+    out.events.push_back(default_cycles(limits.amd));
   } else {
     for (const auto& s : specs.events) out.events.push_back(from_spec(s));
     out.groups = specs.groups;

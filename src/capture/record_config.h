@@ -6,7 +6,8 @@
 // cpu-clock at open time) and the tracking dummy for system-wide or delayed
 // recordings, and applies the per-event config terms last.
 //
-// Pure: the only outside input is RecordLimits (read from procfs by the caller).
+// Pure: the only outside input is RecordLimits (read from procfs and CPUID by
+// the caller).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,7 @@ namespace perfkit::capture {
 
 struct RecordLimits {
   std::uint64_t max_sample_rate = 0;  // kernel.perf_event_max_sample_rate, 0 = unknown
+  bool amd = false;                   // an AMD CPU (the default event counts guests there)
 };
 
 struct RecordEvent {

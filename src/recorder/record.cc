@@ -298,6 +298,8 @@ Expected<RecordSummary> run_record(const capture::EventList& events, const Recor
   auto say = [&](const std::string& m) { s.say(m); };
   capture::RecordLimits limits;
   limits.max_sample_rate = procfs_number(paths, "/sys/kernel/perf_event_max_sample_rate");
+  const auto cpuid = capture::read_cpuid();
+  limits.amd = cpuid && cpuid->starts_with("AuthenticAMD");
   PK_ASSIGN(capture::RecordConfig config, capture::configure_record(events, opts, limits));
   if (!opts.quiet) {
     for (const auto& m : config.infos) say(m);

@@ -38,7 +38,11 @@ TEST(EventNames, ModifiersLikePerf) {
   EventAttr a = attr(kTypeSoftware, 0);
   a.set(kAttrExcludeGuest, false);
   a.set_precise_ip(3);
-  EXPECT_EQ(default_event_name(a), "cpu-clock:ppp");  // perf record's fallback event
+  EXPECT_EQ(default_event_name(a), "cpu-clock:ppp");  // perf record's fallback event (AMD)
+  EventAttr h = attr(kTypeSoftware, 0);
+  h.set(kAttrExcludeGuest, true);
+  h.set_precise_ip(3);
+  EXPECT_EQ(default_event_name(h), "cpu-clock:pppH");  // the same elsewhere
   EventAttr old = attr(kTypeSoftware, 0);
   old.set(kAttrExcludeGuest, false);
   EXPECT_EQ(default_event_name(old), "cpu-clock:HG");  // hotspot/perf.data.true.v1

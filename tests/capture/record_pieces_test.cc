@@ -41,7 +41,7 @@ TEST(RecordConfigTest, DefaultEventIsPreciseCycles) {
   EXPECT_EQ(e.name, "cycles");
   EXPECT_EQ(e.attr.type, kTypeHardware);
   EXPECT_EQ(e.attr.precise_ip(), 3u);
-  EXPECT_FALSE(e.attr.has(kAttrExcludeGuest));
+  EXPECT_TRUE(e.attr.has(kAttrExcludeGuest));  // event_attr_init's
   EXPECT_EQ(e.attr.sample_type, kSampleIp | kSampleTid | kSampleTime | kSamplePeriod);
   EXPECT_EQ(e.attr.read_format, kFormatId | kFormatLost);
   EXPECT_TRUE(e.attr.has(kAttrEnableOnExec));
@@ -49,6 +49,19 @@ TEST(RecordConfigTest, DefaultEventIsPreciseCycles) {
   EXPECT_TRUE(e.attr.has(kAttrCommExec));
   EXPECT_EQ(e.attr.sample_period, 4000u);
   EXPECT_TRUE(e.attr.freq());
+}
+
+// perf keeps guests in its default event on AMD CPUs (IBS cannot leave
+// them out), and only there.
+TEST(RecordConfigTest, DefaultEventCountsGuestsOnAmd) {
+  RecordOptions o;
+  o.workload = {"true"};
+  RecordLimits amd{100000};
+  amd.amd = true;
+  auto c = configure_record(EventList{}, o, amd);
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->events[0].attr.has(kAttrExcludeGuest));
+  EXPECT_EQ(c->events[0].attr.precise_ip(), 3u);
 }
 
 TEST(RecordConfigTest, SystemWideAddsAnImmediateTrackingDummy) {

@@ -228,8 +228,19 @@ const std::string* ExtKeys::source(const machine::Location& loc, const char* inl
   if (dso_state_.size() <= loc.dso->index) dso_state_.resize(loc.dso->index + 1);
   const bool hit = dso_state_[loc.dso->index].has_srcline && a.found;
   for (int i = 0; i < lookups; ++i) (void)lookup(loc, a);
-  if (file) return hit ? a.file : empty_;
+  if (file) return hit ? a.file : fallback_file(loc, a);
   return hit ? a.found : a.fallback;
+}
+
+// perf cuts the source file from the line it falls back to, at its first
+// colon: nothing where that is "symbol+offset" (it names no symbol there),
+// but the part of "dso[address]" before a colon in the DSO's name
+// ("memfd:name (deleted)" gives "memfd").
+const std::string* ExtKeys::fallback_file(const machine::Location& loc, const Answer& a) {
+  if (loc.symbol >= 0 || !a.fallback || a.fallback->empty()) return empty_;
+  const std::size_t colon = a.fallback->find(':');
+  if (colon == std::string::npos) return empty_;
+  return session_->machine().intern(std::string_view(*a.fallback).substr(0, colon));
 }
 
 std::uint32_t ExtKeys::history_of(const machine::Location& loc) {

@@ -149,6 +149,9 @@ class ExtKeys {
   // One of perf's get_srcline calls for `a` in `loc`'s DSO (its give-up
   // count); whether the line found is the answer.
   bool lookup(const machine::Location& loc, const Answer& a);
+  // The srcfile perf cuts from the line it falls back to, where a's line
+  // is not found.
+  const std::string* fallback_file(const machine::Location& loc, const Answer& a);
   // The srcline (or srcfile) of an entry at `loc`, counting `lookups`.
   const std::string* source(const machine::Location& loc, const char* inlined, int lookups,
                             bool file);

@@ -31,6 +31,10 @@ const std::map<std::string, std::string>& known_differences() {
        "malformed: perf prints an 8-byte MMAP2 with fields read past the record"},
       {"quipper-fuzz/poc-15c4696aab8d47509154302563290062647df5c1d0156fb35382f62f22e86511",
        "malformed: perf prints a 16-byte MMAP with fields read past the record"},
+      {"quipper-fuzz/poc-7bef7f895afc2ab06ed34b6ab7a961edac3c6ef0ff821a59a54f1e30a1ef3aa7",
+       "malformed: perf swaps and prints a 16-byte NAMESPACES with its count read past the "
+       "record, from heap memory it never wrote (a pipe's buffer): perf crashes or not as that "
+       "memory happens to be"},
   };
   return m;
 }

@@ -101,7 +101,7 @@ TEST_P(ReportSortKeys, TimePercentRangesSameAsPerf) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ReportSortKeys,
                          ::testing::Values("fp.data", "dwarf.data", "syswide.data", "multi.data",
-                                           "nocg.data"),
+                                           "nocg.data", "memfd.data"),
                          [](const auto& info) {
                            std::string n = info.param;
                            return n.substr(0, n.find('.'));

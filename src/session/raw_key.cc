@@ -63,11 +63,15 @@ std::uint32_t RawKeyTable::find(const RawSample& r, std::uint64_t generation) {
   // Remember the miss for insert().
   const record::Sample& s = *r.sample;
   miss_ = Entry{
-      h,          r.thread,
-      generation, s.ip,
-      chain,      static_cast<std::uint32_t>(r.event),
-      s.cpu,      opts_.with_chain ? static_cast<std::uint32_t>(s.callchain.bytes().size()) : 0,
-      r.cpumode,  0};
+      .hash = h,
+      .thread = r.thread,
+      .generation = generation,
+      .ip = s.ip,
+      .chain = chain,
+      .event = static_cast<std::uint32_t>(r.event),
+      .cpu = s.cpu,
+      .chain_size = opts_.with_chain ? static_cast<std::uint32_t>(s.callchain.bytes().size()) : 0,
+      .cpumode = r.cpumode};
   pending_ = true;
   return kNone;
 }
